@@ -1,0 +1,1 @@
+"""Benchmarks: one sub-package each, registered through :func:`register`."""

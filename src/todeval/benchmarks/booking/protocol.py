@@ -1,0 +1,215 @@
+"""What flows between the game master and the players of the booking benchmark.
+
+* The **user simulator** receives the system's follow-up messages and answers in plain text;
+  it ends the episode by replying exactly ``done``.
+* The **dialogue system** receives :data:`Observation` s (a user message, a DB result, a booking
+  result) and answers each with one :class:`SystemOutput`: a tool call (``followup``, a DB
+  query, or a booking validation) or, when it failed to produce one, raw text. The game master
+  parses and validates every output against the tool schema (:mod:`.schema`); anything that is
+  not a valid action is a *format violation*.
+
+Both players are async so many episodes can share one event loop.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Protocol, runtime_checkable
+
+import jsonschema
+from pydantic import BaseModel, Field
+
+from todeval.benchmarks.booking.schema import BOOKING_TOOLS, DB_TOOLS, FOLLOWUP, tool_parameters
+from todeval.benchmarks.booking.tasks import BookingTask
+from todeval.core.records import CallUsage
+
+# ---------------------------------------------------------------------------------------------
+# Observations sent to the dialogue system
+
+
+class UserMessage(BaseModel):
+    kind: Literal["user_message"] = "user_message"
+    text: str
+
+
+class DbResult(BaseModel):
+    kind: Literal["db_result"] = "db_result"
+    domain: str
+    query: dict[str, Any]
+    rows: list[dict[str, str]] = Field(description="at most 5 rows")
+    total: int = Field(description="number of rows that matched")
+    message: str
+
+
+class BookingResult(BaseModel):
+    kind: Literal["booking_result"] = "booking_result"
+    domain: str
+    ok: bool
+    reference: str | None = None
+    message: str
+
+
+class ViolationNotice(BaseModel):
+    """Sent only with ``on_violation='reprompt'``: the last output was not a valid action."""
+
+    kind: Literal["violation"] = "violation"
+    reason: str
+
+
+Observation = Annotated[
+    UserMessage | DbResult | BookingResult | ViolationNotice, Field(discriminator="kind")
+]
+
+# ---------------------------------------------------------------------------------------------
+# System outputs and their parsed actions
+
+
+class ToolCall(BaseModel):
+    name: str
+    arguments: dict[str, Any] | str = Field(description="a JSON object, or its raw text")
+
+
+class SystemOutput(BaseModel):
+    """One reply of the dialogue system: ideally exactly one tool call."""
+
+    tool_call: ToolCall | None = None
+    text: str | None = Field(None, description="raw model text (kept for violations)")
+    usage: list[CallUsage] = Field(default_factory=list)
+
+
+class FollowUp(BaseModel):
+    kind: Literal["followup"] = "followup"
+    message: str
+
+
+class DbQuery(BaseModel):
+    kind: Literal["db_query"] = "db_query"
+    domain: str
+    constraints: dict[str, Any]
+
+
+class BookingRequest(BaseModel):
+    kind: Literal["booking"] = "booking"
+    domain: str
+    slots: dict[str, str]
+
+
+Action = FollowUp | DbQuery | BookingRequest
+
+
+class Violation(BaseModel):
+    kind: Literal["violation"] = "violation"
+    reason: str
+    raw: str
+
+
+def _raw_text(output: SystemOutput) -> str:
+    if output.tool_call is not None:
+        args = output.tool_call.arguments
+        body = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+        return f"{output.tool_call.name}({body})"
+    return output.text or ""
+
+
+@dataclass(frozen=True)
+class ActionParser:
+    """Validates system outputs against one task set's tool schemas."""
+
+    validators: dict[str, jsonschema.protocols.Validator]
+
+    @classmethod
+    def for_task_set(cls, task_set: str) -> ActionParser:
+        return cls(
+            {
+                name: jsonschema.Draft202012Validator(params)
+                for name, params in tool_parameters(task_set).items()
+            }
+        )
+
+    def parse(self, output: SystemOutput) -> Action | Violation:
+        raw = _raw_text(output)
+        call = output.tool_call
+        if call is None:
+            return Violation(reason="no tool call", raw=raw)
+        name = call.name.strip().lower()
+        validator = self.validators.get(name)
+        if validator is None:
+            return Violation(reason=f"unknown tool {call.name!r}", raw=raw)
+        args: Any = call.arguments
+        if isinstance(args, str):
+            try:
+                args = json.loads(args) if args.strip() else {}
+            except json.JSONDecodeError as exc:
+                return Violation(reason=f"arguments are not valid JSON ({exc.msg})", raw=raw)
+        if not isinstance(args, dict):
+            return Violation(reason="arguments are not a JSON object", raw=raw)
+        error = jsonschema.exceptions.best_match(validator.iter_errors(args))
+        if error is not None:
+            where = "/".join(str(p) for p in error.absolute_path) or "arguments"
+            return Violation(reason=f"schema violation at {where}: {error.message}", raw=raw)
+        if name == FOLLOWUP:
+            message = str(args["message"])
+            if not message.strip():
+                return Violation(reason="empty follow-up message", raw=raw)
+            return FollowUp(message=message)
+        if name in DB_TOOLS:
+            return DbQuery(domain=DB_TOOLS[name], constraints=args)
+        return BookingRequest(
+            domain=BOOKING_TOOLS[name], slots={k: str(v) for k, v in args.items()}
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Users
+
+_DONE = re.compile(r"^\s*done\s*[,.]?\s*$", re.IGNORECASE)
+
+
+def is_done(text: str) -> bool:
+    """The user's end-of-dialogue signal: exactly ``done`` (any case), optionally + ``,``/``.``."""
+    return bool(_DONE.match(text))
+
+
+class UserReply(BaseModel):
+    text: str
+    usage: list[CallUsage] = Field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------------
+# Player protocols
+
+
+@dataclass
+class EpisodeContext:
+    """What a player may know when an episode starts.
+
+    The system never sees the goal; it gets the task set's tool definitions. The user simulator
+    gets the task (goal). ``rng`` is the player's own stream, derived from (run seed, task id,
+    trial, role): use it for every random choice.
+    """
+
+    task: BookingTask
+    tools: list[dict[str, Any]]
+    rng: random.Random
+    seed: int
+
+
+@runtime_checkable
+class BookingSystem(Protocol):
+    """A dialogue system under test. One instance plays one episode."""
+
+    async def start(self, context: EpisodeContext) -> None: ...
+
+    async def respond(self, observation: UserMessage | DbResult | BookingResult | ViolationNotice) -> SystemOutput: ...
+
+
+@runtime_checkable
+class UserSimulator(Protocol):
+    """A user simulator. One instance plays one episode; ``reply(None)`` opens the dialogue."""
+
+    async def start(self, context: EpisodeContext) -> None: ...
+
+    async def reply(self, system_message: str | None) -> UserReply: ...

@@ -1,0 +1,79 @@
+"""The ``todeval`` command line.
+
+Sub-commands are contributed by plug-ins (see :mod:`todeval.registry`): ``todeval run <benchmark>``,
+``todeval score <scorer>``, ``todeval data <command>``. Expected errors print one line and exit
+with a documented code: 0 ok, 1 internal error, 2 usage, 3 bad input file, 4 refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from todeval import __version__
+from todeval.errors import EXIT_INTERNAL, EXIT_USAGE, TodevalError
+from todeval.registry import VERBS, discover
+
+_VERB_HELP = {
+    "run": "run a benchmark and write a run directory",
+    "score": "score a prediction file with a corpus evaluator",
+    "data": "inspect and audit the shipped data",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line (naming the valid choices) and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    registry = discover()
+    parser = _Parser(prog="todeval", description="Evaluate task-oriented dialogue agents.")
+    parser.add_argument("--version", action="version", version=f"todeval {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="show tracebacks for internal errors"
+    )
+    verbs = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
+    verbs.required = True
+    for verb in VERBS:
+        commands = registry.commands[verb]
+        verb_parser = verbs.add_parser(verb, help=_VERB_HELP[verb])
+        subs = verb_parser.add_subparsers(
+            dest="command", metavar="NAME", parser_class=_Parser
+        )
+        subs.required = True
+        for name, command in sorted(commands.items()):
+            sub = subs.add_parser(name, help=command.help, description=command.help)
+            command.add_arguments(sub)
+            sub.set_defaults(_run=command.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args._run(args))
+    except TodevalError as exc:
+        print(f"todeval: error: {exc.message}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("todeval: interrupted; finished episodes are on disk", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if args.debug or os.environ.get("TODEVAL_DEBUG"):
+            raise
+        print(
+            f"todeval: internal error: {type(exc).__name__}: {exc} (rerun with --debug)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

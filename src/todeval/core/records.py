@@ -1,0 +1,178 @@
+"""Versioned, benchmark-neutral records written to a run directory.
+
+A run directory holds three files:
+
+* ``manifest.json`` -- :class:`Manifest`: what was run (config, versions, hashes, sessions);
+* ``episodes.jsonl`` -- one :class:`EpisodeRecord` per line, appended when the episode ends;
+* ``summary.json`` -- :class:`Summary`: aggregated metrics with confidence intervals.
+
+Metric names are namespaced by benchmark (``booking.inform``, ``multiwoz.bleu``) so that
+families never collide. The schema version is bumped on any incompatible change.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from todeval.core.outcome import Outcome
+
+SCHEMA_VERSION = 1
+
+
+class Event(BaseModel):
+    """One thing that happened in an episode (a message, an action, a DB query, ...)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    t: float = Field(description="seconds since the episode started (timing: may differ)")
+    kind: str = Field(description="e.g. user_message, system_action, db_query, booking, violation")
+    actor: str = Field(description="who caused it: user, system, game_master, or a module name")
+    turn: int = Field(description="user turn number (1-based) the event belongs to")
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class CallUsage(BaseModel):
+    """Accounting for one model call."""
+
+    role: str = Field(description="user, system, or a module name such as system.intent")
+    model: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    estimated: bool = Field(False, description="token counts estimated (server gave none)")
+    latency_s: float = 0.0
+    cached: bool = False
+    cost_usd: float = 0.0
+    flops: float = 0.0
+
+
+class RoleUsage(BaseModel):
+    """Summed accounting for one role in one episode."""
+
+    calls: int = 0
+    cached_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    estimated: bool = False
+    latency_s: float = 0.0
+    cost_usd: float = 0.0
+    flops: float = 0.0
+
+    def add(self, call: CallUsage) -> None:
+        self.calls += 1
+        self.cached_calls += int(call.cached)
+        self.prompt_tokens += call.prompt_tokens
+        self.completion_tokens += call.completion_tokens
+        self.estimated = self.estimated or call.estimated
+        self.latency_s += call.latency_s
+        self.cost_usd += call.cost_usd
+        self.flops += call.flops
+
+
+def sum_usage(calls: list[CallUsage]) -> dict[str, RoleUsage]:
+    """Group call accounting by role."""
+    out: dict[str, RoleUsage] = {}
+    for call in calls:
+        out.setdefault(call.role, RoleUsage()).add(call)
+    return dict(sorted(out.items()))
+
+
+class Timing(BaseModel):
+    started_at: str = Field(description="ISO 8601 UTC")
+    ended_at: str = Field(description="ISO 8601 UTC")
+    duration_s: float
+
+
+class EpisodeRecord(BaseModel):
+    """One finished episode: one line of ``episodes.jsonl``."""
+
+    schema_version: int = SCHEMA_VERSION
+    benchmark: str
+    episode_id: str = Field(description="unique in the run: '<task_id>#<trial>'")
+    task_id: str
+    trial: int
+    seed: int = Field(description="the episode's seed, derived from run seed, task id, trial")
+    group: str = Field("", description="the task's group for macro averages (e.g. hotel+train)")
+    outcome: Outcome
+    reason: str = Field("", description="why the episode ended, in a few words")
+    metrics: dict[str, float] = Field(default_factory=dict)
+    turns: int = 0
+    events: list[Event] = Field(default_factory=list)
+    usage: dict[str, RoleUsage] = Field(default_factory=dict)
+    timing: Timing
+    details: dict[str, Any] = Field(
+        default_factory=dict, description="benchmark-specific extras (booked slots, goal, ...)"
+    )
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.task_id, self.trial)
+
+
+def episode_id(task_id: str, trial: int) -> str:
+    return f"{task_id}#{trial}"
+
+
+class Estimate(BaseModel):
+    """A point estimate with its 95% confidence interval."""
+
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n: int = Field(description="number of episodes (micro, by_group) or groups (macro)")
+
+
+class MetricSummary(BaseModel):
+    micro: Estimate = Field(description="mean over episodes; CI from a task bootstrap")
+    macro: Estimate | None = Field(
+        None, description="mean over non-empty groups; CI resampling tasks within each group"
+    )
+    by_group: dict[str, Estimate] = Field(default_factory=dict)
+
+
+class CIMethod(BaseModel):
+    method: str = "percentile bootstrap over tasks"
+    level: float = 0.95
+    resamples: int = 2000
+    seed: int = 0
+
+
+class Summary(BaseModel):
+    """``summary.json``: aggregated metrics of a run."""
+
+    schema_version: int = SCHEMA_VERSION
+    benchmark: str
+    n_episodes: int
+    outcomes: dict[str, int]
+    excluded: dict[str, int] = Field(
+        default_factory=dict, description="episodes left out of every metric, by outcome"
+    )
+    metrics: dict[str, MetricSummary]
+    ci: CIMethod = Field(default_factory=CIMethod)
+    usage: dict[str, RoleUsage] = Field(default_factory=dict)
+    timing: dict[str, float] = Field(default_factory=dict, description="may differ between runs")
+
+
+class Session(BaseModel):
+    started_at: str
+    ended_at: str | None = None
+    host: str
+    episodes_run: int = 0
+    command: list[str] = Field(default_factory=list)
+
+
+class Manifest(BaseModel):
+    """``manifest.json``: what a run is, so it can be resumed, compared and reproduced."""
+
+    schema_version: int = SCHEMA_VERSION
+    benchmark: str
+    config: dict[str, Any]
+    config_hash: str
+    task_set_hash: str
+    n_tasks: int
+    seed: int
+    players: dict[str, Any] = Field(default_factory=dict)
+    package_version: str
+    git_commit: str | None = None
+    sessions: list[Session] = Field(default_factory=list)

@@ -1,0 +1,45 @@
+"""Errors that map to the CLI's exit codes.
+
+Exit codes (every command): 0 ok, 1 internal error, 2 usage, 3 bad input file, 4 refused.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_USAGE = 2
+EXIT_BAD_INPUT = 3
+EXIT_REFUSED = 4
+
+
+class TodevalError(Exception):
+    """An expected error: the CLI prints its one-line message and exits with ``exit_code``."""
+
+    exit_code: int = EXIT_INTERNAL
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class UsageError(TodevalError):
+    """Unknown benchmark/system/user/task set, bad option combination."""
+
+    exit_code = EXIT_USAGE
+
+
+class BadInputError(TodevalError):
+    """An input file is missing, unreadable or malformed (the message names file and record)."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class RefusedError(TodevalError):
+    """The request is understood but refused, e.g. resuming a run with a different config."""
+
+    exit_code = EXIT_REFUSED
+
+
+def choice_error(kind: str, value: str, choices: list[str] | tuple[str, ...]) -> UsageError:
+    """A one-line usage error naming the valid choices."""
+    return UsageError(f"unknown {kind} {value!r}; valid choices: {', '.join(sorted(choices))}")

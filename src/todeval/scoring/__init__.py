@@ -1,0 +1,1 @@
+"""Corpus scorers (``todeval score <name>``): one sub-package each."""

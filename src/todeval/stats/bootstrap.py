@@ -1,0 +1,126 @@
+"""Percentile bootstrap confidence intervals over tasks.
+
+The resampling unit is the task: with several trials per task, a task contributes all its
+episodes together, so trials of one task are never treated as independent evidence. The point
+estimate is the plain mean over episodes (micro) or the mean of group means (macro).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from todeval.core.records import Estimate, MetricSummary
+
+DEFAULT_RESAMPLES = 2000
+DEFAULT_LEVEL = 0.95
+
+
+def _rng(seed: int, label: str) -> np.random.Generator:
+    return np.random.default_rng([seed, zlib.crc32(label.encode())])
+
+
+def _interval(samples: np.ndarray, level: float) -> tuple[float, float]:
+    alpha = (1.0 - level) / 2.0
+    low, high = np.quantile(samples, [alpha, 1.0 - alpha])
+    return float(low), float(high)
+
+
+def _task_arrays(per_task: Sequence[Sequence[float]]) -> tuple[np.ndarray, np.ndarray]:
+    sums = np.array([float(sum(v)) for v in per_task], dtype=float)
+    counts = np.array([len(v) for v in per_task], dtype=float)
+    return sums, counts
+
+
+def _resampled_means(
+    sums: np.ndarray, counts: np.ndarray, rng: np.random.Generator, resamples: int
+) -> np.ndarray:
+    n = len(sums)
+    idx = rng.integers(0, n, size=(resamples, n))
+    return np.asarray(sums[idx].sum(axis=1) / counts[idx].sum(axis=1), dtype=float)
+
+
+def bootstrap_mean(
+    per_task: Sequence[Sequence[float]],
+    *,
+    seed: int,
+    label: str = "",
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+) -> Estimate:
+    """Mean over all episodes with a percentile-bootstrap CI resampling tasks.
+
+    ``per_task`` holds, for each task, the metric's values over that task's episodes.
+    """
+    per_task = [v for v in per_task if len(v) > 0]
+    if not per_task:
+        return Estimate(value=None, n=0)
+    sums, counts = _task_arrays(per_task)
+    value = float(sums.sum() / counts.sum())
+    n_episodes = int(counts.sum())
+    if len(per_task) < 2:
+        return Estimate(value=value, ci_low=value, ci_high=value, n=n_episodes)
+    means = _resampled_means(sums, counts, _rng(seed, label), resamples)
+    low, high = _interval(means, level)
+    return Estimate(value=value, ci_low=low, ci_high=high, n=n_episodes)
+
+
+def bootstrap_macro(
+    per_group: Mapping[str, Sequence[Sequence[float]]],
+    *,
+    seed: int,
+    label: str = "",
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+) -> Estimate:
+    """Mean of group means over non-empty groups; each bootstrap resamples tasks within groups."""
+    groups = {g: [v for v in tasks if len(v) > 0] for g, tasks in sorted(per_group.items())}
+    groups = {g: tasks for g, tasks in groups.items() if tasks}
+    if not groups:
+        return Estimate(value=None, n=0)
+    rng = _rng(seed, "macro:" + label)
+    point = []
+    samples = np.zeros(resamples, dtype=float)
+    for tasks in groups.values():
+        sums, counts = _task_arrays(tasks)
+        point.append(sums.sum() / counts.sum())
+        samples += _resampled_means(sums, counts, rng, resamples)
+    samples /= len(groups)
+    value = float(np.mean(point))
+    low, high = _interval(samples, level)
+    return Estimate(value=value, ci_low=low, ci_high=high, n=len(groups))
+
+
+def summarize_metric(
+    values: Mapping[str, Sequence[float]],
+    groups: Mapping[str, str] | None,
+    *,
+    seed: int,
+    label: str,
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+) -> MetricSummary:
+    """Micro, macro and per-group estimates of one metric.
+
+    ``values`` maps task id to the metric's values over that task's episodes; ``groups`` maps
+    task id to its group (``None`` or empty: no macro average, no per-group figures).
+    """
+    task_ids = sorted(values)
+    micro = bootstrap_mean(
+        [values[t] for t in task_ids], seed=seed, label=label, resamples=resamples, level=level
+    )
+    if not groups:
+        return MetricSummary(micro=micro)
+    per_group: dict[str, list[Sequence[float]]] = {}
+    for t in task_ids:
+        per_group.setdefault(groups.get(t, ""), []).append(values[t])
+    by_group = {
+        g: bootstrap_mean(
+            tasks, seed=seed, label=f"{label}@{g}", resamples=resamples, level=level
+        )
+        for g, tasks in sorted(per_group.items())
+    }
+    macro = bootstrap_macro(per_group, seed=seed, label=label, resamples=resamples, level=level)
+    return MetricSummary(micro=micro, macro=macro, by_group=by_group)
