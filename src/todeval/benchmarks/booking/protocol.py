@@ -183,16 +183,26 @@ class UserReply(BaseModel):
 
 
 @dataclass
-class EpisodeContext:
-    """What a player may know when an episode starts.
+class SystemContext:
+    """What a dialogue system knows when an episode starts: never the user's goal.
 
-    The system never sees the goal; it gets the task set's tool definitions. The user simulator
-    gets the task (goal). ``rng`` is the player's own stream, derived from (run seed, task id,
-    trial, role): use it for every random choice.
+    ``task_set`` names the world it operates in (``load_database(task_set)`` in :mod:`.db` gives
+    a system its own back-end data, as a deployed system would have); ``tools`` are the task
+    set's tool definitions. ``rng`` is the system's own stream, derived from (run seed, task id,
+    trial, "system"): use it for every random choice.
     """
 
-    task: BookingTask
+    task_set: str
     tools: list[dict[str, Any]]
+    rng: random.Random
+    seed: int
+
+
+@dataclass
+class UserContext:
+    """What a user simulator knows when an episode starts: the task (its goal)."""
+
+    task: BookingTask
     rng: random.Random
     seed: int
 
@@ -201,15 +211,15 @@ class EpisodeContext:
 class BookingSystem(Protocol):
     """A dialogue system under test. One instance plays one episode."""
 
-    async def start(self, context: EpisodeContext) -> None: ...
+    async def start(self, context: SystemContext) -> None: ...
 
-    async def respond(self, observation: UserMessage | DbResult | BookingResult | ViolationNotice) -> SystemOutput: ...
+    async def respond(self, observation: Observation) -> SystemOutput: ...
 
 
 @runtime_checkable
 class UserSimulator(Protocol):
     """A user simulator. One instance plays one episode; ``reply(None)`` opens the dialogue."""
 
-    async def start(self, context: EpisodeContext) -> None: ...
+    async def start(self, context: UserContext) -> None: ...
 
     async def reply(self, system_message: str | None) -> UserReply: ...

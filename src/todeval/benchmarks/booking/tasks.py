@@ -25,7 +25,7 @@ TASK_SETS: dict[str, str] = {
     "unrealistic": "unrealistic_test.json",
 }
 BOOKING_DOMAINS = ("restaurant", "hotel", "train")
-KEY_ALIASES = {"arrive": "arriveby", "leave": "leaveat", "id": "trainid"}
+KEY_ALIASES = {"arrive": "arriveby", "leave": "leaveat"}
 _IGNORED_BOOK_KEYS = {"invalid", "pre_invalid"}
 
 

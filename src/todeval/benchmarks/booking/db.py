@@ -1,0 +1,148 @@
+"""The venue databases the game master searches (one per task set).
+
+Rows are loaded into an in-memory SQLite database; every value is bound as an SQL parameter and
+column names come from a fixed whitelist, so no text from a model ever becomes SQL. Rows are
+normalised like the tasks (lower-case keys and values, ``guest house`` -> ``guesthouse``,
+``free`` -> ``yes`` for parking and internet, train ids upper-case).
+
+Query semantics (the clem:todd protocol): filters are ANDed; empty and ``dontcare``-like values
+are ignored; ``stars`` and the train times accept an operator (``=``, ``>=``, ``<=``, ``>``,
+``<``); at most :data:`MAX_ROWS` rows are returned together with the total count.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from todeval.benchmarks.booking.schema import INFORMABLE, OPERATORS
+from todeval.benchmarks.booking.tasks import BOOKING_DOMAINS, normalise_key, normalise_value, read_json
+
+MAX_ROWS = 5
+DONTCARE = frozenset({"", "dontcare", "dont care", "don't care", "do not care", "any", "none"})
+_DB_DIRS = {
+    "test": ("multiwoz", "db"),
+    "dev": ("multiwoz", "db"),
+    "synthetic": ("multiwoz", "booking_tasks", "synthetic_db"),
+    "unrealistic": ("multiwoz", "booking_tasks", "unrealistic_db"),
+}
+
+
+@dataclass(frozen=True)
+class Condition:
+    column: str
+    operator: str
+    value: str
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    total: int
+    rows: list[dict[str, str]]
+    conditions: list[Condition]
+
+
+def _normalise_row(raw: dict[str, Any]) -> dict[str, str]:
+    row: dict[str, str] = {}
+    for key, value in raw.items():
+        if isinstance(value, (dict, list)) or value is None:
+            continue
+        k = normalise_key(key)
+        if k in ("id", "location", "introduction", "signature"):
+            continue
+        row[k] = normalise_value(k, value)
+    return row
+
+
+def conditions_from(domain: str, constraints: dict[str, Any], *, exact_times: bool = False) -> list[Condition]:
+    """Turn tool arguments into conditions, dropping empty/dontcare values and unknown slots.
+
+    A value may be a string (equality) or ``{"operator": op, "value": v}``.
+    """
+    allowed = INFORMABLE[domain]
+    out: list[Condition] = []
+    for key, raw in constraints.items():
+        column = normalise_key(key)
+        if column not in allowed:
+            continue
+        operator = "="
+        value: Any = raw
+        if isinstance(raw, dict):
+            operator = str(raw.get("operator", "=")).strip() or "="
+            value = raw.get("value", "")
+        text = normalise_value(column, value)
+        if text in DONTCARE:
+            continue
+        if operator not in OPERATORS:
+            operator = "="
+        out.append(Condition(column, operator, text))
+    return out
+
+
+class VenueDatabase:
+    """The restaurant, hotel and train tables of one task set."""
+
+    def __init__(self, name: str, tables: dict[str, list[dict[str, Any]]]) -> None:
+        self.name = name
+        self._rows: dict[str, list[dict[str, str]]] = {}
+        self._columns: dict[str, list[str]] = {}
+        self._conn = sqlite3.connect(":memory:", check_same_thread=False)
+        for domain, raw_rows in tables.items():
+            rows = [_normalise_row(r) for r in raw_rows]
+            columns = sorted({c for r in rows for c in r})
+            self._rows[domain] = rows
+            self._columns[domain] = columns
+            cols_sql = ", ".join(f'"{c}" TEXT' for c in columns)
+            self._conn.execute(f'CREATE TABLE "{domain}" (rowid_ INTEGER PRIMARY KEY, {cols_sql})')
+            placeholders = ", ".join("?" for _ in columns)
+            col_names = ", ".join(f'"{c}"' for c in columns)
+            self._conn.executemany(
+                f'INSERT INTO "{domain}" (rowid_, {col_names}) VALUES (?, {placeholders})',
+                [(i, *(r.get(c) for c in columns)) for i, r in enumerate(rows)],
+            )
+
+    @property
+    def domains(self) -> list[str]:
+        return list(self._rows)
+
+    def rows(self, domain: str) -> list[dict[str, str]]:
+        """All rows of a table (normalised copies)."""
+        return [dict(r) for r in self._rows.get(domain, [])]
+
+    def values(self, domain: str, column: str) -> list[str]:
+        """Distinct values of one column, sorted."""
+        return sorted({r[column] for r in self._rows.get(domain, []) if column in r})
+
+    def select(self, domain: str, conditions: list[Condition]) -> list[dict[str, str]]:
+        """All rows matching every condition, in table order."""
+        if domain not in self._rows:
+            return []
+        clauses: list[str] = []
+        params: list[str] = []
+        for cond in conditions:
+            if cond.column not in self._columns[domain]:
+                return []
+            clauses.append(f'"{cond.column}" {cond.operator} ?')
+            params.append(cond.value)
+        where = " AND ".join(clauses) if clauses else "1"
+        cursor = self._conn.execute(
+            f'SELECT rowid_ FROM "{domain}" WHERE {where} ORDER BY rowid_', params
+        )
+        table = self._rows[domain]
+        return [dict(table[i]) for (i,) in cursor.fetchall()]
+
+    def query(self, domain: str, constraints: dict[str, Any]) -> QueryResult:
+        """A DB tool call: at most :data:`MAX_ROWS` rows and the total count."""
+        conditions = conditions_from(domain, constraints)
+        rows = self.select(domain, conditions)
+        return QueryResult(total=len(rows), rows=rows[:MAX_ROWS], conditions=conditions)
+
+
+@cache
+def load_database(task_set: str) -> VenueDatabase:
+    """The shipped database a task set is played against (shared, read-only)."""
+    parts = _DB_DIRS[task_set]
+    tables = {d: read_json(*parts, f"{d}_db.json") for d in BOOKING_DOMAINS}
+    return VenueDatabase(task_set, tables)
