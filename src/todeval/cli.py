@@ -35,17 +35,13 @@ def build_parser() -> argparse.ArgumentParser:
     registry = discover()
     parser = _Parser(prog="todeval", description="Evaluate task-oriented dialogue agents.")
     parser.add_argument("--version", action="version", version=f"todeval {__version__}")
-    parser.add_argument(
-        "--debug", action="store_true", help="show tracebacks for internal errors"
-    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for internal errors")
     verbs = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
     verbs.required = True
     for verb in VERBS:
         commands = registry.commands[verb]
         verb_parser = verbs.add_parser(verb, help=_VERB_HELP[verb])
-        subs = verb_parser.add_subparsers(
-            dest="command", metavar="NAME", parser_class=_Parser
-        )
+        subs = verb_parser.add_subparsers(dest="command", metavar="NAME", parser_class=_Parser)
         subs.required = True
         for name, command in sorted(commands.items()):
             sub = subs.add_parser(name, help=command.help, description=command.help)

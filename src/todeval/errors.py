@@ -43,3 +43,11 @@ class RefusedError(TodevalError):
 def choice_error(kind: str, value: str, choices: list[str] | tuple[str, ...]) -> UsageError:
     """A one-line usage error naming the valid choices."""
     return UsageError(f"unknown {kind} {value!r}; valid choices: {', '.join(sorted(choices))}")
+
+
+class InfrastructureError(Exception):
+    """A failure outside the players' control (a model server that never answered).
+
+    Episodes ending in one are recorded as ``infrastructure_error``, excluded from metrics and
+    re-run on resume. A model's own bad output is never an infrastructure error.
+    """

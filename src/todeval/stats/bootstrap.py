@@ -117,9 +117,7 @@ def summarize_metric(
     for t in task_ids:
         per_group.setdefault(groups.get(t, ""), []).append(values[t])
     by_group = {
-        g: bootstrap_mean(
-            tasks, seed=seed, label=f"{label}@{g}", resamples=resamples, level=level
-        )
+        g: bootstrap_mean(tasks, seed=seed, label=f"{label}@{g}", resamples=resamples, level=level)
         for g, tasks in sorted(per_group.items())
     }
     macro = bootstrap_macro(per_group, seed=seed, label=label, resamples=resamples, level=level)

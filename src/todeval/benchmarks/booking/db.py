@@ -18,7 +18,12 @@ from functools import cache
 from typing import Any
 
 from todeval.benchmarks.booking.schema import INFORMABLE, OPERATORS
-from todeval.benchmarks.booking.tasks import BOOKING_DOMAINS, normalise_key, normalise_value, read_json
+from todeval.benchmarks.booking.tasks import (
+    BOOKING_DOMAINS,
+    normalise_key,
+    normalise_value,
+    read_json,
+)
 
 MAX_ROWS = 5
 DONTCARE = frozenset({"", "dontcare", "dont care", "don't care", "do not care", "any", "none"})
@@ -56,7 +61,9 @@ def _normalise_row(raw: dict[str, Any]) -> dict[str, str]:
     return row
 
 
-def conditions_from(domain: str, constraints: dict[str, Any], *, exact_times: bool = False) -> list[Condition]:
+def conditions_from(
+    domain: str, constraints: dict[str, Any], *, exact_times: bool = False
+) -> list[Condition]:
     """Turn tool arguments into conditions, dropping empty/dontcare values and unknown slots.
 
     A value may be a string (equality) or ``{"operator": op, "value": v}``.

@@ -53,7 +53,15 @@ OPTIONAL_BOOKING_ATTRIBUTES = {
 REQUIRED_BOOKING_ARGS = {
     "restaurant": ("food", "area", "pricerange", "name", "people", "day", "time"),
     "hotel": (
-        "area", "pricerange", "type", "internet", "parking", "name", "stars", "people", "day",
+        "area",
+        "pricerange",
+        "type",
+        "internet",
+        "parking",
+        "name",
+        "stars",
+        "people",
+        "day",
         "stay",
     ),
     "train": ("destination", "departure", "day", "arriveby", "leaveat", "people", "trainid"),
@@ -138,7 +146,9 @@ def slot_values(task_set: str) -> SlotValues:
     )
 
 
-def _str(description: str, enum: list[str] | None = None, pattern: str | None = None) -> dict[str, Any]:
+def _str(
+    description: str, enum: list[str] | None = None, pattern: str | None = None
+) -> dict[str, Any]:
     prop: dict[str, Any] = {"type": "string", "description": description}
     if enum is not None:
         prop["enum"] = enum
@@ -147,7 +157,9 @@ def _str(description: str, enum: list[str] | None = None, pattern: str | None = 
     return prop
 
 
-def _compare(description: str, values: SlotValues, enum: list[str] | None, pattern: str | None) -> dict[str, Any]:
+def _compare(
+    description: str, values: SlotValues, enum: list[str] | None, pattern: str | None
+) -> dict[str, Any]:
     value = _str("value to compare with", enum, pattern)
     return {
         "type": "object",
@@ -183,47 +195,84 @@ def _tool_definitions(task_set: str) -> tuple[dict[str, Any], ...]:
     day = _str("day of the week", v.day)
     people = _str("number of people", v.people)
     restaurant_q = {
-        "area": area, "pricerange": price, "food": _str("type of food"),
+        "area": area,
+        "pricerange": price,
+        "food": _str("type of food"),
         "name": _str("restaurant name"),
     }
     hotel_q = {
-        "area": area, "pricerange": price, "type": _str("hotel or guesthouse", v.type),
-        "name": _str("hotel name"), "internet": _str("free internet", v.internet),
+        "area": area,
+        "pricerange": price,
+        "type": _str("hotel or guesthouse", v.type),
+        "name": _str("hotel name"),
+        "internet": _str("free internet", v.internet),
         "parking": _str("free parking", v.parking),
         "stars": _compare("star rating with a comparison operator", v, v.stars, None),
     }
     train_q = {
-        "destination": _str("arrival station"), "departure": _str("departure station"),
+        "destination": _str("arrival station"),
+        "departure": _str("departure station"),
         "day": day,
         "arriveby": _compare("arrival time (HH:MM) with an operator", v, None, tp),
         "leaveat": _compare("departure time (HH:MM) with an operator", v, None, tp),
     }
-    contact = {"phone": _str("phone number"), "postcode": _str("postcode"),
-               "address": _str("address")}
-    restaurant_b = {**restaurant_q, "people": people, "day": day,
-                    "time": _str("time of the reservation (HH:MM)", None, tp), **contact}
-    hotel_b = {**{k: p for k, p in hotel_q.items() if k != "stars"},
-               "stars": _str("star rating", v.stars), "people": people, "day": day,
-               "stay": _str("number of nights", v.stay), **contact}
-    train_b = {"destination": train_q["destination"], "departure": train_q["departure"],
-               "day": day, "arriveby": _str("arrival time (HH:MM)", None, tp),
-               "leaveat": _str("departure time (HH:MM)", None, tp), "people": people,
-               "trainid": _str("train id, e.g. TR1234"), "price": _str("ticket price"),
-               "duration": _str("journey time")}
+    contact = {
+        "phone": _str("phone number"),
+        "postcode": _str("postcode"),
+        "address": _str("address"),
+    }
+    restaurant_b = {
+        **restaurant_q,
+        "people": people,
+        "day": day,
+        "time": _str("time of the reservation (HH:MM)", None, tp),
+        **contact,
+    }
+    hotel_b = {
+        **{k: p for k, p in hotel_q.items() if k != "stars"},
+        "stars": _str("star rating", v.stars),
+        "people": people,
+        "day": day,
+        "stay": _str("number of nights", v.stay),
+        **contact,
+    }
+    train_b = {
+        "destination": train_q["destination"],
+        "departure": train_q["departure"],
+        "day": day,
+        "arriveby": _str("arrival time (HH:MM)", None, tp),
+        "leaveat": _str("departure time (HH:MM)", None, tp),
+        "people": people,
+        "trainid": _str("train id, e.g. TR1234"),
+        "price": _str("ticket price"),
+        "duration": _str("journey time"),
+    }
     return (
-        _tool(FOLLOWUP, "Send a message to the user (a question, an answer, a confirmation). "
-              "Ends your turn.", _object({"message": _str("the message")}, ["message"])),
-        _tool("retrievefromrestaurantdb", "Search the restaurant database.",
-              _object(restaurant_q, [])),
+        _tool(
+            FOLLOWUP,
+            "Send a message to the user (a question, an answer, a confirmation). Ends your turn.",
+            _object({"message": _str("the message")}, ["message"]),
+        ),
+        _tool(
+            "retrievefromrestaurantdb", "Search the restaurant database.", _object(restaurant_q, [])
+        ),
         _tool("retrievefromhoteldb", "Search the hotel database.", _object(hotel_q, [])),
         _tool("retrievefromtraindb", "Search the train timetable.", _object(train_q, [])),
-        _tool("validaterestaurantbooking", "Book a restaurant table; returns a reference "
-              "number or the reason it failed.",
-              _object(restaurant_b, list(REQUIRED_BOOKING_ARGS["restaurant"]))),
-        _tool("validatehotelbooking", "Book a hotel; returns a reference number or the reason "
-              "it failed.", _object(hotel_b, list(REQUIRED_BOOKING_ARGS["hotel"]))),
-        _tool("validatetrainbooking", "Book train tickets; returns a reference number or the "
-              "reason it failed.", _object(train_b, list(REQUIRED_BOOKING_ARGS["train"]))),
+        _tool(
+            "validaterestaurantbooking",
+            "Book a restaurant table; returns a reference number or the reason it failed.",
+            _object(restaurant_b, list(REQUIRED_BOOKING_ARGS["restaurant"])),
+        ),
+        _tool(
+            "validatehotelbooking",
+            "Book a hotel; returns a reference number or the reason it failed.",
+            _object(hotel_b, list(REQUIRED_BOOKING_ARGS["hotel"])),
+        ),
+        _tool(
+            "validatetrainbooking",
+            "Book train tickets; returns a reference number or the reason it failed.",
+            _object(train_b, list(REQUIRED_BOOKING_ARGS["train"])),
+        ),
     )
 
 

@@ -144,9 +144,7 @@ def parse_tasks(task_set: str, records: list[dict[str, Any]], source: str) -> li
                     index=i,
                     filename=filename,
                     message=str(rec["message"]),
-                    domains={
-                        normalise_key(d): _domain_goal(g) for d, g in rec["domains"].items()
-                    },
+                    domains={normalise_key(d): _domain_goal(g) for d, g in rec["domains"].items()},
                     dialogue_type=str(rec.get("dialogue_type", "")),
                     corpus_turns=_corpus_turns(rec.get("corpususer")),
                 )
@@ -198,9 +196,11 @@ def select_tasks(
             or t.task_id.split("/", 1)[1].lower() in wanted
             or t.filename.rsplit(".", 1)[0].lower() in wanted
         ]
-        found = {t.task_id.lower() for t in chosen} | {
-            t.filename.rsplit(".", 1)[0].lower() for t in chosen
-        } | {t.task_id.split("/", 1)[1].lower() for t in chosen}
+        found = (
+            {t.task_id.lower() for t in chosen}
+            | {t.filename.rsplit(".", 1)[0].lower() for t in chosen}
+            | {t.task_id.split("/", 1)[1].lower() for t in chosen}
+        )
         missing = sorted(wanted - found)
         if missing:
             raise BadInputError(f"unknown task id(s): {', '.join(missing)}")

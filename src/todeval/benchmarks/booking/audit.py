@@ -1,0 +1,97 @@
+"""``todeval data check``: how feasible is each goal against its task set's DB?
+
+For every goal domain we count the rows matching the final constraints (``info``; train times
+as bounds) and simulate a perfect system: it picks a matching row, passes all of the row's
+informable values and the goal's booking slots through the tool schema and the booking
+validator. A goal is feasible when every booking domain can be booked that way (with the
+``info`` values, or else the ``fail_info`` values that scoring also accepts).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from pydantic import BaseModel
+
+from todeval.benchmarks.booking.db import VenueDatabase, conditions_from, load_database
+from todeval.benchmarks.booking.environment import BookingEnvironment
+from todeval.benchmarks.booking.protocol import ActionParser, BookingRequest, SystemOutput, ToolCall
+from todeval.benchmarks.booking.schema import BOOKING_TOOLS, INFORMABLE, slot_values
+from todeval.benchmarks.booking.tasks import BookingTask, DomainGoal
+
+_TOOL_FOR = {domain: tool for tool, domain in BOOKING_TOOLS.items()}
+
+
+class DomainAudit(BaseModel):
+    domain: str
+    matching_rows: int
+    bookable: bool
+    problem: str = ""
+
+
+class GoalAudit(BaseModel):
+    task_id: str
+    group: str
+    feasible: bool
+    domains: list[DomainAudit]
+
+
+def _goal_constraints(info: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in info.items():
+        if key == "leaveat":
+            out[key] = {"operator": ">=", "value": value}
+        elif key == "arriveby":
+            out[key] = {"operator": "<=", "value": value}
+        else:
+            out[key] = value
+    return out
+
+
+def _try_book(
+    task: BookingTask,
+    domain: str,
+    goal: DomainGoal,
+    info: dict[str, str],
+    db: VenueDatabase,
+    parser: ActionParser,
+) -> DomainAudit:
+    rows = db.select(domain, conditions_from(domain, _goal_constraints(info)))
+    problem = "no row matches" if not rows else ""
+    for row in rows:
+        args = {k: row[k] for k in INFORMABLE[domain] if k in row}
+        args.update(goal.book)
+        action = parser.parse(
+            SystemOutput(tool_call=ToolCall(name=_TOOL_FOR[domain], arguments=args))
+        )
+        if not isinstance(action, BookingRequest):
+            problem = f"schema rejects the booking: {getattr(action, 'reason', action)}"
+            continue
+        env = BookingEnvironment(
+            db, slot_values(task.task_set), task.booking_domains, random.Random(0)
+        )
+        result = env.book(domain, action.slots)
+        if result.ok:
+            return DomainAudit(domain=domain, matching_rows=len(rows), bookable=True)
+        problem = result.message
+    return DomainAudit(domain=domain, matching_rows=len(rows), bookable=False, problem=problem)
+
+
+def audit_task(task: BookingTask) -> GoalAudit:
+    db = load_database(task.task_set)
+    parser = ActionParser.for_task_set(task.task_set)
+    domains = []
+    for domain, goal in task.domains.items():
+        audit = _try_book(task, domain, goal, goal.info, db, parser)
+        if not audit.bookable and goal.fail_info:
+            alt = _try_book(task, domain, goal, {**goal.info, **goal.fail_info}, db, parser)
+            if alt.bookable:
+                audit = alt.model_copy(update={"matching_rows": audit.matching_rows})
+        domains.append(audit)
+    return GoalAudit(
+        task_id=task.task_id,
+        group=task.group,
+        feasible=all(d.bookable for d in domains),
+        domains=domains,
+    )

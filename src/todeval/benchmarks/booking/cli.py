@@ -1,0 +1,158 @@
+"""CLI commands of the booking benchmark: ``todeval run booking`` and ``todeval data check``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from todeval.benchmarks.booking.audit import audit_task
+from todeval.benchmarks.booking.players import SYSTEMS, USERS
+from todeval.benchmarks.booking.run import BookingConfig, build_plan
+from todeval.benchmarks.booking.tasks import TASK_SETS, load_tasks, select_tasks
+from todeval.core.records import EpisodeRecord
+from todeval.errors import choice_error
+from todeval.report.table import render_rows, summary_table
+
+HEADLINE = [
+    "booking.booking_accuracy",
+    "booking.inform",
+    "booking.attributes",
+    "booking.aborted",
+    "booking.turn_cap",
+    "booking.violations_per_turn",
+    "booking.turns",
+]
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--tasks", default="test", help=f"task set: {', '.join(TASK_SETS)} (default test)"
+    )
+    parser.add_argument(
+        "--system",
+        default="rule",
+        help=f"system under test: {', '.join(SYSTEMS)} or package.module:Class",
+    )
+    parser.add_argument(
+        "--user",
+        default="agenda",
+        help=f"user simulator: {', '.join(USERS)} or package.module:Class",
+    )
+    parser.add_argument("--limit", type=int, default=None, help="only the first N tasks")
+    parser.add_argument(
+        "--task-ids", nargs="+", default=None, metavar="ID", help="only these tasks"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
+    parser.add_argument("--trials", type=int, default=1, help="episodes per task (default 1)")
+    parser.add_argument(
+        "--on-violation",
+        choices=["abort", "reprompt"],
+        default="abort",
+        help="abort on a format violation (the paper's rule) or reprompt once",
+    )
+    parser.add_argument(
+        "--max-concurrency", type=int, default=8, help="episodes in flight (default 8)"
+    )
+    parser.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="run directory (default runs/booking-<set>-<system>-<user>-s<seed>)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
+
+
+class _Progress:
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.tty = sys.stderr.isatty()
+        self.success = 0
+        self.t0 = time.monotonic()
+
+    def __call__(self, done: int, total: int, record: EpisodeRecord) -> None:
+        self.success += int(record.metrics.get("booking.booking_accuracy", 0.0) == 1.0)
+        if self.quiet:
+            return
+        rate = self.success / done
+        line = (
+            f"[{done}/{total}] {record.task_id} {record.outcome.value} "
+            f"(booking accuracy so far {rate:.2f}, {time.monotonic() - self.t0:.1f}s)"
+        )
+        if self.tty:
+            end = "\n" if done == total else ""
+            print("\r" + line.ljust(100), end=end, file=sys.stderr, flush=True)
+        elif total <= 200 or done % max(1, total // 100) == 0 or done == total:
+            print(line, file=sys.stderr, flush=True)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from todeval.runner.execute import execute_plan
+
+    if args.tasks not in TASK_SETS:
+        raise choice_error("task set", args.tasks, list(TASK_SETS))
+    config = BookingConfig(
+        task_set=args.tasks,
+        task_ids=args.task_ids,
+        limit=args.limit,
+        system=args.system,
+        user=args.user,
+        seed=args.seed,
+        trials=args.trials,
+        on_violation=args.on_violation,
+    )
+    plan, tasks = build_plan(config)
+    out = Path(args.out or config.default_out())
+    if not args.quiet:
+        print(
+            f"booking: {len(tasks)} tasks x {config.trials} trial(s), system {config.system}, "
+            f"user {config.user}, seed {config.seed} -> {out}",
+            file=sys.stderr,
+        )
+    result = execute_plan(
+        plan, out, max_concurrency=args.max_concurrency, progress=_Progress(args.quiet)
+    )
+    if result.already_complete:
+        print(f"{out} already holds a complete run with this config; its summary:")
+    print(summary_table(result.summary, HEADLINE, by_group=["booking.booking_accuracy"]))
+    print(f"\nrun directory: {out}")
+    return 0
+
+
+def add_check_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--tasks",
+        nargs="+",
+        default=["test", "dev", "synthetic", "unrealistic"],
+        help="task sets to audit (default: all four)",
+    )
+    parser.add_argument("--task-ids", nargs="+", default=None, metavar="ID")
+    parser.add_argument("--verbose", action="store_true", help="one line per goal")
+
+
+def check_command(args: argparse.Namespace) -> int:
+    rows = []
+    for task_set in args.tasks:
+        if task_set not in TASK_SETS:
+            raise choice_error("task set", task_set, list(TASK_SETS))
+    for task_set in args.tasks:
+        tasks = load_tasks(task_set)
+        if args.task_ids:
+            tasks = select_tasks(tasks, args.task_ids)
+        audits = [audit_task(t) for t in tasks]
+        feasible = sum(a.feasible for a in audits)
+        rows.append(
+            [task_set, str(len(audits)), str(feasible), f"{feasible / max(len(audits), 1):.3f}"]
+        )
+        infeasible = [a for a in audits if not a.feasible]
+        print(f"== {task_set}: {feasible}/{len(audits)} goals bookable by a perfect system")
+        for a in audits if args.verbose else infeasible:
+            parts = "; ".join(
+                f"{d.domain}: {d.matching_rows} row(s)" + ("" if d.bookable else f", {d.problem}")
+                for d in a.domains
+            )
+            print(f"  {'ok ' if a.feasible else 'NO '} {a.task_id} [{a.group}] {parts}")
+    print()
+    print(render_rows(["task set", "goals", "feasible", "share"], rows))
+    return 0

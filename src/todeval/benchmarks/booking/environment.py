@@ -1,0 +1,157 @@
+"""The game master's world: DB search and booking validation for one episode.
+
+Booking validation (the clem:todd rules): the domain must be one of the goal's booking domains;
+the mandatory keys must be present; categorical values must be among the schema's possible
+values; and a DB lookup with the informable slots given must match **exactly one** row. Then a
+6-character reference (A-Z, 0-9, from the episode's RNG) is returned and the booking recorded;
+a later successful booking in the same domain replaces the earlier one.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from todeval.benchmarks.booking.db import DONTCARE, Condition, VenueDatabase, conditions_from
+from todeval.benchmarks.booking.protocol import BookingResult, DbResult
+from todeval.benchmarks.booking.schema import (
+    BOOK_SLOTS,
+    INFORMABLE,
+    MANDATORY_BOOKING_KEYS,
+    OPTIONAL_BOOKING_ATTRIBUTES,
+    SlotValues,
+)
+from todeval.benchmarks.booking.tasks import normalise_key, normalise_value
+
+REFERENCE_ALPHABET = string.ascii_uppercase + string.digits
+# schema possible-values key for a booking argument, per domain ("<domain>-<key>")
+_SCHEMA_KEY = {"people": "book{}", "day": "book{}", "stay": "book{}", "time": "book{}"}
+
+
+class Booking(BaseModel):
+    """A successful booking as recorded for scoring."""
+
+    domain: str
+    reference: str
+    info: dict[str, str] = Field(description="the booked row's informable slots")
+    book: dict[str, str] = Field(description="booking slots given (people, day, time, stay)")
+    reqt: dict[str, str] = Field(description="optional attributes the system passed on")
+    arguments: dict[str, str] = Field(description="the tool call's arguments as given")
+
+
+def new_reference(rng: random.Random) -> str:
+    return "".join(rng.choice(REFERENCE_ALPHABET) for _ in range(6))
+
+
+class BookingEnvironment:
+    """DB and booking validator for one episode (holds that episode's bookings)."""
+
+    def __init__(
+        self,
+        db: VenueDatabase,
+        values: SlotValues,
+        booking_domains: list[str],
+        rng: random.Random,
+    ) -> None:
+        self.db = db
+        self.values = values
+        self.booking_domains = booking_domains
+        self.rng = rng
+        self.bookings: dict[str, Booking] = {}
+
+    def search(self, domain: str, constraints: dict[str, Any]) -> DbResult:
+        result = self.db.query(domain, constraints)
+        if result.total == 0:
+            message = f"No {domain} in the database matches these constraints."
+        elif result.total <= len(result.rows):
+            message = f"{result.total} {domain} result(s) found."
+        else:
+            message = (
+                f"{result.total} {domain} results match; showing the first {len(result.rows)}. "
+                "Add constraints to narrow the search."
+            )
+        return DbResult(
+            domain=domain,
+            query={c.column: {"operator": c.operator, "value": c.value} for c in result.conditions},
+            rows=result.rows,
+            total=result.total,
+            message=message,
+        )
+
+    def _invalid_values(self, domain: str, slots: dict[str, str]) -> list[str]:
+        bad = []
+        for key, value in slots.items():
+            pattern = _SCHEMA_KEY.get(key, "{}")
+            allowed = self.values.possible_values.get(f"{domain}-{pattern.format(key)}")
+            if allowed is None or value in DONTCARE:
+                continue
+            normalised = {normalise_value(key, v) for v in allowed}
+            if value not in normalised:
+                bad.append(key)
+        return bad
+
+    def _lookup_conditions(self, domain: str, slots: dict[str, str]) -> list[Condition]:
+        # Train times identify a train by comparison (a booking may give the user's bound);
+        # where the schema allows only "=" (unrealistic set), they must match exactly.
+        ordered = len(self.values.operators) > 1
+        constraints: dict[str, Any] = {}
+        for key in INFORMABLE[domain]:
+            if key not in slots:
+                continue
+            value = slots[key]
+            if ordered and key == "leaveat":
+                constraints[key] = {"operator": ">=", "value": value}
+            elif ordered and key == "arriveby":
+                constraints[key] = {"operator": "<=", "value": value}
+            else:
+                constraints[key] = value
+        return conditions_from(domain, constraints)
+
+    def book(self, domain: str, arguments: dict[str, str]) -> BookingResult:
+        slots = {
+            normalise_key(k): normalise_value(normalise_key(k), v) for k, v in arguments.items()
+        }
+
+        def fail(reason: str) -> BookingResult:
+            return BookingResult(domain=domain, ok=False, message=f"Booking failed: {reason}")
+
+        if domain not in self.booking_domains:
+            return fail(f"booking is not available for {domain} in this dialogue.")
+        missing = [k for k in MANDATORY_BOOKING_KEYS[domain] if slots.get(k, "") in DONTCARE]
+        if missing:
+            return fail(f"missing required values: {', '.join(missing)}.")
+        invalid = self._invalid_values(domain, slots)
+        if invalid:
+            return fail(f"invalid values for: {', '.join(invalid)}.")
+        conditions = self._lookup_conditions(domain, slots)
+        rows = self.db.select(domain, conditions)
+        if not rows:
+            return fail(f"no {domain} in the database matches the booking details.")
+        if len(rows) > 1:
+            return fail(
+                f"{len(rows)} {domain} entries match the booking details; "
+                "give details that identify exactly one."
+            )
+        row = rows[0]
+        reference = new_reference(self.rng)
+        self.bookings[domain] = Booking(
+            domain=domain,
+            reference=reference,
+            info={k: row[k] for k in INFORMABLE[domain] if k in row},
+            book={k: slots[k] for k in BOOK_SLOTS[domain] if k in slots},
+            reqt={
+                k: slots[k]
+                for k in OPTIONAL_BOOKING_ATTRIBUTES[domain]
+                if slots.get(k, "") not in DONTCARE
+            },
+            arguments=dict(arguments),
+        )
+        return BookingResult(
+            domain=domain,
+            ok=True,
+            reference=reference,
+            message=f"Booking confirmed. Reference number: {reference}.",
+        )

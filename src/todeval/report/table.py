@@ -1,0 +1,57 @@
+"""Plain-text tables of a summary, for the terminal."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from todeval.core.records import Estimate, Summary
+
+
+def fmt_estimate(est: Estimate | None, digits: int = 3) -> str:
+    if est is None or est.value is None:
+        return "-"
+    if est.ci_low is None or est.ci_high is None:
+        return f"{est.value:.{digits}f}"
+    return f"{est.value:.{digits}f} [{est.ci_low:.{digits}f}, {est.ci_high:.{digits}f}]"
+
+
+def render_rows(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths, strict=True)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines.extend(
+        "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
+    )
+    return "\n".join(lines)
+
+
+def summary_table(
+    summary: Summary, metrics: Sequence[str] | None = None, by_group: Sequence[str] = ()
+) -> str:
+    """Metrics with micro and macro estimates (95% CIs), then per-group rows for some metrics."""
+    names = [m for m in (metrics or sorted(summary.metrics)) if m in summary.metrics]
+    rows = []
+    for name in names:
+        m = summary.metrics[name]
+        rows.append([name, fmt_estimate(m.micro), str(m.micro.n), fmt_estimate(m.macro)])
+    out = [
+        render_rows(["metric", "micro (episodes) [95% CI]", "n", "macro (groups) [95% CI]"], rows)
+    ]
+    for name in by_group:
+        if name not in summary.metrics or not summary.metrics[name].by_group:
+            continue
+        group_rows = [
+            [g, fmt_estimate(e), str(e.n)] for g, e in summary.metrics[name].by_group.items()
+        ]
+        out.append(f"\n{name} by group")
+        out.append(render_rows(["group", "value [95% CI]", "n"], group_rows))
+    outcomes = ", ".join(f"{k} {v}" for k, v in summary.outcomes.items() if v)
+    out.append(f"\n{summary.n_episodes} episodes: {outcomes}")
+    if summary.excluded:
+        excl = ", ".join(f"{k} {v}" for k, v in summary.excluded.items())
+        out.append(f"excluded from metrics: {excl}")
+    out.append(
+        f"CIs: {summary.ci.method}, {summary.ci.resamples} resamples, seed {summary.ci.seed}, "
+        f"level {summary.ci.level:.2f}; macro = mean over non-empty groups"
+    )
+    return "\n".join(out)

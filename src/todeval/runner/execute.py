@@ -1,0 +1,211 @@
+"""Run a plan of episodes into a run directory: concurrency, append-on-finish, resume.
+
+The runner knows nothing about any benchmark: a :class:`RunPlan` gives it the jobs (task id,
+trial), an async ``play`` function returning an :class:`EpisodeRecord`, and the config whose
+hash guards resumes. Re-running into an existing directory continues it: finished episodes are
+kept, infrastructure errors are re-run, and the manifest gains a session. A changed config or
+task set is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import socket
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from todeval import __version__
+from todeval.core.outcome import Outcome
+from todeval.core.records import EpisodeRecord, Manifest, Session, Summary, Timing, episode_id
+from todeval.core.rng import derive_seed
+from todeval.errors import RefusedError
+from todeval.runner.store import RunDirectory
+from todeval.runner.summary import summarize
+
+
+@dataclass(frozen=True)
+class EpisodeJob:
+    task_id: str
+    trial: int
+    group: str = ""
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.task_id, self.trial)
+
+
+@dataclass
+class RunPlan:
+    benchmark: str
+    config: dict[str, Any]
+    task_set_hash: str
+    n_tasks: int
+    seed: int
+    jobs: list[EpisodeJob]
+    play: Callable[[EpisodeJob], Awaitable[EpisodeRecord]]
+    players: dict[str, Any] = field(default_factory=dict)
+    grouped: bool = True
+
+    @property
+    def config_hash(self) -> str:
+        return config_hash(self.config)
+
+
+@dataclass
+class RunResult:
+    summary: Summary
+    run_dir: Path
+    episodes_run: int
+    already_complete: bool
+
+
+def config_hash(config: dict[str, Any]) -> str:
+    blob = json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = out.stdout.strip()
+    return commit if out.returncode == 0 and len(commit) == 40 else None
+
+
+def _config_changes(old: dict[str, Any], new: dict[str, Any]) -> str:
+    keys = sorted(set(old) | set(new))
+    diffs = [f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in keys if old.get(k) != new.get(k)]
+    return "; ".join(diffs) if diffs else "config hash differs"
+
+
+def _check_resume(existing: Manifest, plan: RunPlan, run_dir: Path) -> None:
+    if existing.benchmark != plan.benchmark or existing.config_hash != plan.config_hash:
+        changes = _config_changes(existing.config, plan.config)
+        raise RefusedError(
+            f"{run_dir} holds a run with a different config ({changes}); "
+            "use another --out directory"
+        )
+    if existing.task_set_hash != plan.task_set_hash:
+        raise RefusedError(
+            f"{run_dir} holds a run over a different task set (hash {existing.task_set_hash} != "
+            f"{plan.task_set_hash}); use another --out directory"
+        )
+
+
+def _error_record(
+    plan: RunPlan, job: EpisodeJob, exc: BaseException, started: str
+) -> EpisodeRecord:
+    return EpisodeRecord(
+        benchmark=plan.benchmark,
+        episode_id=episode_id(job.task_id, job.trial),
+        task_id=job.task_id,
+        trial=job.trial,
+        seed=derive_seed(plan.seed, job.task_id, job.trial),
+        group=job.group,
+        outcome=Outcome.INFRASTRUCTURE_ERROR,
+        reason=f"{type(exc).__name__}: {exc}",
+        timing=Timing(started_at=started, ended_at=_now(), duration_s=0.0),
+    )
+
+
+Progress = Callable[[int, int, EpisodeRecord], None]
+
+
+async def _run_jobs(
+    plan: RunPlan,
+    jobs: list[EpisodeJob],
+    store: RunDirectory,
+    max_concurrency: int,
+    progress: Progress | None,
+) -> int:
+    writer = store.open_appender()
+    semaphore = asyncio.Semaphore(max(1, max_concurrency))
+    done = 0
+
+    async def one(job: EpisodeJob) -> None:
+        nonlocal done
+        async with semaphore:
+            started = _now()
+            try:
+                record = await plan.play(job)
+            except Exception as exc:
+                record = _error_record(plan, job, exc, started)
+            writer.append(record)
+            done += 1
+            if progress is not None:
+                progress(done, len(jobs), record)
+
+    try:
+        await asyncio.gather(*(one(job) for job in jobs))
+    finally:
+        writer.close()
+    return done
+
+
+def execute_plan(
+    plan: RunPlan,
+    run_dir: Path,
+    *,
+    max_concurrency: int = 8,
+    progress: Progress | None = None,
+    command: list[str] | None = None,
+) -> RunResult:
+    """Run (or continue) ``plan`` in ``run_dir`` and write its summary."""
+    store = RunDirectory(run_dir)
+    wanted = {job.key for job in plan.jobs}
+    session = Session(started_at=_now(), host=socket.gethostname(), command=command or sys.argv[1:])
+    if store.exists():
+        manifest = store.read_manifest()
+        _check_resume(manifest, plan, run_dir)
+    else:
+        manifest = Manifest(
+            benchmark=plan.benchmark,
+            config=plan.config,
+            config_hash=plan.config_hash,
+            task_set_hash=plan.task_set_hash,
+            n_tasks=plan.n_tasks,
+            seed=plan.seed,
+            players=plan.players,
+            package_version=__version__,
+            git_commit=_git_commit(),
+        )
+    finished = {
+        r.key for r in store.read_episodes() if r.outcome is not Outcome.INFRASTRUCTURE_ERROR
+    }
+    pending = [job for job in plan.jobs if job.key not in finished]
+    if not pending and store.read_summary() is not None and manifest.sessions:
+        summary = store.read_summary()
+        assert summary is not None
+        return RunResult(summary, run_dir, 0, already_complete=True)
+    manifest.sessions.append(session)
+    store.write_manifest(manifest)
+    ran = 0
+    try:
+        ran = asyncio.run(_run_jobs(plan, pending, store, max_concurrency, progress))
+    finally:
+        records = [r for r in store.read_episodes() if r.key in wanted]
+        summary = summarize(plan.benchmark, records, seed=plan.seed, grouped=plan.grouped)
+        store.write_summary(summary)
+        session.ended_at = _now()
+        session.episodes_run = ran
+        store.write_manifest(manifest)
+    return RunResult(summary, run_dir, ran, already_complete=False)

@@ -1,0 +1,125 @@
+"""The run directory: ``manifest.json``, ``episodes.jsonl`` and ``summary.json``.
+
+Episodes are appended one line at a time and flushed to disk when each episode ends, so a
+killed run loses at most the episodes in flight. A torn last line (a kill mid-write) is ignored
+on reading and cut off before the next append. The driver is the only writer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import IO
+
+from pydantic import BaseModel, ValidationError
+
+from todeval.core.records import EpisodeRecord, Manifest, Summary
+from todeval.errors import BadInputError
+
+MANIFEST = "manifest.json"
+EPISODES = "episodes.jsonl"
+SUMMARY = "summary.json"
+
+
+def write_json_atomic(path: Path, model: BaseModel) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(model.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class RunDirectory:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / MANIFEST
+
+    @property
+    def episodes_path(self) -> Path:
+        return self.path / EPISODES
+
+    @property
+    def summary_path(self) -> Path:
+        return self.path / SUMMARY
+
+    def exists(self) -> bool:
+        return self.manifest_path.exists()
+
+    def read_manifest(self) -> Manifest:
+        try:
+            return Manifest.model_validate_json(self.manifest_path.read_text(encoding="utf-8"))
+        except (OSError, ValidationError, ValueError) as exc:
+            raise BadInputError(
+                f"{self.manifest_path}: not a valid manifest ({exc.__class__.__name__})"
+            ) from None
+
+    def write_manifest(self, manifest: Manifest) -> None:
+        self.path.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(self.manifest_path, manifest)
+
+    def read_summary(self) -> Summary | None:
+        if not self.summary_path.exists():
+            return None
+        try:
+            return Summary.model_validate_json(self.summary_path.read_text(encoding="utf-8"))
+        except (ValidationError, ValueError):
+            return None
+
+    def write_summary(self, summary: Summary) -> None:
+        write_json_atomic(self.summary_path, summary)
+
+    def read_episodes(self) -> list[EpisodeRecord]:
+        """All complete episode lines; a torn last line is skipped, later duplicates win."""
+        if not self.episodes_path.exists():
+            return []
+        records: dict[tuple[str, int], EpisodeRecord] = {}
+        with self.episodes_path.open("rb") as fh:
+            lines = fh.read().split(b"\n")
+        for i, line in enumerate(lines):
+            if not line.strip():
+                continue
+            try:
+                record = EpisodeRecord.model_validate_json(line)
+            except (ValidationError, ValueError):
+                if i == len(lines) - 1:
+                    continue  # torn last line from an interrupted write
+                raise BadInputError(
+                    f"{self.episodes_path}: line {i + 1} is not a valid episode record"
+                ) from None
+            records[record.key] = record
+        return list(records.values())
+
+    def repair_tail(self) -> None:
+        """Cut a torn last line so the next append starts on a fresh line."""
+        path = self.episodes_path
+        if not path.exists():
+            return
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            cut = data.rfind(b"\n") + 1
+            with path.open("r+b") as fh:
+                fh.truncate(cut)
+
+    def open_appender(self) -> EpisodeWriter:
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.repair_tail()
+        return EpisodeWriter(self.episodes_path.open("a", encoding="utf-8"))
+
+
+class EpisodeWriter:
+    """Appends one JSON line per episode and forces it to disk."""
+
+    def __init__(self, fh: IO[str]) -> None:
+        self._fh = fh
+
+    def append(self, record: EpisodeRecord) -> None:
+        line = record.model_dump_json()
+        json.loads(line)  # never write a line we could not read back
+        self._fh.write(line + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        self._fh.close()
