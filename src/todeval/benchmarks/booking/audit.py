@@ -56,7 +56,7 @@ def _try_book(
     info: dict[str, str],
     db: VenueDatabase,
     parser: ActionParser,
-) -> DomainAudit:
+) -> tuple[DomainAudit, dict[str, str] | None]:
     rows = db.select(domain, conditions_from(domain, _goal_constraints(info)))
     problem = "no row matches" if not rows else ""
     for row in rows:
@@ -73,22 +73,37 @@ def _try_book(
         )
         result = env.book(domain, action.slots)
         if result.ok:
-            return DomainAudit(domain=domain, matching_rows=len(rows), bookable=True)
+            return DomainAudit(domain=domain, matching_rows=len(rows), bookable=True), args
         problem = result.message
-    return DomainAudit(domain=domain, matching_rows=len(rows), bookable=False, problem=problem)
+    audit = DomainAudit(domain=domain, matching_rows=len(rows), bookable=False, problem=problem)
+    return audit, None
+
+
+def _audit_domain(
+    task: BookingTask, domain: str, goal: DomainGoal
+) -> tuple[DomainAudit, dict[str, str] | None]:
+    db = load_database(task.task_set)
+    parser = ActionParser.for_task_set(task.task_set)
+    audit, args = _try_book(task, domain, goal, goal.info, db, parser)
+    if not audit.bookable and goal.fail_info:
+        alt, alt_args = _try_book(task, domain, goal, {**goal.info, **goal.fail_info}, db, parser)
+        if alt.bookable:
+            return alt.model_copy(update={"matching_rows": audit.matching_rows}), alt_args
+    return audit, args
+
+
+def perfect_booking_arguments(task: BookingTask) -> dict[str, dict[str, str]]:
+    """Booking-tool arguments a perfect system would send, per bookable goal domain."""
+    out = {}
+    for domain, goal in task.domains.items():
+        _audit, args = _audit_domain(task, domain, goal)
+        if args is not None:
+            out[domain] = args
+    return out
 
 
 def audit_task(task: BookingTask) -> GoalAudit:
-    db = load_database(task.task_set)
-    parser = ActionParser.for_task_set(task.task_set)
-    domains = []
-    for domain, goal in task.domains.items():
-        audit = _try_book(task, domain, goal, goal.info, db, parser)
-        if not audit.bookable and goal.fail_info:
-            alt = _try_book(task, domain, goal, {**goal.info, **goal.fail_info}, db, parser)
-            if alt.bookable:
-                audit = alt.model_copy(update={"matching_rows": audit.matching_rows})
-        domains.append(audit)
+    domains = [_audit_domain(task, d, g)[0] for d, g in task.domains.items()]
     return GoalAudit(
         task_id=task.task_id,
         group=task.group,

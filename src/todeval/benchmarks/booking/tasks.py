@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from functools import cache
 from importlib import resources
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from todeval.errors import BadInputError, choice_error
+from todeval.errors import BadInputError, UsageError, choice_error
 
 TASK_SETS: dict[str, str] = {
     "test": "test.json",
@@ -27,6 +28,8 @@ TASK_SETS: dict[str, str] = {
 BOOKING_DOMAINS = ("restaurant", "hotel", "train")
 KEY_ALIASES = {"arrive": "arriveby", "leave": "leaveat"}
 _IGNORED_BOOK_KEYS = {"invalid", "pre_invalid"}
+TIME_KEYS = ("time", "leaveat", "arriveby")
+_SHORT_TIME = re.compile(r"^\d:[0-5]\d$")
 
 
 class DomainGoal(BaseModel):
@@ -83,6 +86,8 @@ def normalise_value(key: str, value: Any) -> str:
     if key == "trainid":
         return text.upper()
     text = text.lower()
+    if key in TIME_KEYS and _SHORT_TIME.match(text):
+        return "0" + text  # "9:00" -> "09:00"
     if key == "type" and text in ("guest house", "guest houses", "guesthouses"):
         return "guesthouse"
     if key in ("parking", "internet") and text in ("free", "free parking", "free wifi"):
@@ -203,11 +208,11 @@ def select_tasks(
         )
         missing = sorted(wanted - found)
         if missing:
-            raise BadInputError(f"unknown task id(s): {', '.join(missing)}")
+            raise UsageError(f"unknown task id(s): {', '.join(missing)}")
         tasks = chosen
     if limit is not None:
         if limit < 1:
-            raise BadInputError("--limit must be at least 1")
+            raise UsageError("--limit must be at least 1")
         tasks = tasks[:limit]
     return tasks
 
