@@ -41,3 +41,12 @@ def test_percentile_interval_matches_numpy_reference() -> None:
     assert est.ci_low is not None and est.ci_high is not None
     width = est.ci_high - est.ci_low
     assert abs(width - 2 * 1.96 * se) < 0.03
+
+
+def test_pass_hat_k() -> None:
+    from todeval.runner.summary import pass_hat_k
+
+    assert pass_hat_k(3, 3, 3) == 1.0
+    assert pass_hat_k(2, 4, 2) == 1 / 6
+    assert pass_hat_k(1, 4, 2) == 0.0
+    assert pass_hat_k(4, 4, 1) == 1.0

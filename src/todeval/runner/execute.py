@@ -52,6 +52,7 @@ class RunPlan:
     play: Callable[[EpisodeJob], Awaitable[EpisodeRecord]]
     players: dict[str, Any] = field(default_factory=dict)
     grouped: bool = True
+    success_metric: str | None = None
 
     @property
     def config_hash(self) -> str:
@@ -203,7 +204,13 @@ def execute_plan(
         ran = asyncio.run(_run_jobs(plan, pending, store, max_concurrency, progress))
     finally:
         records = [r for r in store.read_episodes() if r.key in wanted]
-        summary = summarize(plan.benchmark, records, seed=plan.seed, grouped=plan.grouped)
+        summary = summarize(
+            plan.benchmark,
+            records,
+            seed=plan.seed,
+            grouped=plan.grouped,
+            success_metric=plan.success_metric,
+        )
         store.write_summary(summary)
         session.ended_at = _now()
         session.episodes_run = ran

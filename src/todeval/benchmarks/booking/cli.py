@@ -115,7 +115,9 @@ def run_command(args: argparse.Namespace) -> int:
     )
     if result.already_complete:
         print(f"{out} already holds a complete run with this config; its summary:")
-    print(summary_table(result.summary, HEADLINE, by_group=["booking.booking_accuracy"]))
+    pass_k = sorted(m for m in result.summary.metrics if ".pass^" in m)
+    headline = [*HEADLINE[:1], *pass_k, *HEADLINE[1:]]
+    print(summary_table(result.summary, headline, by_group=["booking.booking_accuracy"]))
     print(f"\nrun directory: {out}")
     return 0
 

@@ -92,5 +92,6 @@ def build_plan(config: BookingConfig) -> tuple[RunPlan, list[BookingTask]]:
         jobs=jobs,
         play=play,
         players=players,
+        success_metric="booking.booking_accuracy",
     )
     return plan, tasks
