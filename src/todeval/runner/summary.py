@@ -74,6 +74,8 @@ def summarize(
         metrics[name] = summarize_metric(
             per_task, groups, seed=seed, label=name, resamples=resamples
         )
+    if success_metric:
+        metrics.update(_pass_k_metrics(scored, success_metric, groups, seed, resamples))
     usage: dict[str, RoleUsage] = {}
     for r in ordered:
         for role, u in r.usage.items():
