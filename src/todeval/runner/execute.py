@@ -26,6 +26,7 @@ from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord, Manifest, Session, Summary, Timing, episode_id
 from todeval.core.rng import derive_seed
 from todeval.errors import RefusedError
+from todeval.runner.executors import Executor, make_executor
 from todeval.runner.store import RunDirectory
 from todeval.runner.summary import summarize
 
@@ -52,6 +53,7 @@ class RunPlan:
     play: Callable[[EpisodeJob], Awaitable[EpisodeRecord]]
     players: dict[str, Any] = field(default_factory=dict)
     grouped: bool = True
+    factory: str | None = None  # "module:function" rebuilding this plan from ``config`` (Ray)
     success_metric: str | None = None
 
     @property
@@ -135,19 +137,21 @@ async def _run_jobs(
     plan: RunPlan,
     jobs: list[EpisodeJob],
     store: RunDirectory,
+    executor: Executor,
     max_concurrency: int,
     progress: Progress | None,
 ) -> int:
+    """A pool of ``max_concurrency`` workers pulls jobs; each record is appended when done."""
     writer = store.open_appender()
-    semaphore = asyncio.Semaphore(max(1, max_concurrency))
+    pending = iter(jobs)
     done = 0
 
-    async def one(job: EpisodeJob) -> None:
+    async def worker() -> None:
         nonlocal done
-        async with semaphore:
+        for job in pending:
             started = _now()
             try:
-                record = await plan.play(job)
+                record = await executor.play(job)
             except Exception as exc:
                 record = _error_record(plan, job, exc, started)
             writer.append(record)
@@ -156,7 +160,7 @@ async def _run_jobs(
                 progress(done, len(jobs), record)
 
     try:
-        await asyncio.gather(*(one(job) for job in jobs))
+        await asyncio.gather(*(worker() for _ in range(max(1, min(max_concurrency, len(jobs))))))
     finally:
         writer.close()
     return done
@@ -169,6 +173,8 @@ def execute_plan(
     max_concurrency: int = 8,
     progress: Progress | None = None,
     command: list[str] | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
 ) -> RunResult:
     """Run (or continue) ``plan`` in ``run_dir`` and write its summary."""
     store = RunDirectory(run_dir)
@@ -190,7 +196,9 @@ def execute_plan(
             git_commit=_git_commit(),
         )
     finished = {
-        r.key for r in store.read_episodes() if r.outcome is not Outcome.INFRASTRUCTURE_ERROR
+        r.key
+        for r in store.read_episodes(light=True)
+        if r.outcome is not Outcome.INFRASTRUCTURE_ERROR
     }
     pending = [job for job in plan.jobs if job.key not in finished]
     if not pending and store.read_summary() is not None and manifest.sessions:
@@ -200,10 +208,12 @@ def execute_plan(
     manifest.sessions.append(session)
     store.write_manifest(manifest)
     ran = 0
+    runner = make_executor(executor, plan, max_concurrency=max_concurrency, ray_address=ray_address)
     try:
-        ran = asyncio.run(_run_jobs(plan, pending, store, max_concurrency, progress))
+        ran = asyncio.run(_run_jobs(plan, pending, store, runner, max_concurrency, progress))
     finally:
-        records = [r for r in store.read_episodes() if r.key in wanted]
+        runner.close()
+        records = [r for r in store.read_episodes(light=True) if r.key in wanted]
         summary = summarize(
             plan.benchmark,
             records,

@@ -70,25 +70,31 @@ class RunDirectory:
     def write_summary(self, summary: Summary) -> None:
         write_json_atomic(self.summary_path, summary)
 
-    def read_episodes(self) -> list[EpisodeRecord]:
-        """All complete episode lines; a torn last line is skipped, later duplicates win."""
+    def read_episodes(self, *, light: bool = False) -> list[EpisodeRecord]:
+        """All complete episode lines, streamed; a torn last line is skipped, later duplicates win.
+
+        ``light=True`` drops events and details as lines are read, so memory stays small for
+        large runs (enough for summaries and resume bookkeeping).
+        """
         if not self.episodes_path.exists():
             return []
         records: dict[tuple[str, int], EpisodeRecord] = {}
         with self.episodes_path.open("rb") as fh:
-            lines = fh.read().split(b"\n")
-        for i, line in enumerate(lines):
-            if not line.strip():
-                continue
-            try:
-                record = EpisodeRecord.model_validate_json(line)
-            except (ValidationError, ValueError):
-                if i == len(lines) - 1:
-                    continue  # torn last line from an interrupted write
-                raise BadInputError(
-                    f"{self.episodes_path}: line {i + 1} is not a valid episode record"
-                ) from None
-            records[record.key] = record
+            for number, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    record = EpisodeRecord.model_validate_json(line)
+                except (ValidationError, ValueError):
+                    if not line.endswith(b"\n"):
+                        continue  # torn last line from an interrupted write
+                    raise BadInputError(
+                        f"{self.episodes_path}: line {number} is not a valid episode record"
+                    ) from None
+                if light:
+                    record.events = []
+                    record.details = {}
+                records[record.key] = record
         return list(records.values())
 
     def repair_tail(self) -> None:

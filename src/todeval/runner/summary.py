@@ -55,7 +55,8 @@ def summarize(
 
     Episodes with an infrastructure error are excluded from every metric and counted in
     ``excluded``. With several trials per task and a binary ``success_metric``, pass^k
-    (= C(c, k) / C(n, k) averaged over tasks) is reported for k = 2 .. trials. The result depends only on the records' content, never on their order.
+    (= C(c, k) / C(n, k) averaged over tasks) is reported for k = 2 .. trials.
+    The result depends only on the records' content, never on their order.
     """
     ordered = sorted(records, key=lambda r: (r.task_id, r.trial))
     outcomes = Counter(r.outcome.value for r in ordered)

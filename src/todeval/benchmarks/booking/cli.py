@@ -61,6 +61,17 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="run directory (default runs/booking-<set>-<system>-<user>-s<seed>)",
     )
+    parser.add_argument(
+        "--executor",
+        choices=["local", "ray"],
+        default="local",
+        help="run episodes in this process (default) or on a Ray cluster",
+    )
+    parser.add_argument(
+        "--ray-address",
+        default=None,
+        help="address of an existing Ray cluster (default: start a local one)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress output")
 
 

@@ -93,5 +93,11 @@ def build_plan(config: BookingConfig) -> tuple[RunPlan, list[BookingTask]]:
         play=play,
         players=players,
         success_metric="booking.booking_accuracy",
+        factory="todeval.benchmarks.booking.run:plan_from_config",
     )
     return plan, tasks
+
+
+def plan_from_config(config: dict[str, Any]) -> RunPlan:
+    """Rebuild a plan from its recorded config (used by Ray workers)."""
+    return build_plan(BookingConfig.model_validate(config))[0]
