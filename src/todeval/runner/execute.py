@@ -27,6 +27,7 @@ from todeval.core.records import EpisodeRecord, Manifest, Session, Summary, Timi
 from todeval.core.rng import derive_seed
 from todeval.errors import RefusedError
 from todeval.runner.executors import Executor, make_executor
+from todeval.runner.progress import ProgressReporter
 from todeval.runner.store import RunDirectory
 from todeval.runner.summary import summarize
 
@@ -130,16 +131,13 @@ def _error_record(
     )
 
 
-Progress = Callable[[int, int, EpisodeRecord], None]
-
-
 async def _run_jobs(
     plan: RunPlan,
     jobs: list[EpisodeJob],
     store: RunDirectory,
     executor: Executor,
     max_concurrency: int,
-    progress: Progress | None,
+    progress: ProgressReporter,
 ) -> int:
     """A pool of ``max_concurrency`` workers pulls jobs; each record is appended when done."""
     writer = store.open_appender()
@@ -150,14 +148,14 @@ async def _run_jobs(
         nonlocal done
         for job in pending:
             started = _now()
+            progress.started()
             try:
                 record = await executor.play(job)
             except Exception as exc:
                 record = _error_record(plan, job, exc, started)
             writer.append(record)
             done += 1
-            if progress is not None:
-                progress(done, len(jobs), record)
+            progress.finished(record)
 
     try:
         await asyncio.gather(*(worker() for _ in range(max(1, min(max_concurrency, len(jobs))))))
@@ -171,7 +169,7 @@ def execute_plan(
     run_dir: Path,
     *,
     max_concurrency: int = 8,
-    progress: Progress | None = None,
+    quiet: bool = False,
     command: list[str] | None = None,
     executor: str = "local",
     ray_address: str | None = None,
@@ -209,6 +207,7 @@ def execute_plan(
     store.write_manifest(manifest)
     ran = 0
     runner = make_executor(executor, plan, max_concurrency=max_concurrency, ray_address=ray_address)
+    progress = ProgressReporter(len(pending), success_metric=plan.success_metric, quiet=quiet)
     try:
         ran = asyncio.run(_run_jobs(plan, pending, store, runner, max_concurrency, progress))
     finally:

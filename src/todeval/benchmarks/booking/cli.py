@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 from todeval.benchmarks.booking.audit import audit_task
 from todeval.benchmarks.booking.players import SYSTEMS, USERS
 from todeval.benchmarks.booking.run import BookingConfig, build_plan
 from todeval.benchmarks.booking.tasks import TASK_SETS, load_tasks, select_tasks
-from todeval.core.records import EpisodeRecord
 from todeval.errors import choice_error
 from todeval.report.table import render_rows, summary_table
 
@@ -75,29 +73,6 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress output")
 
 
-class _Progress:
-    def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet
-        self.tty = sys.stderr.isatty()
-        self.success = 0
-        self.t0 = time.monotonic()
-
-    def __call__(self, done: int, total: int, record: EpisodeRecord) -> None:
-        self.success += int(record.metrics.get("booking.booking_accuracy", 0.0) == 1.0)
-        if self.quiet:
-            return
-        rate = self.success / done
-        line = (
-            f"[{done}/{total}] {record.task_id} {record.outcome.value} "
-            f"(booking accuracy so far {rate:.2f}, {time.monotonic() - self.t0:.1f}s)"
-        )
-        if self.tty:
-            end = "\n" if done == total else ""
-            print("\r" + line.ljust(100), end=end, file=sys.stderr, flush=True)
-        elif total <= 200 or done % max(1, total // 100) == 0 or done == total:
-            print(line, file=sys.stderr, flush=True)
-
-
 def run_command(args: argparse.Namespace) -> int:
     from todeval.runner.execute import execute_plan
 
@@ -121,9 +96,7 @@ def run_command(args: argparse.Namespace) -> int:
             f"user {config.user}, seed {config.seed} -> {out}",
             file=sys.stderr,
         )
-    result = execute_plan(
-        plan, out, max_concurrency=args.max_concurrency, progress=_Progress(args.quiet)
-    )
+    result = execute_plan(plan, out, max_concurrency=args.max_concurrency, quiet=args.quiet)
     if result.already_complete:
         print(f"{out} already holds a complete run with this config; its summary:")
     pass_k = sorted(m for m in result.summary.metrics if ".pass^" in m)

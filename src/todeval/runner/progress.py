@@ -1,0 +1,89 @@
+"""Progress output for long runs.
+
+On a terminal: one live line (done / in flight / failed, ETA, running success rate, tokens and
+cost so far). Otherwise: plain log lines, about a hundred per run at most.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+from todeval.core.outcome import Outcome
+from todeval.core.records import EpisodeRecord
+
+
+class ProgressReporter:
+    def __init__(
+        self,
+        total: int,
+        *,
+        success_metric: str | None = None,
+        stream: TextIO | None = None,
+        quiet: bool = False,
+        live: bool | None = None,
+    ) -> None:
+        self.total = total
+        self.success_metric = success_metric
+        self.stream = stream or sys.stderr
+        self.quiet = quiet
+        self.live = self.stream.isatty() if live is None else live
+        self.t0 = time.monotonic()
+        self.done = 0
+        self.in_flight = 0
+        self.failed = 0
+        self.successes = 0.0
+        self.scored = 0
+        self.tokens = 0
+        self.cost = 0.0
+
+    def started(self) -> None:
+        self.in_flight += 1
+        if self.live:
+            self._render(None)
+
+    def finished(self, record: EpisodeRecord) -> None:
+        self.in_flight = max(0, self.in_flight - 1)
+        self.done += 1
+        if record.outcome is Outcome.INFRASTRUCTURE_ERROR:
+            self.failed += 1
+        elif self.success_metric and self.success_metric in record.metrics:
+            self.scored += 1
+            self.successes += record.metrics[self.success_metric]
+        for usage in record.usage.values():
+            self.tokens += usage.prompt_tokens + usage.completion_tokens
+            self.cost += usage.cost_usd
+        self._render(record)
+
+    def line(self, record: EpisodeRecord | None) -> str:
+        elapsed = time.monotonic() - self.t0
+        eta = elapsed / self.done * (self.total - self.done) if self.done else 0.0
+        parts = [
+            f"[{self.done}/{self.total}]",
+            f"in flight {self.in_flight}",
+            f"failed {self.failed}",
+        ]
+        if self.scored:
+            parts.append(f"{self.success_metric} {self.successes / self.scored:.3f}")
+        if self.tokens:
+            parts.append(f"tokens {self.tokens:,}")
+        if self.cost:
+            parts.append(f"${self.cost:.4f}")
+        parts.append(f"{elapsed:.0f}s elapsed, ETA {eta:.0f}s")
+        if record is not None and not self.live:
+            parts.insert(1, f"{record.task_id}#{record.trial} {record.outcome.value}")
+        return "  ".join(parts)
+
+    def _render(self, record: EpisodeRecord | None) -> None:
+        if self.quiet:
+            return
+        if self.live:
+            end = "\n" if self.done == self.total else ""
+            print("\r" + self.line(record)[:160].ljust(100), end=end, file=self.stream, flush=True)
+            return
+        if record is None:
+            return
+        step = max(1, self.total // 100)
+        if self.done % step == 0 or self.done == self.total:
+            print(self.line(record), file=self.stream, flush=True)
