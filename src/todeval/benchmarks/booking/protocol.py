@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 import random
 import re
-from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Protocol, runtime_checkable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, runtime_checkable
 
 import jsonschema
 from pydantic import BaseModel, Field
@@ -25,6 +25,9 @@ from pydantic import BaseModel, Field
 from todeval.benchmarks.booking.schema import BOOKING_TOOLS, DB_TOOLS, FOLLOWUP, tool_parameters
 from todeval.benchmarks.booking.tasks import BookingTask
 from todeval.core.records import CallUsage
+
+if TYPE_CHECKING:
+    from todeval.backends.types import Backend
 
 # ---------------------------------------------------------------------------------------------
 # Observations sent to the dialogue system
@@ -205,6 +208,29 @@ class UserContext:
     task: BookingTask
     rng: random.Random
     seed: int
+
+
+@dataclass(frozen=True)
+class PlayerOptions:
+    """How a player is configured for a run (shared by all its episodes).
+
+    A player class may define ``from_options(options) -> player``; otherwise it is built with no
+    arguments. Backends are shared across episodes (they hold connection limits and the cache).
+    """
+
+    role: str  # "system" or "user"
+    model: Backend | None = None
+    module_model: Backend | None = None  # sub-modules of modular systems (default: model)
+    constrained: bool = False  # ask the backend for schema-constrained decoding
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def build_player(cls: Any, options: PlayerOptions) -> Any:
+    """One player instance (one per episode)."""
+    factory = getattr(cls, "from_options", None)
+    return factory(options) if callable(factory) else cls()
 
 
 @runtime_checkable
