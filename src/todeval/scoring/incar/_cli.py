@@ -1,0 +1,91 @@
+"""``todeval score incar`` and ``todeval data incar``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from todeval.errors import BadInputError, UsageError
+from todeval.scoring.incar._evaluate import score_predictions
+from todeval.scoring.incar._export import gold_as_predictions, gold_document
+from todeval.scoring.incar._gold import SPLITS, Split, load_gold
+from todeval.scoring.incar._ontology import INTENTS, load_lexicon
+from todeval.scoring.incar._predictions import read_predictions
+from todeval.scoring.incar._report import format_table
+from todeval.stats.bootstrap import DEFAULT_RESAMPLES
+
+SCORE_HELP = "score In-Car Assistant (KVRET) predictions: Match, SuccF1, BLEU, Combined"
+DATA_HELP = "show or export the delexicalized In-Car Assistant (KVRET) gold"
+
+
+def _write_json(path: Path, document: Any) -> None:
+    try:
+        path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    except OSError as exc:
+        raise BadInputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+
+def add_score_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("predictions", type=Path, help="prediction file (JSON)")
+    parser.add_argument("--split", choices=SPLITS, default="test", help="gold split (test)")
+    parser.add_argument("-o", "--output", type=Path, help="write the Summary JSON here")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (0)")
+    parser.add_argument(
+        "--resamples", type=int, default=DEFAULT_RESAMPLES, help="bootstrap resamples (2000)"
+    )
+
+
+def run_score(args: argparse.Namespace) -> int:
+    if args.resamples < 1:
+        raise UsageError("--resamples must be at least 1")
+    split: Split = args.split
+    lexicon = load_lexicon()
+    gold = load_gold(split, lexicon)
+    predictions = read_predictions(args.predictions, gold)
+    result = score_predictions(
+        predictions, gold, lexicon=lexicon, seed=args.seed, resamples=args.resamples
+    )
+    print(format_table(result))
+    if args.output is not None:
+        _write_json(args.output, result.summary.model_dump(mode="json"))
+    return 0
+
+
+def add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--export", action="store_true", help="write the gold to -o FILE")
+    parser.add_argument("--split", choices=SPLITS, default="test", help="gold split (test)")
+    parser.add_argument("-o", "--output", type=Path, help="output file for --export")
+    parser.add_argument(
+        "--predictions-format",
+        action="store_true",
+        help="export the gold as a prediction file (responses and states only)",
+    )
+
+
+def run_data(args: argparse.Namespace) -> int:
+    split: Split = args.split
+    if not args.export:
+        if args.output is not None or args.predictions_format:
+            raise UsageError("-o and --predictions-format need --export")
+        gold = load_gold(split)
+        dialogues = Counter(d.intent for d in gold.dialogues)
+        turns = Counter(
+            {i: sum(len(d.turns) for d in gold.dialogues if d.intent == i) for i in INTENTS}
+        )
+        print(
+            f"In-Car Assistant (KVRET) {split}: {len(gold.dialogues)} dialogues, "
+            f"{sum(turns.values())} system turns"
+        )
+        for intent in INTENTS:
+            print(f"  {intent:<9} {dialogues[intent]:>4} dialogues {turns[intent]:>5} turns")
+        return 0
+    if args.output is None:
+        raise UsageError("--export needs -o FILE")
+    gold = load_gold(split)
+    document = gold_as_predictions(gold) if args.predictions_format else gold_document(gold)
+    _write_json(args.output, document)
+    print(f"wrote {len(gold.dialogues)} {split} dialogues to {args.output}")
+    return 0

@@ -1,0 +1,123 @@
+"""Text normalization for In-Car (KVRET) scoring: lower-casing, tokenization, lemmatization.
+
+The lineage (Sequicity → LABES → GALAXY) tokenized with NLTK's ``word_tokenize`` (Punkt sentence
+splitting plus Penn-Treebank word rules) and lemmatized every token with WordNet's noun
+lemmatizer. Neither data package can be installed offline, so this module is our own
+approximation (see ``docs/scoring-incar.md`` for the divergences):
+
+* :func:`tokenize` applies Treebank-style rules: punctuation is split off, clitics become their
+  own tokens (``don't`` → ``do n't``, ``chu's`` → ``chu 's``), a period is split off a word that
+  ends a sentence unless the word is a known abbreviation, an initial or a number inside the
+  text. Placeholders such as ``[value_time]`` are kept whole.
+* :func:`lemmatize_token` turns regular English plurals into singulars (``meetings`` →
+  ``meeting``, ``cities`` → ``city``) and leaves function words alone; it has no dictionary.
+
+Every function here is idempotent on its own output, so gold text exported by ``todeval data
+incar --export`` is unchanged when it is scored as a prediction.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Placeholder tokens (``[value_time]``, ``[value_poi_type]``) are never split or lemmatized.
+PLACEHOLDER = re.compile(r"\[[a-z0-9_]+\]")
+
+_AM_PM = re.compile(r"(\d+) ([ap]m)")
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Words ending in a period that do not end a sentence (Punkt would treat them as abbreviations).
+_ABBREVIATIONS = _words(
+    "dr st mr mrs ms jr sr vs etc inc ltd co corp ave blvd rd ln ct pl hwy mt ft apt no jan "
+    "feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur thurs fri sat "
+    "sun approx min max a.m p.m e.g i.e "
+)
+
+# Plural-looking words the noun lemmatizer must not touch.
+_KEEP = _words(
+    "is was has does goes yes its his hers ours yours theirs as us thus this plus gas bus "
+    "less unless always perhaps sometimes towards afterwards besides whereas news lens "
+    "series species means chaos bias atlas canvas alias iris thanks "
+)
+
+_CLITICS = re.compile(r"(?<=[^' ])('s|'m|'d|'ll|'re|'ve|n't|')(?= )")
+_SPLIT_WORDS = re.compile(r"(?<= )(?:(can)(not)|(gon|wan)(na)|(got)(ta))(?= )")
+
+
+def join_am_pm(text: str) -> str:
+    """``7 pm`` → ``7pm`` (the lineage's time normalization, applied before matching)."""
+    return _AM_PM.sub(r"\1\2", text)
+
+
+def _split_sentence_periods(words: list[str]) -> list[str]:
+    """Split the period off words that end a sentence (our stand-in for Punkt + Treebank)."""
+    out: list[str] = []
+    last = len(words) - 1
+    for i, word in enumerate(words):
+        m = re.fullmatch(r"(.*[^.])\.", word)
+        if m is None:
+            out.append(word)
+            continue
+        body = m.group(1)
+        if i < last and (
+            "." in body
+            or body in _ABBREVIATIONS
+            or re.fullmatch(r"[a-z]", body) is not None
+            or re.fullmatch(r"\d+", body) is not None
+        ):
+            out.append(word)
+            continue
+        out.append(body)
+        out.append(".")
+    return out
+
+
+def _tokenize_plain(text: str) -> list[str]:
+    """Treebank-style tokenization of text that contains no placeholder."""
+    text = re.sub(r'^"', " `` ", text)
+    text = re.sub(r'(?<=[ (\[{<])"', " `` ", text)
+    text = text.replace('"', " '' ")
+    text = text.replace("...", " ... ")
+    text = re.sub(r"[;@#$%&?!]", r" \g<0> ", text)
+    text = re.sub(r"[\]\[(){}<>]", r" \g<0> ", text)
+    text = text.replace("--", " -- ")
+    text = re.sub(r"[:,](?!\d)", r" \g<0> ", text)
+    text = " " + text + " "
+    text = _CLITICS.sub(r" \1", text)
+    text = _SPLIT_WORDS.sub(lambda m: " ".join(g for g in m.groups() if g is not None), text)
+    return text.split()
+
+
+def tokenize(text: str) -> list[str]:
+    """Split lower-cased text into tokens; placeholders stay whole."""
+    tokens: list[str] = []
+    pos = 0
+    for m in PLACEHOLDER.finditer(text):
+        tokens.extend(_tokenize_plain(text[pos : m.start()]))
+        tokens.append(m.group(0))
+        pos = m.end()
+    tokens.extend(_tokenize_plain(text[pos:]))
+    return _split_sentence_periods(tokens)
+
+
+def lemmatize_token(token: str) -> str:
+    """Singular of a regular English plural noun; any other token is returned unchanged."""
+    if len(token) < 4 or not token.isalpha() or not token.isascii() or token in _KEEP:
+        return token
+    if token.endswith(("ss", "us", "is")) or not token.endswith("s"):
+        return token
+    if token.endswith("ies") and len(token) > 4:
+        return token[:-3] + "y"
+    if token.endswith(("sses", "ches", "shes", "xes", "zzes")):
+        return token[:-2]
+    return token[:-1]
+
+
+def normalize(text: str) -> str:
+    """Lower-case, join ``7 pm``, tokenize and lemmatize; tokens joined by single spaces."""
+    tokens = tokenize(join_am_pm(text.lower()))
+    return " ".join(t if PLACEHOLDER.fullmatch(t) else lemmatize_token(t) for t in tokens)

@@ -1,0 +1,56 @@
+"""In-Car text normalization: tokenization, lemmatization, idempotency."""
+
+from __future__ import annotations
+
+from todeval.scoring.incar._text import lemmatize_token, normalize, tokenize
+
+
+def test_punctuation_and_clitics_are_split() -> None:
+    assert tokenize("i don't know, chef chu's is near!") == [
+        "i", "do", "n't", "know", ",", "chef", "chu", "'s", "is", "near", "!",
+    ]  # fmt: skip
+
+
+def test_sentence_final_periods_are_split_but_abbreviations_kept() -> None:
+    assert tokenize("it is on main st. near you. ok.") == [
+        "it", "is", "on", "main", "st.", "near", "you", ".", "ok", ".",
+    ]  # fmt: skip
+
+
+def test_placeholders_stay_whole() -> None:
+    assert tokenize("at [value_time].") == ["at", "[value_time]", "."]
+    assert tokenize("([value_poi_type])") == ["(", "[value_poi_type]", ")"]
+
+
+def test_numbers_with_commas_and_times_stay_whole() -> None:
+    assert tokenize("1,000 at 7:30") == ["1,000", "at", "7:30"]
+
+
+def test_am_pm_is_joined_and_text_lower_cased() -> None:
+    assert normalize("Meeting at 7 PM.") == "meeting at 7pm ."
+
+
+def test_plural_nouns_become_singular() -> None:
+    assert lemmatize_token("meetings") == "meeting"
+    assert lemmatize_token("cities") == "city"
+    assert lemmatize_token("addresses") == "address"
+    assert lemmatize_token("miles") == "mile"
+    assert lemmatize_token("matches") == "match"
+
+
+def test_function_words_and_non_plurals_are_kept() -> None:
+    for word in ("is", "was", "has", "this", "gas", "address", "bus", "yes", "7pm", "[value_x]"):
+        assert lemmatize_token(word) == word
+
+
+def test_normalize_is_idempotent() -> None:
+    texts = [
+        "You have a dentist appointment on Friday at 7 pm.",
+        "I don't know, Chef Chu's is 5 miles away. Ok.",
+        'cannot go... gonna rain? (maybe) "quoted" text',
+        "Setting meeting for [value_date] at [value_time].",
+        "room 100. see you at 593 Arrowhead Way.",
+    ]
+    for text in texts:
+        once = normalize(text)
+        assert normalize(once) == once
