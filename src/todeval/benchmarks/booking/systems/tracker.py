@@ -1,0 +1,105 @@
+"""The dialogue state tracker of the rule system.
+
+:class:`SlotTracker` keeps, per domain, the slot values the user has given (later values
+overwrite earlier ones, so corrections just work), the attributes the user asked for, and the
+active domain. Each user turn is read by :func:`~.nlu.parse_turn`; what the system just asked
+(:meth:`SlotTracker.expect`, or :meth:`SlotTracker.observe_system` for a system turn given as
+text) helps to read short answers such as "5" or "doesn't matter".
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from todeval.benchmarks.booking.systems.nlu import ParseContext, TurnParse, parse_turn, system_asks
+from todeval.benchmarks.booking.systems.vocab import Vocabulary, vocabulary
+
+
+class DomainState(BaseModel):
+    """What the user wants in one domain."""
+
+    slots: dict[str, str] = Field(default_factory=dict)
+    weak: list[str] = Field(default_factory=list, description="slots read from a loose cue")
+    requested: list[str] = Field(default_factory=list, description="attributes asked for")
+    mentioned: bool = False
+
+    def informable(self, names: tuple[str, ...]) -> dict[str, str]:
+        return {k: v for k, v in self.slots.items() if k in names}
+
+
+class SlotTracker:
+    """Tracks the user's constraints across turns (one instance per dialogue)."""
+
+    def __init__(self, task_set: str, vocab: Vocabulary | None = None) -> None:
+        self.task_set = task_set
+        self.vocab = vocab or vocabulary(task_set)
+        self.domains: dict[str, DomainState] = {}
+        self.order: list[str] = []
+        self.active: str | None = None
+        self.expected: list[tuple[str, str]] = []
+        self.venues: dict[str, dict[str, str]] = {}
+
+    # -- context from the system side ----------------------------------------------------------
+    def expect(self, pairs: list[tuple[str, str]]) -> None:
+        """Record what the system just asked for, as (domain, slot) pairs."""
+        self.expected = list(pairs)
+
+    def observe_system(self, text: str) -> None:
+        """Read a system utterance (corpus replay) for the slots it asks about."""
+        self.expected = system_asks(text, self.active)
+
+    def note_venue(self, domain: str, row: dict[str, str]) -> None:
+        """The venue (a DB row) the system offered or booked: resolves "the same area"."""
+        self.venues[domain] = dict(row)
+
+    # -- state --------------------------------------------------------------------------------
+    def state(self, domain: str) -> DomainState:
+        if domain not in self.domains:
+            self.domains[domain] = DomainState()
+        return self.domains[domain]
+
+    def known(self) -> dict[str, dict[str, str]]:
+        out: dict[str, dict[str, str]] = {}
+        for d in set(self.domains) | set(self.venues):
+            merged = dict(self.venues.get(d, {}))
+            merged.update({k: v for k, v in self.state(d).slots.items() if v != "dontcare"})
+            out[d] = merged
+        return out
+
+    def context(self) -> ParseContext:
+        return ParseContext(active_domain=self.active, expected=list(self.expected),
+                            known=self.known())  # fmt: skip
+
+    def parse(self, text: str) -> TurnParse:
+        """Read a turn without changing the state."""
+        return parse_turn(text, self.vocab, self.context())
+
+    def update(self, text: str) -> TurnParse:
+        """Read a user turn and apply it to the state."""
+        parsed = self.parse(text)
+        self.apply(parsed)
+        return parsed
+
+    def apply(self, parsed: TurnParse) -> None:
+        for d in parsed.domains:
+            st = self.state(d)
+            st.mentioned = True
+            if d not in self.order:
+                self.order.append(d)
+        for s in parsed.slots:
+            st = self.state(s.domain)
+            st.slots[s.slot] = s.value
+            if s.weak and s.slot not in st.weak:
+                st.weak.append(s.slot)
+            elif not s.weak and s.slot in st.weak:
+                st.weak.remove(s.slot)
+        for d, attrs in parsed.requests.items():
+            st = self.state(d)
+            for a in attrs:
+                if a not in st.requested:
+                    st.requested.append(a)
+        if parsed.domains:
+            touched = [s.domain for s in parsed.slots]
+            # The domain the turn is about: the last one named with values, else the last named.
+            self.active = touched[-1] if touched else parsed.domains[-1]
+        self.expected = []
