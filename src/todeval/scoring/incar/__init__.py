@@ -30,7 +30,7 @@ from todeval.scoring.incar._evaluate import (
     score_predictions,
 )
 from todeval.scoring.incar._export import gold_as_predictions, gold_document
-from todeval.scoring.incar._gold import GoldDialogue, GoldSplit, GoldTurn, load_gold
+from todeval.scoring.incar._gold import SPLITS, GoldDialogue, GoldSplit, GoldTurn, Split, load_gold
 from todeval.scoring.incar._ontology import INFORMABLE, REQUESTABLE, Lexicon, load_lexicon
 from todeval.scoring.incar._predictions import IncarPredictions, PredictedTurn, parse_predictions
 from todeval.scoring.incar._text import normalize
@@ -39,6 +39,7 @@ __all__ = [
     "INFORMABLE",
     "METRICS",
     "REQUESTABLE",
+    "SPLITS",
     "DialogueScore",
     "GoldDialogue",
     "GoldSplit",
@@ -47,6 +48,7 @@ __all__ = [
     "IncarResult",
     "Lexicon",
     "PredictedTurn",
+    "Split",
     "evaluate",
     "gold_as_predictions",
     "gold_document",
