@@ -10,14 +10,18 @@ import numpy as np
 import pytest
 
 from todeval.core.records import Summary
+from todeval.errors import BadInputError
 from todeval.scoring.incar import (
     METRICS,
+    IncarPredictions,
     IncarResult,
     Split,
     evaluate,
     gold_as_predictions,
     gold_document,
     load_gold,
+    parse_predictions,
+    score_predictions,
 )
 from todeval.scoring.incar._metrics import combined
 
@@ -180,3 +184,14 @@ def test_bootstrap_is_reproducible_with_a_seed() -> None:
     a = evaluate(predictions, seed=3, resamples=RESAMPLES)
     b = evaluate(predictions, seed=3, resamples=RESAMPLES)
     assert a.summary == b.summary
+
+
+def test_validated_predictions_are_accepted_and_empty_ones_refused() -> None:
+    gold = load_gold("test")
+    parsed = parse_predictions({"0": [{"response": gold.dialogues[0].turns[0].response}]}, gold)
+    result = evaluate(parsed, resamples=RESAMPLES)
+    assert result.n_scored == 1 and result.gold_states
+    with pytest.raises(BadInputError):
+        score_predictions(IncarPredictions(dialogues={}), gold)
+    with pytest.raises(BadInputError):
+        evaluate({"0": []})

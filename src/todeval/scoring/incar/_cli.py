@@ -48,9 +48,9 @@ def run_score(args: argparse.Namespace) -> int:
     result = score_predictions(
         predictions, gold, lexicon=lexicon, seed=args.seed, resamples=args.resamples
     )
-    print(format_table(result))
     if args.output is not None:
         _write_json(args.output, result.summary.model_dump(mode="json"))
+    print(format_table(result))
     return 0
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from todeval.core.records import CIMethod, MetricSummary, Summary
+from todeval.errors import BadInputError
 from todeval.scoring.incar._bootstrap import Statistic, corpus_summary
 from todeval.scoring.incar._delex import redelexicalize
 from todeval.scoring.incar._gold import GoldDialogue, GoldSplit, Split, load_gold
@@ -204,6 +205,8 @@ def score_predictions(
         )
         rows.append(row)
         scores.append(score)
+    if not rows:
+        raise BadInputError("predictions: no dialogue of the split to score")
     stats = np.vstack(rows)
     intents = [s.intent for s in scores]
     metrics: dict[str, MetricSummary] = {
