@@ -1,0 +1,283 @@
+"""Wording for the agenda user: several paraphrases per slot and per dialogue act.
+
+Every choice is drawn from the caller's ``random.Random`` so one seed gives one wording. Slot
+values are said verbatim (the unrealistic set's "7B people" or "3^8 stars" are not corrected);
+a few well-known MultiWOZ values get more natural phrasings ("free parking", "moderately
+priced", "in the city centre").
+
+A *fragment* is a phrase that can follow a noun: "in the north", "with free parking", "leaving
+after 10:15", "for 2 people". Sentence templates glue fragments together.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+
+# ---------------------------------------------------------------------------------------------
+# Fragments per slot: general templates, and special ones for particular values.
+
+_GENERAL: dict[str, tuple[str, ...]] = {
+    "area": ("in the {v}", "located in the {v}"),
+    "pricerange": ("in the {v} price range", "with a {v} price range"),
+    "food": ("serving {v} food", "that serves {v} food", "with {v} food"),
+    "name": ("called {v}", "named {v}", "by the name of {v}"),
+    "type": ("that is a {v}", "of the {v} type"),
+    "stars": ("with {v} stars", "rated {v} stars", "with a star rating of {v}"),
+    "parking": ("with {v} parking", "where the parking is {v}"),
+    "internet": ("with {v} internet", "where the internet is {v}"),
+    "departure": ("from {v}", "leaving from {v}", "departing from {v}"),
+    "destination": ("to {v}", "going to {v}", "heading to {v}"),
+    "leaveat": (
+        "leaving after {v}",
+        "that leaves after {v}",
+        "departing after {v}",
+        "leaving no earlier than {v}",
+    ),
+    "arriveby": (
+        "arriving by {v}",
+        "that arrives by {v}",
+        "getting there by {v}",
+        "arriving no later than {v}",
+    ),
+    "trainid": ("with train id {v}",),
+    # booking slots
+    "people": ("for {v} people", "for a party of {v}", "for a group of {v}"),
+    "time": ("at {v}", "for {v}"),
+    "stay": ("for {v} nights", "for a stay of {v} nights"),
+}
+# Day: informable for trains, a booking slot elsewhere.
+_DAY = {
+    "train": ("on {v}", "for {v}", "travelling on {v}"),
+    "hotel": ("on {v}", "starting on {v}", "from {v}"),
+    "restaurant": ("on {v}", "for {v}"),
+}
+_SPECIAL: dict[tuple[str, str], tuple[str, ...]] = {
+    ("area", "centre"): ("in the centre", "in the city centre", "in the centre of town"),
+    ("pricerange", "cheap"): ("that is cheap", "in the cheap price range", "on the cheap side"),
+    ("pricerange", "moderate"): (
+        "that is moderately priced",
+        "in the moderate price range",
+        "with moderate prices",
+    ),
+    ("pricerange", "expensive"): (
+        "that is expensive",
+        "in the expensive price range",
+        "on the expensive side",
+    ),
+    ("type", "guesthouse"): ("that is a guesthouse", "of the guesthouse type"),
+    ("type", "hotel"): (
+        "that is a hotel rather than a guesthouse",
+        "of the hotel type",
+        "that is a proper hotel, not a guesthouse",
+    ),
+    ("parking", "yes"): ("with free parking", "that has free parking", "with parking included"),
+    ("parking", "no"): ("without free parking", "that does not offer free parking"),
+    ("internet", "yes"): ("with free wifi", "with free internet", "that has internet access"),
+    ("internet", "no"): ("without internet", "with no internet access"),
+    ("people", "1"): ("for 1 person", "for just 1 person"),
+    ("stay", "1"): ("for 1 night", "for a stay of 1 night"),
+    ("stars", "1"): ("with 1 star", "rated 1 star", "with a star rating of 1"),
+}
+_COMPASS = ("north", "south", "east", "west")
+_ARTICLE = re.compile(r"\b([Aa]) (?=[aeiouAEIOU])")
+_DIGITS = "0123456789"
+
+
+def fragment(
+    domain: str, slot: str, value: str, rng: random.Random, surface: str | None = None
+) -> str:
+    """One phrase stating ``slot = value`` for ``domain``.
+
+    ``value`` is the normalised value (it selects special phrasings); ``surface`` is how it is
+    said (verbatim, e.g. with the goal message's capitals), by default ``value`` itself.
+    """
+    options: Sequence[str]
+    if (slot, value) in _SPECIAL:
+        options = _SPECIAL[(slot, value)]
+    elif slot == "area" and value in _COMPASS:
+        options = ("in the {v}", "in the {v} of town", "on the {v} side of town")
+    elif slot == "stars" and value and all(c in _DIGITS for c in value):
+        options = (*_GENERAL["stars"], "with a {v}-star rating")
+    elif slot == "day":
+        options = _DAY.get(domain, _DAY["restaurant"])
+    else:
+        options = _GENERAL.get(slot, ("with {s} {v}",))
+    template = rng.choice(list(options))
+    text = template.format(v=value if surface is None else surface, s=slot)
+    return _ARTICLE.sub(r"\1n ", text)
+
+
+def people_fragment(value: str, same_group: bool, rng: random.Random) -> str:
+    """``for N people``; ``same_group`` adds "the same group of" (train after another booking)."""
+    if same_group:
+        noun = "person" if value == "1" else "people"
+        return rng.choice([f"for the same group of {value} {noun}", f"for the same {value} {noun}"])
+    return fragment("train", "people", value, rng)
+
+
+def join(parts: Sequence[str], conjunction: str = "and") -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    items = [p for p in parts if p]
+    if len(items) <= 1:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} {conjunction} {items[-1]}"
+
+
+def capitalise(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+# ---------------------------------------------------------------------------------------------
+# Labels (for "I don't mind about the ...", "What is its ...?")
+
+_LABELS: dict[str, tuple[str, ...]] = {
+    "area": ("area", "part of town"),
+    "pricerange": ("price range", "price"),
+    "food": ("type of food", "cuisine"),
+    "type": ("type of place", "kind of accommodation"),
+    "stars": ("star rating", "number of stars"),
+    "parking": ("parking",),
+    "internet": ("internet", "wifi"),
+    "day": ("day",),
+    "time": ("time",),
+    "people": ("number of people",),
+    "stay": ("length of stay",),
+    "leaveat": ("departure time", "time it leaves"),
+    "arriveby": ("arrival time", "time it arrives"),
+    "departure": ("departure station",),
+    "destination": ("destination",),
+    # requested attributes
+    "phone": ("phone number", "telephone number"),
+    "postcode": ("postcode", "post code"),
+    "address": ("address",),
+    "price": ("price", "ticket price"),
+    "duration": ("travel time", "journey duration"),
+    "trainid": ("train id", "train number"),
+    "reference": ("reference number",),
+}
+
+
+def label(slot: str, rng: random.Random) -> str:
+    return rng.choice(list(_LABELS.get(slot, (slot,))))
+
+
+# ---------------------------------------------------------------------------------------------
+# Dialogue acts
+
+NOUNS: dict[str, tuple[str, ...]] = {
+    "restaurant": ("a restaurant", "a place to eat", "somewhere to eat", "a place to dine"),
+    "hotel": ("a place to stay", "a hotel", "somewhere to stay", "accommodation"),
+    "train": ("a train", "a train ticket", "train tickets"),
+}
+
+ACTS: dict[str, tuple[str, ...]] = {
+    "open": (
+        "Hi, I'm looking for {what}.",
+        "Hello! I need {what}.",
+        "Hi there. Can you help me find {what}?",
+        "I'd like to find {what}, please.",
+        "Good day. I am looking for {what}.",
+    ),
+    "next_domain": (
+        "Thank you! I also need {what}.",
+        "Great, thanks. Now I'm looking for {what}.",
+        "Perfect. Next, I need {what}.",
+        "Thanks a lot. Can you also help me find {what}?",
+    ),
+    "inform": (
+        "I need one {frags}.",
+        "Also, I'd like one {frags}.",
+        "Ideally something {frags}.",
+        "Oh, and it should be one {frags}.",
+        "I'm after one {frags}, please.",
+    ),
+    "answer": ("{Frags}, please.", "{Frags}.", "Oh, {frags}.", "Sure: {frags}."),
+    "dontcare": (
+        "I don't mind about the {label}.",
+        "Any {label} is fine.",
+        "I have no preference for the {label}.",
+        "The {label} doesn't matter to me.",
+    ),
+    "dontcare_name": (
+        "I don't have a particular one in mind, you can choose.",
+        "Any of them is fine, please pick one for me.",
+        "I don't mind which one.",
+    ),
+    "confirm": (
+        "That sounds good.",
+        "Perfect, that works for me.",
+        "Great, that one is fine.",
+        "Yes, that suits me.",
+        "Sounds great.",
+    ),
+    "yes": ("Yes, that's right.", "Yes, correct.", "That's correct."),
+    "reject": (
+        "Hmm, that's not what I need: I want one {frags}. Do you have another?",
+        "That doesn't quite fit, I need one {frags}. Is there anything else?",
+        "Sorry, that won't work for me. Could you find one {frags}?",
+    ),
+    "book": (
+        "Please book it {frags}.",
+        "Could you book it {frags}?",
+        "I'd like to make a booking {frags}.",
+        "Can you reserve it {frags}, please?",
+    ),
+    "book_train": (
+        "Please book tickets {frags}.",
+        "Could you book seats {frags}?",
+        "I'd like tickets {frags}, please.",
+        "Can you book it {frags}?",
+    ),
+    "book_again": (
+        "Could you please go ahead and book it {frags}?",
+        "I'd still like to book it {frags}, please.",
+        "Can you make the booking {frags}?",
+    ),
+    "request": (
+        "Could you also tell me the {attrs}?",
+        "What is the {attrs}, please?",
+        "Can I have the {attrs} as well?",
+        "I'd also like to know the {attrs}.",
+    ),
+    "switch_info": (
+        "Oh, that's a shame. How about one {frags} instead?",
+        "In that case, how about one {frags} instead?",
+        "Okay, then could you try one {frags} instead?",
+        "No problem. What about one {frags} instead?",
+    ),
+    "switch_book": (
+        "That's a pity. How about {frags} instead?",
+        "Then could you try {frags} instead?",
+        "In that case, can you book it {frags} instead?",
+    ),
+    "restate": (
+        "Sorry, could you check again? I'm looking for {what}.",
+        "I still need {what}. Can you find one?",
+        "Let me repeat: I want {what}.",
+    ),
+    "ask_reference": (
+        "Great. What is the reference number?",
+        "Thanks! Could you give me the booking reference, please?",
+        "Could I have the reference number for that booking?",
+    ),
+    "thanks": ("Thank you!", "Great, thanks.", "Wonderful, thank you."),
+    "give_up": (
+        "I'm sorry, this doesn't seem to be working. I'll try elsewhere, thank you anyway.",
+        "Never mind, I'll sort it out another way. Thanks for your time.",
+        "Let's leave it there, I'll book it myself later. Thank you.",
+    ),
+}
+
+
+def say(act: str, rng: random.Random, **slots: str) -> str:
+    """One sentence for ``act``; ``{Frags}`` is ``frags`` capitalised."""
+    template = rng.choice(list(ACTS[act]))
+    if "frags" in slots:
+        slots["Frags"] = capitalise(slots["frags"])
+    return template.format(**slots)
+
+
+def noun(domain: str, rng: random.Random) -> str:
+    return rng.choice(list(NOUNS[domain]))
