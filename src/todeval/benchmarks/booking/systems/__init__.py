@@ -5,11 +5,13 @@
 """
 
 from todeval.benchmarks.booking.systems.nlu import SlotValue, TurnParse, parse_turn
+from todeval.benchmarks.booking.systems.rule import RuleSystem
 from todeval.benchmarks.booking.systems.tracker import DomainState, SlotTracker
 from todeval.benchmarks.booking.systems.tracker_eval import SlotScores, evaluate_tracker
 
 __all__ = [
     "DomainState",
+    "RuleSystem",
     "SlotScores",
     "SlotTracker",
     "SlotValue",

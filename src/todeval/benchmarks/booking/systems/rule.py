@@ -1,0 +1,557 @@
+"""``RuleSystem``: an offline rule-based dialogue system for the self-play booking benchmark.
+
+It acts only through the benchmark's tools. Per user turn it
+
+1. reads the message with its :class:`~.tracker.SlotTracker`;
+2. picks the domain to work on (the one the user is talking about, else the oldest unfinished);
+3. searches that domain's DB with the user's constraints (``retrievefrom...db``), relaxing a
+   loosely inferred constraint when nothing matches, and otherwise tells the user that nothing
+   matched and asks them to change something;
+4. picks a row from the :class:`~.protocol.DbResult` (for trains: the first departure after the
+   requested time, or the last arrival before it), offers it, answers questions about it from the
+   row, and asks for missing booking details;
+5. books (``validate...booking``) as soon as the booking details are known, with every required
+   argument taken from the chosen row plus the optional attributes the user asked for; on a
+   failure it tries another row, or tells the user what was wrong;
+6. passes the booking reference on and moves to the next domain the user mentioned.
+
+Its own outputs are checked against the task set's tool schema before they are sent, so it never
+commits a format violation. It never sees the user's goal. The vocabulary for reading the user
+comes from the task set's DB (``load_database``) and schema; every venue fact it tells the user
+comes from a DB result it received.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from todeval.benchmarks.booking.protocol import (
+    Action,
+    ActionParser,
+    BookingResult,
+    DbResult,
+    Observation,
+    SystemContext,
+    SystemOutput,
+    ToolCall,
+    UserMessage,
+    Violation,
+)
+from todeval.benchmarks.booking.schema import (
+    BOOK_SLOTS,
+    BOOKING_TOOLS,
+    DB_TOOLS,
+    INFORMABLE,
+    OPTIONAL_BOOKING_ATTRIBUTES,
+    REQUIRED_BOOKING_ARGS,
+    SlotValues,
+    slot_values,
+)
+from todeval.benchmarks.booking.systems import replies as R
+from todeval.benchmarks.booking.systems.nlu import TurnParse
+from todeval.benchmarks.booking.systems.patterns import DOMAINS, HOTEL, RESTAURANT, TRAIN
+from todeval.benchmarks.booking.systems.text import normalise_text
+from todeval.benchmarks.booking.systems.tracker import SlotTracker
+from todeval.benchmarks.booking.systems.vocab import vocabulary
+
+_DB_TOOL = {d: t for t, d in DB_TOOLS.items()}
+_BOOK_TOOL = {d: t for t, d in BOOKING_TOOLS.items()}
+_SEARCH_PREFS = {RESTAURANT: ["food", "area", "pricerange"], HOTEL: ["area", "pricerange"]}
+_TRAIN_SEARCH = ["departure", "destination", "day"]
+# Constraints that may be dropped when nothing matches (read from loose cues or "no ...").
+_RELAXABLE_VALUES = {("type", "hotel"), ("internet", "no"), ("parking", "no")}
+MAX_CALLS_PER_TURN = 12
+
+
+def _row_key(domain: str, row: dict[str, str]) -> str:
+    return row.get("trainid", "") if domain == TRAIN else row.get("name", "")
+
+
+def _minutes(value: str) -> int | None:
+    try:
+        h, m = value.split(":")
+        return int(h) * 60 + int(m)
+    except ValueError:
+        return None
+
+
+@dataclass
+class _Progress:
+    """Where the system stands in one domain."""
+
+    query: dict[str, Any] | None = None
+    rows: list[dict[str, str]] = field(default_factory=list)
+    total: int = -1
+    row: dict[str, str] | None = None
+    offered: str = ""
+    rejected: set[str] = field(default_factory=set)
+    failed: set[str] = field(default_factory=set)
+    relaxed: set[str] = field(default_factory=set)
+    told_no_match: bool = False
+    asked: Counter[str] = field(default_factory=Counter)
+    answered: set[str] = field(default_factory=set)
+    reference: str | None = None
+    booked: dict[str, str] | None = None
+    booked_row: dict[str, str] | None = None
+    unbookable: bool = False
+    attempts: int = 0
+    rebooks: int = 0
+    refine: str = ""  # "pending" while a narrower train query is out, "done" after it
+
+
+class RuleSystem:
+    """A rule-based booking system (see the module docstring). One instance per episode."""
+
+    def __init__(self, *, max_calls_per_turn: int = MAX_CALLS_PER_TURN) -> None:
+        self.max_calls_per_turn = max_calls_per_turn
+
+    # -- protocol -----------------------------------------------------------------------------
+    async def start(self, context: SystemContext) -> None:
+        self.task_set = context.task_set
+        self.rng = context.rng
+        self.values: SlotValues = slot_values(context.task_set)
+        self.tracker = SlotTracker(context.task_set, vocabulary(context.task_set))
+        self.parser = ActionParser.for_task_set(context.task_set)
+        self.progress: dict[str, _Progress] = {d: _Progress() for d in DOMAINS}
+        self.parts: list[str] = []
+        self.asked_now: list[tuple[str, str]] = []
+        self.calls = 0
+        self.last_parse: TurnParse | None = None
+        self.turns = 0
+        self._pending_booking: dict[str, str] = {}
+
+    async def respond(self, observation: Observation) -> SystemOutput:
+        if isinstance(observation, UserMessage):
+            self._begin_turn(observation.text)
+        elif isinstance(observation, DbResult):
+            self._read_db(observation)
+        elif isinstance(observation, BookingResult):
+            self._read_booking(observation)
+        self.calls += 1
+        return SystemOutput(tool_call=self._decide())
+
+    # -- reading observations ------------------------------------------------------------------
+    def _begin_turn(self, text: str) -> None:
+        self.turns += 1
+        self.parts, self.asked_now, self.calls = [], [], 0
+        for p in self.progress.values():
+            p.attempts = 0
+        before = {d: dict(self.tracker.state(d).slots) for d in DOMAINS}
+        parsed = self.tracker.update(text)
+        self.last_parse = parsed
+        for s in parsed.slots:
+            if s.domain in DOMAINS and before[s.domain].get(s.slot) != s.value:
+                p = self.progress[s.domain]
+                p.told_no_match = False
+                if s.slot in p.relaxed:
+                    p.relaxed.discard(s.slot)
+        if "alternative" in parsed.acts:
+            d = self._focus()
+            if d is not None and self.progress[d].row is not None:
+                p = self.progress[d]
+                assert p.row is not None
+                p.rejected.add(_row_key(d, p.row))
+                p.row = None
+        self._read_train_id(text)
+
+    def _read_train_id(self, text: str) -> None:
+        m = re.search(r"\btr ?(\d{4})\b", normalise_text(text))
+        p = self.progress[TRAIN]
+        if m and p.rows:
+            wanted = f"TR{m.group(1)}"
+            for row in p.rows:
+                if row.get("trainid") == wanted:
+                    p.row = row
+
+    def _read_db(self, result: DbResult) -> None:
+        p = self.progress.get(result.domain)
+        if p is None:
+            return
+        if p.refine == "pending":
+            p.refine = "done"
+            if result.rows:
+                p.rows = result.rows
+                p.row = None
+            return
+        p.rows, p.total = list(result.rows), result.total
+        if p.row is not None and _row_key(result.domain, p.row) not in {
+            _row_key(result.domain, r) for r in p.rows
+        }:
+            p.row = None
+
+    def _read_booking(self, result: BookingResult) -> None:
+        d = result.domain
+        p = self.progress.get(d)
+        if p is None or p.row is None:
+            return
+        row = p.row
+        if result.ok:
+            first = p.reference is None
+            p.reference = result.reference
+            p.booked = self._pending_booking
+            p.booked_row = dict(row)
+            self.tracker.note_venue(d, row)
+            self.parts.append(self._confirmation(d, row, result.reference or "", first))
+            return
+        message = result.message.lower()
+        if "not available" in message:
+            p.unbookable = True
+            self.parts.append(
+                f"I'm sorry, I can't make a {d} booking in this conversation, but "
+                f"{R.describe(d, row)} would suit you."
+            )
+            return
+        if "invalid values" in message:
+            bad = [s for s in BOOK_SLOTS[d] if s in message]
+            if bad:
+                for s in bad:
+                    self.tracker.state(d).slots.pop(s, None)
+                self.parts.append(
+                    f"The booking system did not accept the {R.join_words(bad)} you gave."
+                )
+                return
+        p.failed.add(_row_key(d, row))
+        p.row = None
+
+    # -- deciding ------------------------------------------------------------------------------
+    def _decide(self) -> ToolCall:
+        if self.calls >= self.max_calls_per_turn:
+            return self._finish()
+        seen: set[str] = set()
+        while True:
+            d = self._focus()
+            if d is None or d in seen:
+                break
+            seen.add(d)
+            call = self._plan(d)
+            if call is not None:
+                checked = self._check(call)
+                if checked is not None:
+                    return checked
+                break
+            if not self._finished(d):
+                break
+        return self._finish()
+
+    def _check(self, call: ToolCall) -> ToolCall | None:
+        action: Action | Violation = self.parser.parse(SystemOutput(tool_call=call))
+        if isinstance(action, Violation):
+            # Never send an invalid action: give up on this row instead.
+            for d in DOMAINS:
+                p = self.progress[d]
+                if call.name == _BOOK_TOOL.get(d) and p.row is not None:
+                    p.failed.add(_row_key(d, p.row))
+                    p.row = None
+            return None
+        return call
+
+    def _finished(self, d: str) -> bool:
+        p = self.progress[d]
+        return p.unbookable or (p.reference is not None and not self._rebook_args(d))
+
+    def _focus(self) -> str | None:
+        open_domains = [d for d in self.tracker.order if d in DOMAINS and not self._finished(d)]
+        if self.tracker.active in open_domains:
+            return self.tracker.active
+        return open_domains[0] if open_domains else None
+
+    # -- one domain ----------------------------------------------------------------------------
+    def _plan(self, d: str) -> ToolCall | None:
+        p = self.progress[d]
+        st = self.tracker.state(d)
+        if p.reference is not None:
+            args = self._rebook_args(d)
+            if args is not None and p.rebooks < 2:
+                p.rebooks += 1
+                self._pending_booking = args
+                return ToolCall(name=_BOOK_TOOL[d], arguments=args)
+            return None
+        query = self._query(d)
+        missing = self._missing_search(d, query)
+        if missing:
+            self._ask(d, missing)
+            return None
+        if query != p.query:
+            p.query, p.refine = query, ""
+            p.told_no_match = False
+            return ToolCall(name=_DB_TOOL[d], arguments=query)
+        if p.total == 0:
+            relax = [k for k, v in st.slots.items() if k in st.weak or (k, v) in _RELAXABLE_VALUES]
+            relax = [k for k in relax if k in query and k not in p.relaxed]
+            if relax:
+                p.relaxed.update(relax)
+                return self._plan(d)
+            if not p.told_no_match:
+                p.told_no_match = True
+                self._no_match(d, query)
+            return None
+        if d == TRAIN and p.refine == "" and self._train_refine(query, p):
+            p.refine = "pending"
+            narrower = dict(query)
+            arrive = query["arriveby"]["value"]
+            start = max(0, (_minutes(arrive) or 0) - 180)
+            narrower["leaveat"] = {"operator": ">=", "value": f"{start // 60:02d}:{start % 60:02d}"}
+            return ToolCall(name=_DB_TOOL[d], arguments=narrower)
+        if p.row is None:
+            p.row = self._choose(d, p)
+            if p.row is None:
+                self.parts.append(
+                    f"I'm afraid I have no other {R.constraint_text(d, {})} matching your "
+                    "request. Would you like to change something?"
+                )
+                return None
+        self.tracker.note_venue(d, p.row)
+        self._answer_requests(d, p.row)
+        missing_book = self._missing_book(d)
+        if not missing_book and p.attempts < 3:
+            p.attempts += 1
+            args = self._booking_args(d, p.row)
+            self._pending_booking = args
+            return ToolCall(name=_BOOK_TOOL[d], arguments=args)
+        self._offer(d, p)
+        if missing_book:
+            self._ask(d, missing_book, booking=True)
+        return None
+
+    # -- queries -------------------------------------------------------------------------------
+    def _enum(self, slot: str) -> list[str] | None:
+        table = {"area": self.values.area, "pricerange": self.values.pricerange,
+                 "type": self.values.type, "internet": self.values.internet,
+                 "parking": self.values.parking, "day": self.values.day,
+                 "stars": self.values.stars}  # fmt: skip
+        return table.get(slot)
+
+    def _time_ok(self, value: str) -> bool:
+        if self.values.time_pattern is None:
+            return bool(value)
+        return re.match(self.values.time_pattern, value) is not None
+
+    def _query(self, d: str) -> dict[str, Any]:
+        st = self.tracker.state(d)
+        p = self.progress[d]
+        slots = {k: v for k, v in st.slots.items() if v and v != "dontcare" and k not in p.relaxed}
+        if d != TRAIN and slots.get("name"):
+            return {"name": slots["name"]}
+        ordered = len(self.values.operators) > 1
+        out: dict[str, Any] = {}
+        for slot in INFORMABLE[d]:
+            value = slots.get(slot)
+            if value is None or slot in ("name", "trainid"):
+                continue
+            enum = self._enum(slot)
+            if enum is not None and value not in enum:
+                continue
+            if slot == "stars":
+                out[slot] = {"operator": "=", "value": value}
+            elif slot in ("leaveat", "arriveby"):
+                if not self._time_ok(value):
+                    continue
+                op = (">=" if slot == "leaveat" else "<=") if ordered else "="
+                out[slot] = {"operator": op, "value": value}
+            else:
+                out[slot] = value
+        return out
+
+    def _missing_search(self, d: str, query: dict[str, Any]) -> list[str]:
+        st = self.tracker.state(d)
+        p = self.progress[d]
+        if d == TRAIN:
+            missing = [s for s in _TRAIN_SEARCH if s not in query and st.slots.get(s) != "dontcare"]
+            missing = [s for s in missing if p.asked[s] < 2]
+            if missing and not any(k in st.slots for k in ("leaveat", "arriveby")):
+                if p.asked["leaveat"] < 1:
+                    missing.append("leaveat")
+            return missing
+        if query or st.requested or p.asked["search"] >= 1:
+            return []
+        if any(s in st.slots for s in ("people", "day", "time", "stay")) or any(
+            v == "dontcare" for v in st.slots.values()
+        ):
+            return []
+        p.asked["search"] += 1
+        return _SEARCH_PREFS[d]
+
+    def _train_refine(self, query: dict[str, Any], p: _Progress) -> bool:
+        return (
+            "arriveby" in query
+            and "leaveat" not in query
+            and p.total > len(p.rows)
+            and len(self.values.operators) > 1
+            and _minutes(query["arriveby"]["value"]) is not None
+        )
+
+    def _choose(self, d: str, p: _Progress) -> dict[str, str] | None:
+        rows = [r for r in p.rows if _row_key(d, r) not in p.rejected | p.failed]
+        if not rows:
+            return None
+        if d == TRAIN:
+            st = self.tracker.state(d).slots
+            if st.get("leaveat") and _minutes(st["leaveat"]) is not None:
+                return min(rows, key=lambda r: _minutes(r.get("leaveat", "")) or 10**6)
+            if st.get("arriveby") and _minutes(st["arriveby"]) is not None:
+                return max(rows, key=lambda r: _minutes(r.get("arriveby", "")) or -1)
+        return rows[0]
+
+    # -- booking -------------------------------------------------------------------------------
+    def _book_value_ok(self, slot: str, value: str) -> bool:
+        if slot == "people":
+            return value in self.values.people
+        if slot == "stay":
+            return value in self.values.stay
+        if slot == "day":
+            return value in self.values.day
+        if slot == "time":
+            return self._time_ok(value)
+        return True
+
+    def _missing_book(self, d: str) -> list[str]:
+        st = self.tracker.state(d).slots
+        missing = []
+        for slot in BOOK_SLOTS[d]:
+            if d == TRAIN and slot == "day":
+                continue
+            value = st.get(slot)
+            if value and value != "dontcare" and not self._book_value_ok(slot, value):
+                self.parts.append(self._bad_value(slot, value))
+                self.tracker.state(d).slots.pop(slot, None)
+                value = None
+            if not value or value == "dontcare":
+                missing.append(slot)
+        return missing
+
+    def _bad_value(self, slot: str, value: str) -> str:
+        if slot == "people":
+            allowed = self.values.people
+            return f"I'm afraid I can only book for {allowed[0]} to {allowed[-1]} people." if (
+                self.values.name == "multiwoz") else f"I can't book for {value} people."
+        if slot == "stay":
+            return f"I'm afraid I can't book a stay of {value} nights."
+        return f"I'm afraid {value} is not a {slot} I can book."
+
+    def _booking_args(self, d: str, row: dict[str, str]) -> dict[str, str]:
+        st = self.tracker.state(d)
+        args: dict[str, str] = {}
+        for key in REQUIRED_BOOKING_ARGS[d]:
+            if key in BOOK_SLOTS[d] and not (d == TRAIN and key == "day"):
+                args[key] = st.slots.get(key, "")
+            else:
+                args[key] = row.get(key, "")
+        for attr in OPTIONAL_BOOKING_ATTRIBUTES[d]:
+            if attr in st.requested and row.get(attr):
+                args[attr] = row[attr]
+        return args
+
+    def _rebook_args(self, d: str) -> dict[str, str] | None:
+        """New booking arguments when the user changed a booking detail or asked for more."""
+        p = self.progress[d]
+        if p.booked is None or p.booked_row is None:
+            return None
+        st = self.tracker.state(d)
+        args = dict(p.booked)
+        changed = False
+        for slot in BOOK_SLOTS[d]:
+            if d == TRAIN and slot == "day":
+                continue
+            v = st.slots.get(slot)
+            if v and v != "dontcare" and v != args.get(slot) and self._book_value_ok(slot, v):
+                args[slot], changed = v, True
+        for attr in OPTIONAL_BOOKING_ATTRIBUTES[d]:
+            if attr in st.requested and attr not in args and p.booked_row.get(attr):
+                args[attr], changed = p.booked_row[attr], True
+        return args if changed else None
+
+    # -- wording -------------------------------------------------------------------------------
+    def _ask(self, d: str, slots: list[str], booking: bool = False) -> None:
+        p = self.progress[d]
+        for s in slots:
+            p.asked[s] += 1
+            self.asked_now.append((d, s))
+            if s == "leaveat":
+                self.asked_now.append((d, "arriveby"))
+        if booking and p.offered:
+            lead = R.pick(self.rng, ["To make the booking,", "For the reservation,"])
+            question = R.ask(self.rng, d, slots)
+            self.parts.append(f"{lead} {question[0].lower()}{question[1:]}")
+            return
+        noun = {RESTAURANT: "the restaurant", HOTEL: "your stay", TRAIN: "the train"}[d]
+        self.parts.append(f"For {noun}: {R.ask(self.rng, d, slots)}")
+
+    def _offer(self, d: str, p: _Progress) -> None:
+        assert p.row is not None
+        key = _row_key(d, p.row)
+        if p.offered == key:
+            return
+        p.offered = key
+        count = ""
+        if p.total > 1:
+            count = R.pick(self.rng, [f"I found {p.total} options. ", f"There are {p.total} "
+                                      "matches. "])  # fmt: skip
+        self.parts.append(f"{count}How about {R.describe(d, p.row)}?")
+
+    def _no_match(self, d: str, query: dict[str, Any]) -> None:
+        flat = {k: (v["value"] if isinstance(v, dict) else v) for k, v in query.items()}
+        self.parts.append(
+            f"I'm sorry, there is no {R.constraint_text(d, flat)} in my database. "
+            "Would you like to change one of your requirements?"
+        )
+        self.asked_now += [(d, s) for s in flat if s != "name"]
+
+    def _answer_requests(self, d: str, row: dict[str, str]) -> None:
+        p = self.progress[d]
+        st = self.tracker.state(d)
+        key = _row_key(d, row)
+        todo = [a for a in st.requested if a != "reference" and f"{key}:{a}" not in p.answered]
+        if not todo:
+            return
+        text = R.attribute_text(d, row, todo)
+        if text:
+            self.parts.append(text)
+        p.answered.update(f"{key}:{a}" for a in todo)
+
+    def _confirmation(self, d: str, row: dict[str, str], reference: str, first: bool) -> str:
+        st = self.tracker.state(d).slots
+        if d == TRAIN:
+            n = st.get("people", "")
+            what = f"{n} ticket{'s' if n != '1' else ''} on {R.describe(d, row)}"
+        elif d == RESTAURANT:
+            what = (f"a table for {st.get('people')} at {row.get('name')} on {st.get('day')} "
+                    f"at {st.get('time')}")  # fmt: skip
+        else:
+            what = (f"{row.get('name')} for {st.get('people')} people, {st.get('stay')} nights "
+                    f"from {st.get('day')}")  # fmt: skip
+        verb = "I have booked" if first else "I have updated your booking:"
+        text = f"{verb} {what}. Your reference number is {reference}."
+        todo = [a for a in self.tracker.state(d).requested if a != "reference"]
+        key = _row_key(d, row)
+        new = [a for a in todo if f"{key}:{a}" not in self.progress[d].answered]
+        if new:
+            extra = R.attribute_text(d, row, new)
+            if extra:
+                text += " " + extra
+            self.progress[d].answered.update(f"{key}:{a}" for a in new)
+        return text
+
+    def _finish(self) -> ToolCall:
+        parsed = self.last_parse
+        if not self.parts:
+            open_domains = [d for d in self.tracker.order if d in DOMAINS and not self._finished(d)]
+            if parsed is not None and ("thank" in parsed.acts or "bye" in parsed.acts):
+                self.parts.append("You're welcome! Is there anything else I can help you with?")
+            elif open_domains:
+                self.parts.append("Could you tell me a bit more about what you need?")
+            elif self.tracker.order:
+                self.parts.append("Is there anything else I can help you with?")
+            else:
+                self.parts.append(
+                    "Hello! I can help you find and book a restaurant, a hotel or a train. "
+                    "What do you need?"
+                )
+        elif not [d for d in self.tracker.order if d in DOMAINS and not self._finished(d)]:
+            self.parts.append("Is there anything else I can help you with?")
+        self.tracker.expect(self.asked_now)
+        message = " ".join(self.parts)
+        self.parts = []
+        return ToolCall(name="followup", arguments={"message": message})
