@@ -1,0 +1,113 @@
+"""Per-call accounting: tokens, dollar cost, FLOPs.
+
+* Token counts come from the server's ``usage``; only when it gives none are they estimated as
+  characters / 4 (the original clem:todd estimate) and the call is marked ``estimated``.
+* Dollar cost = prompt tokens x input price + completion tokens x output price (per 1M).
+* FLOPs = 2 x parameters x (prompt + completion tokens); :func:`flop_cost_usd` prices them at
+  $0.05 per petaFLOP (the paper's assumption). Unknown parameter count -> 0 FLOPs.
+* A cache hit keeps the original token counts but costs nothing: zero latency, dollars, FLOPs.
+"""
+
+from __future__ import annotations
+
+import json
+
+from todeval.backends.types import GenerationRequest, ModelInfo
+from todeval.core.records import CallUsage
+
+USD_PER_PETAFLOP = 0.05
+CHARS_PER_TOKEN = 4
+
+
+def estimate_tokens(text: str) -> int:
+    """Characters / 4, rounded up (0 for empty text)."""
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+def request_text(request: GenerationRequest) -> str:
+    """Everything a prompt is made of, as one string, for estimating its tokens."""
+    parts: list[str] = []
+    for message in request.messages:
+        parts.append(message.content or "")
+        parts.extend(f"{c.name}{c.arguments}" for c in message.tool_calls)
+    if request.tools:
+        parts.append(json.dumps(request.tools, separators=(",", ":")))
+    if request.response_schema:
+        parts.append(json.dumps(request.response_schema, separators=(",", ":")))
+    return "\n".join(parts)
+
+
+def token_cost_usd(info: ModelInfo, prompt_tokens: int, completion_tokens: int) -> float:
+    """Dollar cost of one call from the model's per-1M-token prices."""
+    return (prompt_tokens * info.price_in_per_1m + completion_tokens * info.price_out_per_1m) / 1e6
+
+
+def call_flops(info: ModelInfo, prompt_tokens: int, completion_tokens: int) -> float:
+    """2 x parameters x tokens; 0 when the parameter count is unknown."""
+    if not info.parameters:
+        return 0.0
+    return 2.0 * info.parameters * (prompt_tokens + completion_tokens)
+
+
+def flop_cost_usd(flops: float) -> float:
+    """FLOP cost at $0.05 per petaFLOP (1e15 FLOPs)."""
+    return flops / 1e15 * USD_PER_PETAFLOP
+
+
+def make_usage(
+    info: ModelInfo,
+    *,
+    role: str,
+    prompt_tokens: int,
+    completion_tokens: int,
+    latency_s: float,
+    estimated: bool = False,
+) -> CallUsage:
+    """The accounting record of one real (uncached) call."""
+    return CallUsage(
+        role=role,
+        model=info.name,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        estimated=estimated,
+        latency_s=latency_s,
+        cached=False,
+        cost_usd=token_cost_usd(info, prompt_tokens, completion_tokens),
+        flops=call_flops(info, prompt_tokens, completion_tokens),
+    )
+
+
+def usage_or_estimate(
+    info: ModelInfo,
+    *,
+    role: str,
+    request: GenerationRequest,
+    reply_text: str,
+    prompt_tokens: int | None,
+    completion_tokens: int | None,
+    latency_s: float,
+) -> CallUsage:
+    """Server counts when both are given, else the chars/4 estimate marked ``estimated``."""
+    if prompt_tokens is not None and completion_tokens is not None:
+        return make_usage(
+            info,
+            role=role,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            latency_s=latency_s,
+        )
+    return make_usage(
+        info,
+        role=role,
+        prompt_tokens=estimate_tokens(request_text(request)),
+        completion_tokens=estimate_tokens(reply_text),
+        latency_s=latency_s,
+        estimated=True,
+    )
+
+
+def cached_usage(original: CallUsage, *, role: str) -> CallUsage:
+    """A cache hit: the original token counts, marked cached, with no latency or cost."""
+    return original.model_copy(
+        update={"role": role, "cached": True, "latency_s": 0.0, "cost_usd": 0.0, "flops": 0.0}
+    )

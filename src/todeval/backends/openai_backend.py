@@ -1,0 +1,290 @@
+"""``openai`` backend: any OpenAI-compatible chat-completions endpoint via the official SDK.
+
+The SDK's own retries are off (``max_retries=0``): retries, backoff and connection limits live
+in :mod:`todeval.backends.retry`. Each failure is classified here: transient ones (connection,
+timeout, 429, 5xx, a malformed body) raise :class:`TransientError`; a rejected key or an unknown
+model raises a one-line :class:`todeval.errors.UsageError`; other 4xx give up at once.
+
+Tools go out natively (``tools=``) or, with ``tool_mode="text"``, through the text protocol of
+:mod:`todeval.backends.text_tools`. Schema-constrained output is requested per ``schema_mode``:
+``json_schema`` (OpenAI, vLLM, llama.cpp server, ...), ``json_object`` with a ``schema`` field
+(llama-cpp-python server), ``guided_json`` (vLLM's extra parameter) or ``none``.
+"""
+
+from __future__ import annotations
+
+import time
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import openai
+from pydantic import BaseModel, ValidationError
+
+from todeval.backends.accounting import usage_or_estimate
+from todeval.backends.errors import TransientError
+from todeval.backends.text_tools import (
+    limit_string_lengths,
+    parse_tool_reply,
+    to_text_messages,
+    tool_call_schema,
+)
+from todeval.backends.types import (
+    ChatMessage,
+    GenerationRequest,
+    GenerationResult,
+    ModelInfo,
+    ToolCallOut,
+)
+from todeval.errors import UsageError
+
+# ---------------------------------------------------------------------------------------------
+# The response body, parsed strictly (the SDK's lax parsing would let a broken body through)
+
+
+class _Function(BaseModel):
+    name: str
+    arguments: str | None = None
+
+
+class _ToolCall(BaseModel):
+    id: str | None = None
+    function: _Function
+
+
+class _Message(BaseModel):
+    content: str | None = None
+    tool_calls: list[_ToolCall] | None = None
+
+
+class _Choice(BaseModel):
+    message: _Message
+    finish_reason: str | None = None
+
+
+class _Usage(BaseModel):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class _Completion(BaseModel):
+    choices: list[_Choice]
+    usage: _Usage | None = None
+
+
+def parse_completion_body(body: str) -> _Completion:
+    """The chat-completion body, or :class:`TransientError` ``malformed`` if it is not one."""
+    try:
+        completion = _Completion.model_validate_json(body)
+    except ValidationError as exc:
+        snippet = body[:80].replace("\n", " ")
+        raise TransientError(
+            f"malformed response body ({exc.error_count()} error(s)): {snippet!r}",
+            kind="malformed",
+        ) from None
+    if not completion.choices:
+        raise TransientError("malformed response body: no choices", kind="malformed")
+    return completion
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when - (time.time() if now is None else now))
+
+
+# ---------------------------------------------------------------------------------------------
+# Request building
+
+
+def _native_message(message: ChatMessage) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in message.tool_calls
+        ]
+    if message.role == "tool":
+        out["tool_call_id"] = message.tool_call_id or ""
+        out["content"] = message.content or ""
+    elif out["content"] is None and not message.tool_calls:
+        out["content"] = ""
+    return out
+
+
+def _schema_args(info: ModelInfo, schema: dict[str, Any]) -> dict[str, Any]:
+    """Request fields asking the server for output matching ``schema``."""
+    if info.schema_mode == "json_schema":
+        return {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "schema": schema},
+            }
+        }
+    if info.schema_mode == "json_object":
+        return {"response_format": {"type": "json_object", "schema": schema}}
+    if info.schema_mode == "guided_json":
+        return {"extra_body": {"guided_json": schema}}
+    return {}
+
+
+def build_request(info: ModelInfo, request: GenerationRequest) -> dict[str, Any]:
+    """Keyword arguments for ``chat.completions.create`` (without the timeout)."""
+    gen = {**info.generation, **request.extra}
+    default_max = gen.pop("max_tokens", None)
+    max_tokens = request.max_tokens if request.max_tokens is not None else default_max
+    for key in ("temperature", "seed", "model", "messages", "tools", "tool_choice"):
+        gen.pop(key, None)  # the request decides these
+    max_string = gen.pop("max_string_length", None)
+    tools = request.tools
+    if tools and max_string is not None:
+        tools = [limit_string_lengths(t, int(max_string)) for t in tools]
+    kwargs: dict[str, Any] = {"model": info.model, "temperature": request.temperature}
+    if max_tokens is not None:
+        kwargs["max_tokens"] = max_tokens
+    if request.seed is not None:
+        kwargs["seed"] = request.seed
+    schema = request.response_schema
+    if info.tool_mode == "native":
+        kwargs["messages"] = [_native_message(m) for m in request.messages]
+        if tools:
+            kwargs["tools"] = tools
+            choice = request.tool_choice
+            if choice is None and request.constrained:
+                choice = "required"
+            if choice is not None:
+                kwargs["tool_choice"] = choice
+    else:
+        kwargs["messages"] = to_text_messages(request.messages, request.tools, request.tool_choice)
+        forced = request.tool_choice not in (None, "auto", "none")
+        wants_call = request.tool_choice != "none" and (request.constrained or forced)
+        if request.tools and schema is None and wants_call:
+            schema = tool_call_schema(request.tools, request.tool_choice)
+    extra_body: dict[str, Any] = dict(gen)
+    if schema is not None:
+        if max_string is not None:
+            schema = limit_string_lengths(schema, int(max_string))
+        schema_args = _schema_args(info, schema)
+        extra_body.update(schema_args.pop("extra_body", {}))
+        kwargs.update(schema_args)
+    if extra_body:
+        kwargs["extra_body"] = extra_body
+    return kwargs
+
+
+# ---------------------------------------------------------------------------------------------
+# Error classification
+
+
+def _classify(exc: openai.OpenAIError, info: ModelInfo) -> Exception:
+    where = f"model {info.model!r} at {info.base_url}"
+    if isinstance(exc, openai.APITimeoutError):
+        return TransientError(f"timeout calling {where}", kind="timeout")
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__ or exc
+        return TransientError(
+            f"connection error calling {where}: {type(cause).__name__}: {cause}"[:300],
+            kind="connection",
+        )
+    if isinstance(exc, openai.APIResponseValidationError):
+        return TransientError(f"malformed response from {where}", kind="malformed")
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
+        message = str(exc.message)[:200]
+        if status == 429:
+            return TransientError(
+                f"rate limited (429) by {where}", kind="rate_limit", retry_after=retry_after
+            )
+        if status >= 500 or status in (408, 409):
+            return TransientError(
+                f"server error {status} from {where}: {message}",
+                kind="server",
+                retry_after=retry_after,
+            )
+        if status in (401, 403):
+            variable = info.api_key_env or "(none configured)"
+            return UsageError(
+                f"{where} refused the API key ({status}); check the variable {variable}"
+            )
+        if status == 404:
+            return UsageError(f"{where} answered 404 (unknown model or wrong base URL): {message}")
+        return TransientError(
+            f"request rejected ({status}) by {where}: {message}", kind="client", retryable=False
+        )
+    return TransientError(f"error calling {where}: {type(exc).__name__}", kind="connection")
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class OpenAIBackend:
+    """Chat completions on an OpenAI-compatible server through ``openai.AsyncOpenAI``."""
+
+    def __init__(self, info: ModelInfo, *, api_key: str) -> None:
+        self._info = info
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key, base_url=info.base_url, max_retries=0, timeout=info.timeout_s
+        )
+
+    @property
+    def info(self) -> ModelInfo:
+        return self._info
+
+    def __repr__(self) -> str:
+        return f"OpenAIBackend({self._info.spec!r})"
+
+    async def generate(self, request: GenerationRequest, *, role: str) -> GenerationResult:
+        kwargs = build_request(self._info, request)
+        started = time.perf_counter()
+        try:
+            raw = await self._client.chat.completions.with_raw_response.create(
+                **kwargs, timeout=self._info.timeout_s
+            )
+            body = raw.text
+        except openai.OpenAIError as exc:
+            raise _classify(exc, self._info) from None
+        latency = time.perf_counter() - started
+        completion = parse_completion_body(body)
+        choice = completion.choices[0]
+        text = choice.message.content or ""
+        if choice.message.tool_calls:
+            calls = [
+                ToolCallOut(
+                    id=c.id or f"call_{i}",
+                    name=c.function.name,
+                    arguments=c.function.arguments or "",
+                )
+                for i, c in enumerate(choice.message.tool_calls)
+            ]
+        elif request.tools and self._info.tool_mode == "text" and request.tool_choice != "none":
+            calls = parse_tool_reply(text)
+        else:
+            calls = []
+        usage = completion.usage or _Usage()
+        return GenerationResult(
+            text=text,
+            tool_calls=calls,
+            finish_reason=choice.finish_reason or "stop",
+            usage=usage_or_estimate(
+                self._info,
+                role=role,
+                request=request,
+                reply_text=text + "".join(c.arguments for c in calls),
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                latency_s=latency,
+            ),
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()

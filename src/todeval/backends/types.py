@@ -1,0 +1,117 @@
+"""The model layer's data types and the :class:`Backend` protocol.
+
+Every LLM player talks to a model through :class:`Backend.generate`: chat messages, optional
+function tools (OpenAI format) and an optional response schema in; text, tool calls and the
+call's accounting (:class:`todeval.core.records.CallUsage`) out.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from todeval.core.records import CallUsage
+
+Role = Literal["system", "user", "assistant", "tool"]
+BackendKind = Literal["openai", "llamacpp", "scripted"]
+ToolMode = Literal["native", "text"]
+SchemaMode = Literal["json_schema", "json_object", "guided_json", "none"]
+ToolChoice = Literal["auto", "none", "required"] | dict[str, Any]
+
+
+class ToolCallOut(BaseModel):
+    """One tool call made by the model; ``arguments`` is the raw JSON text it produced."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    arguments: str = Field(description="raw JSON text as produced (may be invalid JSON)")
+
+
+class ChatMessage(BaseModel):
+    """One chat message in OpenAI's shape."""
+
+    role: Role
+    content: str | None = None
+    tool_calls: list[ToolCallOut] = Field(default_factory=list)
+    tool_call_id: str | None = Field(None, description="for role 'tool': the call answered")
+    name: str | None = Field(None, description="for role 'tool': the tool's name (optional)")
+
+
+class GenerationRequest(BaseModel):
+    """One model call.
+
+    ``tools`` are OpenAI function tools (``{"type": "function", "function": {...}}``).
+    ``response_schema`` asks for a JSON reply matching the schema, enforced by the backend where
+    it can (JSON-schema response format, llama.cpp grammar). ``constrained`` asks the backend to
+    force the reply to be a valid call of one of ``tools`` (grammar, ``tool_choice='required'``).
+    ``extra`` holds further generation arguments passed through (``top_p``, ``stop``, ...).
+    """
+
+    messages: list[ChatMessage]
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: ToolChoice | None = None
+    response_schema: dict[str, Any] | None = None
+    constrained: bool = False
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    seed: int | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class GenerationResult(BaseModel):
+    """The model's reply and the call's accounting."""
+
+    text: str = ""
+    tool_calls: list[ToolCallOut] = Field(default_factory=list)
+    finish_reason: str = "stop"
+    usage: CallUsage
+
+
+class ModelInfo(BaseModel):
+    """What is known about a model endpoint. Never holds a secret: only the key's variable name."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(description="the models-file name, or the spec string")
+    spec: str = Field(description="backend:model[@base_url]; contains no secret")
+    backend: BackendKind
+    model: str = Field(description="model name sent to the server / file name of the GGUF")
+    base_url: str | None = None
+    parameters: int | None = Field(None, description="parameter count, for FLOPs")
+    context_size: int | None = None
+    price_in_per_1m: float = Field(0.0, description="USD per 1M prompt tokens")
+    price_out_per_1m: float = Field(0.0, description="USD per 1M completion tokens")
+    connection_limit: int = Field(8, ge=1, description="max concurrent calls to the endpoint")
+    api_key_env: str | None = Field(None, description="NAME of the variable holding the key")
+    generation: dict[str, Any] = Field(
+        default_factory=dict, description="default generation args (request values win)"
+    )
+    tool_mode: ToolMode = Field("native", description="native tools= or the text protocol")
+    schema_mode: SchemaMode = Field(
+        "json_schema", description="how the server is asked for schema-constrained output"
+    )
+    timeout_s: float = Field(120.0, gt=0, description="per-attempt timeout")
+
+    @property
+    def endpoint(self) -> str:
+        """Key of the connection limit: the base URL, or the backend and model."""
+        return self.base_url or f"{self.backend}:{self.model}"
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A model behind one async call. Implementations must be safe for concurrent calls."""
+
+    @property
+    def info(self) -> ModelInfo: ...
+
+    async def generate(self, request: GenerationRequest, *, role: str) -> GenerationResult:
+        """Run one call; ``role`` (user, system, system.intent, ...) goes into the usage."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections, threads and files."""
+        ...
