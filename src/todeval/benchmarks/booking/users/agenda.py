@@ -262,10 +262,15 @@ class AgendaUser:
                 return True, " ".join(parts)
             if r.asks_confirmation and not asked:
                 parts.append(ph.say("yes", self._rng))
-            elif not d.booking_requests and not asked:
+            elif offered and not d.booking_requests and not asked:
                 parts.append(ph.say("confirm", self._rng))
             progress = progress or d.booking_requests < 2
-            parts.append(self._book_request(d, again=d.booking_requests > 0))
+            if asked and all(s in asked for s in d.book):
+                # the answer already gave every booking slot: just say go ahead
+                d.booking_requests += 1
+                parts.append(ph.say("go_ahead", self._rng))
+            else:
+                parts.append(self._book_request(d, again=d.booking_requests > 0))
             return progress, " ".join(parts)
         parts.append(self._inform(d))
         return True, " ".join(parts)
@@ -282,7 +287,7 @@ class AgendaUser:
         d = self._current
         batch = self._take_batch(d)
         frags = self._frags(d, batch, d.info)
-        what = " ".join(p for p in (ph.noun(d.domain, self._rng), frags) if p)
+        what = " ".join(p for p in (ph.noun(d.domain, self._rng, d.info.get("type")), frags) if p)
         return ph.say(act, self._rng, what=what)
 
     def _inform(self, d: _DomainState) -> str:
@@ -292,7 +297,7 @@ class AgendaUser:
     def _restate(self, d: _DomainState) -> str:
         slots = [s for s in d.order if s in d.informed]
         frags = self._frags(d, slots, d.info)
-        what = " ".join(p for p in (ph.noun(d.domain, self._rng), frags) if p)
+        what = " ".join(p for p in (ph.noun(d.domain, self._rng, d.info.get("type")), frags) if p)
         return ph.say("restate", self._rng, what=what)
 
     def _take_batch(self, d: _DomainState) -> list[str]:

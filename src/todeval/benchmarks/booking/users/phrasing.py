@@ -100,6 +100,8 @@ def fragment(
         options = ("in the {v}", "in the {v} of town", "on the {v} side of town")
     elif slot == "stars" and value and all(c in _DIGITS for c in value):
         options = (*_GENERAL["stars"], "with a {v}-star rating")
+    elif slot == "food" and value.endswith("food"):
+        options = ("serving {v}", "that serves {v}")
     elif slot == "day":
         options = _DAY.get(domain, _DAY["restaurant"])
     else:
@@ -235,6 +237,11 @@ ACTS: dict[str, tuple[str, ...]] = {
         "I'd still like to book it {frags}, please.",
         "Can you make the booking {frags}?",
     ),
+    "go_ahead": (
+        "Please go ahead and book it.",
+        "Yes, please make the booking.",
+        "That's all correct, please book it.",
+    ),
     "request": (
         "Could you also tell me the {attrs}?",
         "What is the {attrs}, please?",
@@ -279,5 +286,10 @@ def say(act: str, rng: random.Random, **slots: str) -> str:
     return template.format(**slots)
 
 
-def noun(domain: str, rng: random.Random) -> str:
-    return rng.choice(list(NOUNS[domain]))
+def noun(domain: str, rng: random.Random, hotel_type: str | None = None) -> str:
+    """A way to name what the user wants; "a hotel" is avoided when the user wants another type
+    (it would read as a constraint)."""
+    options = list(NOUNS[domain])
+    if domain == "hotel" and hotel_type is not None and hotel_type != "hotel":
+        options.remove("a hotel")
+    return rng.choice(options)

@@ -64,6 +64,8 @@ _FAILURE = re.compile(
     r"\b(no match(es|ing)?|nothing (that )?(matches|found|available)|no results?"
     r"|(couldn't|could not|can't|cannot|can not|unable to|wasn't able to|was not able to"
     r"|not able to) (find|locate|book|make|reserve|complete|process|confirm)"
+    r"|(could not|couldn't|cannot|can't|can not|was not|wasn't) be (completed|made|processed"
+    r"|booked|reserved|confirmed|found)"
     r"|no such|there (is|are) no|there (isn't|aren't) any|(don't|do not) have any"
     r"|none (of|available|match)|unavailable|not available|isn't available|fully booked"
     r"|failed|unsuccessful|no availability|not possible|(doesn't|does not) exist)\b"
