@@ -237,7 +237,7 @@ def _alternation(values: tuple[str, ...]) -> str:
 def _free_form_times(turn: _Turn) -> None:
     """Unrealistic set: the time is whatever follows "at" ("at 00:??", "at 2 8:7 6")."""
     for m in re.finditer(
-        r"\bat\s+(?P<t>[^\s,;!]*[\d?][^,;!]*?)(?=\s*(?:[.,;!]\s|[.,;!]?$|\s"
+        r"\b(?:at|after|by|before)\s+(?P<t>[^\s,;!]*[\d?][^,;!]*?)(?=\s*(?:[.,;!]\s|[.,;!]?$|\s"
         r"on\s|\sfor\s|\sand\s|\sfrom\s|\si\s|\splease\b))",
         turn.masked,
     ):

@@ -109,7 +109,8 @@ REQUESTS: dict[str, re.Pattern[str]] = {
     "postcode": re.compile(r"\b(?:post ?codes?|postal codes?|zip ?codes?|zip)\b"),
     "price": re.compile(
         r"\b(?:ticket prices?|price of (?:the |a )?(?:ticket|train|fare|trip)|fares?|how much|"
-        r"costs?|prices?)\b(?!\s*ranges?)(?!\s+(?:point|is not|doesnt|range))"
+        r"costs?|prices?)\b(?!\s*ranges?)(?!\s+(?:point|is not|isnt|doesnt|does not|range|matters?|"
+        r"wise))"
     ),
     "duration": re.compile(
         r"\b(?:duration|travel ?time|journey time|trip time|ride time|how long|length of the "
@@ -144,7 +145,7 @@ REQUEST_DOMAINS: dict[str, tuple[str, ...]] = {
 }
 PRICE_NOT_REQUEST = re.compile(
     r"(?:cheap|moderate|moderately|expensive|reasonable|low|high|same|any|mid|medium|"
-    r"average|the|in the|budget|lower|higher|similar)\s*$"
+    r"average|in the|budget|lower|higher|similar|a|what)\s*$"
 )
 
 ACTS: dict[str, re.Pattern[str]] = {

@@ -100,6 +100,9 @@ class _Progress:
     attempts: int = 0
     rebooks: int = 0
     refine: str = ""  # "pending" while a narrower train query is out, "done" after it
+    confirmed: bool = False  # the user accepted the offered row (needed after a relaxation)
+    strict: bool = False  # the user insisted on a constraint we had relaxed: relax no more
+    name_only: bool = False  # search by the venue's name alone (the full query matched nothing)
 
 
 class RuleSystem:
@@ -143,11 +146,25 @@ class RuleSystem:
         parsed = self.tracker.update(text)
         self.last_parse = parsed
         for s in parsed.slots:
+            if s.domain in DOMAINS:
+                self.progress[s.domain].told_no_match = False
             if s.domain in DOMAINS and before[s.domain].get(s.slot) != s.value:
                 p = self.progress[s.domain]
                 p.told_no_match = False
-                if s.slot in p.relaxed:
-                    p.relaxed.discard(s.slot)
+                if s.slot in INFORMABLE[s.domain]:
+                    p.relaxed.clear()
+                    p.confirmed = False
+                    p.strict = False
+                    p.name_only = False
+        focus = self._focus()
+        if focus is not None:
+            p = self.progress[focus]
+            insisted = [s for s in parsed.slots if s.domain == focus and s.slot in p.relaxed]
+            if insisted and p.reference is None:
+                p.relaxed.clear()
+                p.strict, p.confirmed = True, False
+            elif {"affirm", "book"} & set(parsed.acts) and p.offered and not p.told_no_match:
+                p.confirmed = True
         if "alternative" in parsed.acts:
             d = self._focus()
             if d is not None and self.progress[d].row is not None:
@@ -279,8 +296,17 @@ class RuleSystem:
             p.told_no_match = False
             return ToolCall(name=_DB_TOOL[d], arguments=query)
         if p.total == 0:
-            relax = [k for k, v in st.slots.items() if k in st.weak or (k, v) in _RELAXABLE_VALUES]
-            relax = [k for k in relax if k in query and k not in p.relaxed]
+            if "name" in query and len(query) > 1:
+                p.name_only = True
+                return self._plan(d)
+            relax = [
+                k
+                for k, v in st.slots.items()
+                if k in st.weak
+                or (k, v) in _RELAXABLE_VALUES
+                or (k in ("leaveat", "arriveby") and len(self.values.operators) == 1)
+            ]
+            relax = [k for k in relax if k in query and k not in p.relaxed and not p.strict]
             if relax:
                 p.relaxed.update(relax)
                 return self._plan(d)
@@ -305,6 +331,9 @@ class RuleSystem:
                 return None
         self.tracker.note_venue(d, p.row)
         self._answer_requests(d, p.row)
+        if p.relaxed and not p.confirmed:
+            self._offer_relaxed(d, p)
+            return None
         missing_book = self._missing_book(d)
         if not missing_book and p.attempts < 3:
             p.attempts += 1
@@ -333,13 +362,13 @@ class RuleSystem:
         st = self.tracker.state(d)
         p = self.progress[d]
         slots = {k: v for k, v in st.slots.items() if v and v != "dontcare" and k not in p.relaxed}
-        if d != TRAIN and slots.get("name"):
+        if d != TRAIN and slots.get("name") and p.name_only:
             return {"name": slots["name"]}
         ordered = len(self.values.operators) > 1
         out: dict[str, Any] = {}
         for slot in INFORMABLE[d]:
             value = slots.get(slot)
-            if value is None or slot in ("name", "trainid"):
+            if value is None or slot == "trainid":
                 continue
             enum = self._enum(slot)
             if enum is not None and value not in enum:
@@ -387,6 +416,9 @@ class RuleSystem:
         rows = [r for r in p.rows if _row_key(d, r) not in p.rejected | p.failed]
         if not rows:
             return None
+        wanted = {k: v for k, v in self.tracker.state(d).slots.items() if k in INFORMABLE[d]}
+        best = max(sum(r.get(k) == v for k, v in wanted.items()) for r in rows)
+        rows = [r for r in rows if sum(r.get(k) == v for k, v in wanted.items()) == best]
         if d == TRAIN:
             st = self.tracker.state(d).slots
             if st.get("leaveat") and _minutes(st["leaveat"]) is not None:
@@ -491,6 +523,23 @@ class RuleSystem:
                                       "matches. "])  # fmt: skip
         self.parts.append(f"{count}How about {R.describe(d, p.row)}?")
 
+    def _offer_relaxed(self, d: str, p: _Progress) -> None:
+        assert p.row is not None
+        strict = {k: v for k, v in self.tracker.state(d).slots.items() if k in INFORMABLE[d]}
+        p.offered = _row_key(d, p.row)
+        missing = self._missing_book(d)
+        tail = "Shall I book it?"
+        if missing:
+            question = R.ask(self.rng, d, missing)
+            tail = "If you want it, " + question[0].lower() + question[1:]
+            for s in missing:
+                self.asked_now.append((d, s))
+        self.parts.append(
+            f"I couldn't find a {R.constraint_text(d, strict)}. The closest match is "
+            f"{R.describe(d, p.row)}. {tail}"
+        )
+        self.asked_now += [(d, s) for s in p.relaxed]
+
     def _no_match(self, d: str, query: dict[str, Any]) -> None:
         flat = {k: (v["value"] if isinstance(v, dict) else v) for k, v in query.items()}
         self.parts.append(
@@ -520,8 +569,10 @@ class RuleSystem:
             what = (f"a table for {st.get('people')} at {row.get('name')} on {st.get('day')} "
                     f"at {st.get('time')}")  # fmt: skip
         else:
-            what = (f"{row.get('name')} for {st.get('people')} people, {st.get('stay')} nights "
-                    f"from {st.get('day')}")  # fmt: skip
+            n = st.get("people", "")
+            what = (f"{row.get('name')} for {n} {'person' if n == '1' else 'people'}, "
+                    f"{st.get('stay')} night{'s' if st.get('stay') != '1' else ''} from "
+                    f"{st.get('day')}")  # fmt: skip
         verb = "I have booked" if first else "I have updated your booking:"
         text = f"{verb} {what}. Your reference number is {reference}."
         todo = [a for a in self.tracker.state(d).requested if a != "reference"]
