@@ -235,10 +235,7 @@ class FakeSystem:
         return f"{row['name']}, in the {extras[0]}, {extras[1]} price range"
 
     def _booking_call(self, st: _State, row: dict[str, str]) -> SystemOutput:
-        if self.domain == "train":
-            keys = ("destination", "departure", "day", "arriveby", "leaveat", "trainid")
-        else:
-            keys = INFORMABLE[self.domain]
+        keys: tuple[str, ...] = INFORMABLE[self.domain]
         args = {k: row[k] for k in keys if k in row}
         args.update(st.book)
         for attr in st.attributes:
