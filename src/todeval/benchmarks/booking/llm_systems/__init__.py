@@ -1,0 +1,28 @@
+"""The paper's LLM dialogue-system architectures for the self-play booking benchmark.
+
+Each system implements :class:`todeval.benchmarks.booking.protocol.BookingSystem` and is built
+from :class:`~todeval.benchmarks.booking.protocol.PlayerOptions` by its ``from_options``:
+
+* ``monolithic`` -- one LLM holding the whole dialogue, with the seven tools;
+* ``modular-prog`` -- fixed Python control flow over single-turn LLM modules (intent
+  detection, slot extraction, follow-up generation);
+* ``modular-llm`` -- an LLM dialogue manager that routes to the same modules through a tool;
+* ``autotod`` -- an AutoTOD-style agent with SQL-like query tools and the booking tools;
+* ``http`` -- a system behind an HTTP endpoint speaking the game master's action protocol.
+
+:data:`LLM_SYSTEMS` maps these names to ``"module:Class"`` references (imported on demand).
+"""
+
+from __future__ import annotations
+
+_PACKAGE = "todeval.benchmarks.booking.llm_systems"
+
+LLM_SYSTEMS: dict[str, str] = {
+    "monolithic": f"{_PACKAGE}.monolithic:MonolithicSystem",
+    "modular-prog": f"{_PACKAGE}.modular_prog:ModularProgSystem",
+    "modular-llm": f"{_PACKAGE}.modular_llm:ModularLLMSystem",
+    "autotod": f"{_PACKAGE}.autotod:AutoTODSystem",
+    "http": f"{_PACKAGE}.http_system:HttpSystem",
+}
+
+__all__ = ["LLM_SYSTEMS"]

@@ -1,0 +1,170 @@
+"""``autotod``: an AutoTOD-style agent (Xu et al. 2024) with SQL-like query tools.
+
+One LLM holds the dialogue with ``query_restaurants``, ``query_hotels`` and ``query_trains``
+(argument ``sql_where``: the condition of an SQL ``WHERE`` clause) instead of the structured
+retrieve tools, plus the three booking tools and ``followup``. As in AutoTOD, a plain-text reply
+is the agent's message to the user: it becomes a ``followup`` (an empty reply stays text, a
+format violation). ``followup`` stays available so that constrained decoding, which forces a
+tool call, can still reach the user.
+
+Query calls are translated into the game master's DB tool calls (:mod:`.sql`), so the game
+master still runs the DB and the rows come back as the query's tool result. A query that cannot
+be translated goes to the game master as the DB tool with the raw text ``WHERE <condition>`` as
+arguments: never valid JSON, so it is recorded as a format violation with the query in ``raw``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from todeval.backends.types import Backend, ToolCallOut
+from todeval.benchmarks.booking.llm_systems import prompts
+from todeval.benchmarks.booking.llm_systems._base import (
+    MAIN_ROLE,
+    Generation,
+    ToolChat,
+    generate,
+    output_for,
+    require_model,
+)
+from todeval.benchmarks.booking.llm_systems.sql import SqlWhereError, where_to_arguments
+from todeval.benchmarks.booking.protocol import (
+    Observation,
+    PlayerOptions,
+    SystemContext,
+    SystemOutput,
+    ToolCall,
+)
+from todeval.benchmarks.booking.schema import BOOKING_TOOLS, DB_TOOLS, FOLLOWUP
+from todeval.core.records import CallUsage
+
+QUERY_TABLES = {"query_restaurants": "restaurant", "query_hotels": "hotel", "query_trains": "train"}
+_DB_TOOL = {d: name for name, d in DB_TOOLS.items()}
+
+
+def _columns(parameters: dict[str, Any]) -> str:
+    parts = []
+    for column, prop in parameters["properties"].items():
+        if prop.get("type") == "object":
+            value = prop["properties"]["value"]
+            kind = "comparable"
+            if "enum" in value:
+                kind += f", one of {', '.join(value['enum'])}"
+            parts.append(f"{column} ({kind})")
+        elif "enum" in prop:
+            parts.append(f"{column} (one of {', '.join(prop['enum'])})")
+        else:
+            parts.append(column)
+    return "; ".join(parts)
+
+
+def query_tools(tool_definitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The three SQL-like query tools, describing the columns of the task set's DB tools."""
+    by_name = {t["function"]["name"]: t["function"]["parameters"] for t in tool_definitions}
+    tools = []
+    for name, domain in QUERY_TABLES.items():
+        columns = _columns(by_name[_DB_TOOL[domain]])
+        tools.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "description": f"Query the {domain} table with an SQL WHERE condition. "
+                    f"Columns: {columns}.",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {
+                            "sql_where": {
+                                "type": "string",
+                                "description": "e.g. area = 'centre' AND pricerange = 'cheap'",
+                            }
+                        },
+                        "required": ["sql_where"],
+                        "additionalProperties": False,
+                    },
+                },
+            }
+        )
+    return tools
+
+
+def _sql_where(raw: str) -> str | None:
+    """The ``sql_where`` string of a query call's raw arguments, if they are well-formed."""
+    try:
+        arguments = json.loads(raw)
+    except json.JSONDecodeError:
+        return None
+    if isinstance(arguments, dict) and set(arguments) == {"sql_where"}:
+        where = arguments["sql_where"]
+        return where if isinstance(where, str) else None
+    return None
+
+
+def translate_query(call: ToolCallOut, db_parameters: dict[str, Any]) -> ToolCall:
+    """The game master's DB tool call for a query tool call.
+
+    An untranslatable query becomes the DB tool with raw-text arguments
+    ``WHERE <condition> /* <why> */``, which is never valid JSON (a format violation).
+    """
+    tool = _DB_TOOL[QUERY_TABLES[call.name]]
+    where = _sql_where(call.arguments)
+    if where is None:
+        return ToolCall(name=tool, arguments=f"WHERE {call.arguments} /* malformed arguments */")
+    try:
+        return ToolCall(name=tool, arguments=where_to_arguments(where, db_parameters))
+    except SqlWhereError as exc:
+        return ToolCall(name=tool, arguments=f"WHERE {where} /* {exc} */")
+
+
+class AutoTODSystem:
+    """One LLM with SQL-like query tools, the booking tools and ``followup``."""
+
+    def __init__(self, *, model: Backend, generation: Generation | None = None) -> None:
+        self.model = model
+        self.generation = generation or Generation()
+        self.chat = ToolChat(prompts.AUTOTOD)
+        self.tools: list[dict[str, Any]] = []
+        self.db_parameters: dict[str, dict[str, Any]] = {}
+        self.seed = 0
+
+    @classmethod
+    def from_options(cls, options: PlayerOptions) -> AutoTODSystem:
+        return cls(
+            model=require_model(options, "autotod"),
+            generation=Generation.from_options(options),
+        )
+
+    async def start(self, context: SystemContext) -> None:
+        self.chat = ToolChat(prompts.AUTOTOD)
+        kept = [
+            t
+            for t in context.tools
+            if t["function"]["name"] in BOOKING_TOOLS or t["function"]["name"] == FOLLOWUP
+        ]
+        self.tools = [*kept, *query_tools(context.tools)]
+        self.db_parameters = {
+            t["function"]["name"]: t["function"]["parameters"]
+            for t in context.tools
+            if t["function"]["name"] in DB_TOOLS
+        }
+        self.seed = context.seed
+
+    async def respond(self, observation: Observation) -> SystemOutput:
+        self.chat.observe(observation)
+        usage: list[CallUsage] = []
+        request = self.generation.request(
+            list(self.chat.messages), seed=self.seed, tools=self.tools
+        )
+        result = await generate(self.model, request, role=MAIN_ROLE, usage=usage)
+        call = self.chat.record(result)
+        if call is None:
+            if result.text.strip():
+                message = ToolCall(name=FOLLOWUP, arguments={"message": result.text.strip()})
+                return SystemOutput(tool_call=message, text=result.text, usage=usage)
+            return SystemOutput(text=result.text, usage=usage)
+        if call.name in QUERY_TABLES:
+            domain = QUERY_TABLES[call.name]
+            translated = translate_query(call, self.db_parameters[_DB_TOOL[domain]])
+            return SystemOutput(tool_call=translated, text=result.text or None, usage=usage)
+        return output_for(call, result.text, usage)

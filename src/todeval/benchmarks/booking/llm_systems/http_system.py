@@ -1,0 +1,146 @@
+"""``http``: a dialogue system behind an HTTP endpoint speaking the game master's protocol.
+
+Each observation is one ``POST <url>`` with a JSON body::
+
+    {"session_id": "...", "observation": {"kind": "user_message", "text": "..."},
+     "tools": [...], "task_set": "test"}          # tools and task_set on the first call only
+
+and the endpoint answers ``200`` with one action, ``{"action": {"name": <tool>, "arguments":
+{...}}}``, or with text, ``{"text": "..."}`` (a format violation, as for any system). An optional
+``"usage": {"prompt_tokens": n, "completion_tokens": m, "model": "..."}`` is recorded under the
+role ``system``; without it the call is recorded with its latency and zero tokens.
+
+A body that is not such JSON is the system's bad output: it is passed on as text and recorded
+as a format violation. Connection failures, timeouts and non-2xx statuses raise
+:class:`todeval.backends.errors.InfrastructureError` (the episode is recorded as an
+infrastructure error and re-run on resume). Nothing is retried: a POST changes the remote
+session's state. See ``docs/llm-systems.md`` and ``examples/http_system_server.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, Field, ValidationError
+
+from todeval.backends.errors import FailureKind, InfrastructureError
+from todeval.benchmarks.booking.protocol import (
+    Observation,
+    PlayerOptions,
+    SystemContext,
+    SystemOutput,
+    ToolCall,
+)
+from todeval.core.records import CallUsage
+from todeval.errors import UsageError
+
+DEFAULT_TIMEOUT_S = 60.0
+_MAX_RAW = 2000
+
+
+class _Action(BaseModel):
+    name: str
+    arguments: dict[str, Any] | str = Field(default_factory=dict)
+
+
+class _Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model: str = ""
+
+
+class _Reply(BaseModel):
+    action: _Action | None = None
+    text: str | None = None
+    usage: _Usage | None = None
+
+
+def output_from_body(body: str, latency_s: float) -> SystemOutput:
+    """The system output for a response body (malformed bodies become text)."""
+    try:
+        reply = _Reply.model_validate(json.loads(body))
+    except (json.JSONDecodeError, ValidationError):
+        return SystemOutput(text=body[:_MAX_RAW], usage=[_usage(None, latency_s)])
+    usage = [_usage(reply.usage, latency_s)]
+    if reply.action is not None:
+        call = ToolCall(name=reply.action.name, arguments=reply.action.arguments)
+        return SystemOutput(tool_call=call, text=reply.text, usage=usage)
+    return SystemOutput(text=reply.text or "", usage=usage)
+
+
+def _usage(reported: _Usage | None, latency_s: float) -> CallUsage:
+    reported = reported or _Usage()
+    return CallUsage(
+        role="system",
+        model=reported.model or "http",
+        prompt_tokens=reported.prompt_tokens,
+        completion_tokens=reported.completion_tokens,
+        latency_s=latency_s,
+    )
+
+
+class HttpSystem:
+    """Forwards every observation to an HTTP endpoint and returns its action."""
+
+    def __init__(self, *, url: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        if not url.startswith(("http://", "https://")):
+            raise UsageError(f"the http system needs an http(s) URL, got {url!r}")
+        self.url = url
+        self.timeout_s = timeout_s
+        self.session_id = ""
+        self.first = True
+        self.tools: list[dict[str, Any]] = []
+        self.task_set = ""
+
+    @classmethod
+    def from_options(cls, options: PlayerOptions) -> HttpSystem:
+        url = options.extra.get("url")
+        if not url:
+            raise UsageError("the http system needs its endpoint: pass --system-url URL")
+        timeout = float(options.extra.get("timeout_s", DEFAULT_TIMEOUT_S))
+        return cls(url=str(url), timeout_s=timeout)
+
+    async def start(self, context: SystemContext) -> None:
+        # A session id only names the remote session; it never changes what is played.
+        self.session_id = f"{context.seed:016x}-{uuid.uuid4().hex[:12]}"
+        self.first = True
+        self.tools = context.tools
+        self.task_set = context.task_set
+
+    def payload(self, observation: Observation) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "session_id": self.session_id,
+            "observation": observation.model_dump(mode="json"),
+        }
+        if self.first:
+            body["tools"] = self.tools
+            body["task_set"] = self.task_set
+        return body
+
+    async def respond(self, observation: Observation) -> SystemOutput:
+        body = self.payload(observation)
+        started = time.perf_counter()
+        try:
+            async with httpx.AsyncClient(timeout=self.timeout_s, trust_env=False) as client:
+                response = await client.post(self.url, json=body)
+        except httpx.TimeoutException:
+            raise InfrastructureError(
+                f"no answer from {self.url} within {self.timeout_s:g} s", kind="timeout"
+            ) from None
+        except httpx.HTTPError as exc:
+            raise InfrastructureError(
+                f"cannot reach {self.url}: {type(exc).__name__}: {exc}", kind="connection"
+            ) from None
+        latency = time.perf_counter() - started
+        if not response.is_success:
+            kind: FailureKind = "server" if response.status_code >= 500 else "client"
+            raise InfrastructureError(
+                f"{self.url} answered HTTP {response.status_code}: {response.text[:200]}",
+                kind=kind,
+            )
+        self.first = False
+        return output_from_body(response.text, latency)

@@ -1,0 +1,292 @@
+"""``modular-prog``: fixed Python control flow over single-turn LLM modules.
+
+On a user message the flow runs **intent detection** and, once a domain is known, **slot
+extraction** for that domain over the recent dialogue, and merges the slots into its state.
+Python then decides the action:
+
+* ``booking-request`` -> book: search the DB unless a row is chosen, choose the row (the one
+  named by the user, else the first), ask for missing booking details (people, day, time or
+  nights) or call the booking tool with the row's values, the user's booking details and the
+  row's contact attributes;
+* ``dbretrieval-request`` -> search with the slots given, then describe the results;
+* any other label -> continue the current goal when new slots came in, else just answer.
+
+DB results, booking results and violation notices are handled by Python alone, and every message
+to the user is written by the **follow-up** module. Tool calls are built from module outputs; a
+module reply that is not valid JSON under its schema is returned as raw text (labelled with the
+module), so the game master records a format violation, as for the paper's small models.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from todeval.backends.types import Backend
+from todeval.benchmarks.booking.llm_systems import prompts
+from todeval.benchmarks.booking.llm_systems._base import (
+    Generation,
+    compact_json,
+    module_model,
+)
+from todeval.benchmarks.booking.llm_systems.modules import DialogueModules, ModuleOutput
+from todeval.benchmarks.booking.protocol import (
+    BookingResult,
+    DbResult,
+    Observation,
+    PlayerOptions,
+    SystemContext,
+    SystemOutput,
+    ToolCall,
+    UserMessage,
+)
+from todeval.benchmarks.booking.schema import (
+    BOOKING_TOOLS,
+    DB_TOOLS,
+    FOLLOWUP,
+    INFORMABLE,
+    OPTIONAL_BOOKING_ATTRIBUTES,
+    REQUIRED_BOOKING_ARGS,
+    slot_values,
+    tool_parameters,
+)
+from todeval.benchmarks.booking.tasks import BOOKING_DOMAINS
+from todeval.core.records import CallUsage
+
+Goal = Literal["search", "book"]
+_DB_TOOL = {d: name for name, d in DB_TOOLS.items()}
+_BOOKING_TOOL = {d: name for name, d in BOOKING_TOOLS.items()}
+# Row columns worth telling the user after a booking.
+_SHOWN = ("name", "trainid", "leaveat", "arriveby", "price", "phone", "address", "postcode")
+
+
+class _ModuleFailure(Exception):
+    def __init__(self, output: ModuleOutput) -> None:
+        super().__init__(output.error)
+        self.output = output
+
+
+@dataclass
+class _DomainState:
+    slots: dict[str, str] = field(default_factory=dict)
+    row: dict[str, str] | None = None
+    reference: str | None = None
+
+
+def _row_fits(domain: str, row: dict[str, str], slots: dict[str, str]) -> bool:
+    """Whether a chosen row still satisfies the user's informable slots."""
+    for key, value in slots.items():
+        if key not in INFORMABLE[domain] or key not in row:
+            continue
+        have, want = row[key].lower(), value.lower()
+        if key == "leaveat":
+            ok = have >= want
+        elif key == "arriveby":
+            ok = have <= want
+        else:
+            ok = have == want
+        if not ok:
+            return False
+    return True
+
+
+class ModularProgSystem:
+    """Python control flow over the intent, slots and follow-up modules."""
+
+    def __init__(self, *, modules_model: Backend, generation: Generation | None = None) -> None:
+        self.modules_model = modules_model
+        self.generation = generation or Generation()
+        self.state = {d: _DomainState() for d in BOOKING_DOMAINS}
+        self.domain: str | None = None
+        self.goal: Goal = "search"
+        self.lines: list[str] = []
+
+    @classmethod
+    def from_options(cls, options: PlayerOptions) -> ModularProgSystem:
+        return cls(
+            modules_model=module_model(options, "modular-prog"),
+            generation=Generation.from_options(options),
+        )
+
+    async def start(self, context: SystemContext) -> None:
+        self.modules = DialogueModules(
+            self.modules_model, self.generation, context.task_set, context.seed
+        )
+        self.params = tool_parameters(context.task_set)
+        self.ordered_times = ">=" in slot_values(context.task_set).operators
+        self.state = {d: _DomainState() for d in BOOKING_DOMAINS}
+        self.domain = None
+        self.goal = "search"
+        self.lines = []
+
+    async def respond(self, observation: Observation) -> SystemOutput:
+        usage: list[CallUsage] = []
+        try:
+            if isinstance(observation, UserMessage):
+                output = await self._on_user(observation.text, usage)
+            elif isinstance(observation, DbResult):
+                output = await self._on_db(observation, usage)
+            elif isinstance(observation, BookingResult):
+                output = await self._on_booking(observation, usage)
+            else:
+                output = await self._say(
+                    "The last step went wrong. Apologise briefly and ask the user to say again "
+                    "what they need.",
+                    usage,
+                )
+        except _ModuleFailure as failure:
+            return SystemOutput(text=failure.output.failure_text(), usage=usage)
+        return output.model_copy(update={"usage": usage})
+
+    # -- module calls --------------------------------------------------------------------------
+
+    @staticmethod
+    def _checked(output: ModuleOutput) -> dict[str, Any]:
+        if output.value is None:
+            raise _ModuleFailure(output)
+        return output.value
+
+    async def _say(self, instruction: str, usage: list[CallUsage]) -> SystemOutput:
+        content = f"{prompts.transcript_text(self.lines)}\n\nWhat to say now: {instruction}"
+        value = self._checked(await self.modules.followup(content, usage))
+        message = str(value["message"])
+        self.lines.append(f"assistant: {message}")
+        return SystemOutput(tool_call=ToolCall(name=FOLLOWUP, arguments={"message": message}))
+
+    # -- observations --------------------------------------------------------------------------
+
+    async def _on_user(self, text: str, usage: list[CallUsage]) -> SystemOutput:
+        self.lines.append(f"user: {text}")
+        transcript = prompts.transcript_text(self.lines)
+        intent = self._checked(await self.modules.intent(transcript, usage))
+        if intent["domain"] in BOOKING_DOMAINS:
+            self.domain = str(intent["domain"])
+        if self.domain is None:
+            return await self._say(
+                "Ask whether the user needs a restaurant, a hotel or a train, and what kind.",
+                usage,
+            )
+        domain = self.domain
+        slots = self._checked(await self.modules.slots(domain, transcript, usage))
+        changed = self._merge(domain, slots)
+        label = intent["intent"]
+        if label == "booking-request":
+            self.goal = "book"
+        elif label == "dbretrieval-request":
+            self.goal = "search"
+        elif not changed:
+            return await self._say(f"Answer the user's last message. {self._known(domain)}", usage)
+        return await self._advance(domain, usage)
+
+    async def _on_db(self, result: DbResult, usage: list[CallUsage]) -> SystemOutput:
+        domain = result.domain
+        state = self.state[domain]
+        if result.total == 0:
+            state.row = None
+            return await self._say(
+                f"No {domain} matches {compact_json(result.query)}. Tell the user and ask "
+                "whether they want to change something.",
+                usage,
+            )
+        if self.goal == "book":
+            name = state.slots.get("name", "").lower()
+            named = [r for r in result.rows if name and r.get("name", "").lower() == name]
+            state.row = (named or result.rows)[0]
+            return await self._advance(domain, usage)
+        state.row = result.rows[0] if result.total == 1 else None
+        shown = "the first of them" if result.total > len(result.rows) else "them"
+        return await self._say(
+            f"The {domain} search found {result.total} match(es); here are {shown}: "
+            f"{compact_json(result.rows)}. Present them briefly and ask the user how to go on "
+            "(for example which one, or whether to book).",
+            usage,
+        )
+
+    async def _on_booking(self, result: BookingResult, usage: list[CallUsage]) -> SystemOutput:
+        state = self.state[result.domain]
+        if result.ok:
+            state.reference = result.reference
+            self.goal = "search"
+            row = state.row or {}
+            details = {k: row[k] for k in _SHOWN if k in row}
+            return await self._say(
+                f"The {result.domain} is booked, reference number {result.reference}. "
+                f"Details: {compact_json(details)}. Give the user the reference number and ask "
+                "whether they need anything else.",
+                usage,
+            )
+        state.row = None
+        return await self._say(
+            f"The {result.domain} booking failed: {result.message} Tell the user and ask how "
+            "to go on.",
+            usage,
+        )
+
+    # -- state and actions ---------------------------------------------------------------------
+
+    def _merge(self, domain: str, values: dict[str, Any]) -> bool:
+        """Merge extracted slots; drop the chosen row if it no longer fits. True if changed."""
+        state = self.state[domain]
+        changed = False
+        for key, raw in values.items():
+            value = str(raw).strip()
+            if value and state.slots.get(key) != value:
+                state.slots[key] = value
+                changed = True
+        if state.row is not None and not _row_fits(domain, state.row, state.slots):
+            state.row = None
+        return changed
+
+    def _known(self, domain: str) -> str:
+        state = self.state[domain]
+        text = f"Known {domain} details: {compact_json(state.slots)}."
+        if state.reference:
+            text += f" Already booked, reference number {state.reference}."
+        return text
+
+    async def _advance(self, domain: str, usage: list[CallUsage]) -> SystemOutput:
+        state = self.state[domain]
+        if self.goal == "search" or state.row is None:
+            return self._search(domain)
+        missing = [
+            k
+            for k in REQUIRED_BOOKING_ARGS[domain]
+            if k not in INFORMABLE[domain] and k not in state.slots
+        ]
+        if missing:
+            return await self._say(
+                f"Ask the user for the booking details still missing: {', '.join(missing)}. "
+                f"The {domain} chosen: {compact_json(state.row)}.",
+                usage,
+            )
+        return self._book(domain, state.row)
+
+    def _search(self, domain: str) -> SystemOutput:
+        tool = _DB_TOOL[domain]
+        properties = self.params[tool]["properties"]
+        arguments: dict[str, Any] = {}
+        for key, value in self.state[domain].slots.items():
+            if key not in properties:
+                continue
+            if properties[key].get("type") == "object":
+                operator = "="
+                if self.ordered_times and key == "leaveat":
+                    operator = ">="
+                elif self.ordered_times and key == "arriveby":
+                    operator = "<="
+                arguments[key] = {"operator": operator, "value": value}
+            else:
+                arguments[key] = value
+        return SystemOutput(tool_call=ToolCall(name=tool, arguments=arguments))
+
+    def _book(self, domain: str, row: dict[str, str]) -> SystemOutput:
+        tool = _BOOKING_TOOL[domain]
+        slots = self.state[domain].slots
+        from_row = set(INFORMABLE[domain]) | set(OPTIONAL_BOOKING_ATTRIBUTES[domain])
+        arguments: dict[str, str] = {}
+        for key in self.params[tool]["properties"]:
+            if key in from_row and key in row:
+                arguments[key] = row[key]
+            elif key in slots:
+                arguments[key] = slots[key]
+        return SystemOutput(tool_call=ToolCall(name=tool, arguments=arguments))

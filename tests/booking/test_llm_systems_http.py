@@ -1,0 +1,212 @@
+"""The http system against the example server (a real process) and small in-test servers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from todeval.backends.errors import InfrastructureError
+from todeval.benchmarks.booking.llm_systems.http_system import HttpSystem
+from todeval.benchmarks.booking.protocol import PlayerOptions, UserMessage
+from todeval.core.outcome import Outcome
+from todeval.errors import UsageError
+
+from .test_llm_systems_support import context, events, play
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "http_system_server.py"
+
+
+@pytest.fixture(scope="module")
+def example_url() -> Iterator[str]:
+    process = subprocess.Popen(
+        [sys.executable, str(EXAMPLE), "--host", "127.0.0.1", "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline().strip()
+        assert line.startswith("listening on http://127.0.0.1:"), line
+        yield line.removeprefix("listening on ")
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def http_system(url: str, **extra: Any) -> HttpSystem:
+    return HttpSystem.from_options(PlayerOptions(role="system", extra={"url": url, **extra}))
+
+
+def test_example_server_books_task_0(example_url: str) -> None:
+    record = play(http_system(example_url))
+    assert record.outcome is Outcome.SUCCESS, record.reason
+    assert record.metrics["booking.booking_accuracy"] == 1.0
+    assert events(record, "db_query")[0]["arguments"] == {"name": "city centre north b and b"}
+    messages = [e["text"] for e in events(record, "system_message")]
+    assert messages[-1].startswith("Booked! Your reference number is ")
+    # one accounted call per system output, under the role "system"
+    assert record.usage["system"].calls == record.metrics["booking.system_calls"] == 4
+
+
+def test_example_server_keeps_sessions_apart(example_url: str) -> None:
+    async def two_episodes() -> list[str]:
+        from todeval.benchmarks.booking.game import play_episode
+
+        from .scripted import ScriptedUser
+        from .test_llm_systems_support import TASK, USER_LINES
+
+        records = await asyncio.gather(
+            *(
+                play_episode(TASK, http_system(example_url), ScriptedUser(list(USER_LINES)),
+                             run_seed=seed)
+                for seed in (1, 2)
+            )
+        )  # fmt: skip
+        return [r.outcome.value for r in records]
+
+    assert asyncio.run(two_episodes()) == ["success", "success"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_unreachable_endpoint_is_an_infrastructure_error() -> None:
+    url = f"http://127.0.0.1:{_free_port()}/"
+    system = http_system(url)
+
+    async def respond() -> None:
+        await system.start(context())
+        await system.respond(UserMessage(text="hi"))
+
+    with pytest.raises(InfrastructureError, match="cannot reach"):
+        asyncio.run(respond())
+    record = play(http_system(url))
+    assert record.outcome is Outcome.INFRASTRUCTURE_ERROR
+
+
+Responder = Callable[[dict[str, Any]], tuple[int, str]]
+
+
+class _Server:
+    """A stdlib server on 127.0.0.1 answering with ``responder(request JSON)``."""
+
+    def __init__(self, responder: Responder, delay_s: float = 0.0) -> None:
+        self.requests: list[dict[str, Any]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append(body)
+                if delay_s:
+                    time.sleep(delay_s)
+                status, text = responder(body)
+                data = text.encode()
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                with contextlib.suppress(OSError):  # the client gave up (timeout test)
+                    self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                return None
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    def __enter__(self) -> _Server:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_protocol_payloads_and_reported_usage() -> None:
+    def responder(body: dict[str, Any]) -> tuple[int, str]:
+        reply = {
+            "action": {"name": "followup", "arguments": {"message": "Hello!"}},
+            "usage": {"prompt_tokens": 12, "completion_tokens": 3, "model": "my-model"},
+        }
+        return 200, json.dumps(reply)
+
+    with _Server(responder) as server:
+        record = play(http_system(server.url), ["hi", "anything else"])
+    first, second = server.requests
+    assert first["observation"] == {"kind": "user_message", "text": "hi"}
+    assert first["task_set"] == "test" and len(first["tools"]) == 7
+    assert "tools" not in second and second["session_id"] == first["session_id"]
+    assert record.usage["system"].prompt_tokens == 24
+    assert record.usage["system"].completion_tokens == 6
+    assert record.outcome is Outcome.FAILURE  # said done without a booking
+
+
+@pytest.mark.parametrize(
+    ("body", "raw"),
+    [
+        ("this is not json", "this is not json"),
+        ('{"text": "I will think about it"}', "I will think about it"),
+        ('{"action": {"arguments": {}}}', '{"action": {"arguments": {}}}'),
+    ],
+)
+def test_bad_responses_are_format_violations(body: str, raw: str) -> None:
+    with _Server(lambda request: (200, body)) as server:
+        record = play(http_system(server.url))
+    assert record.outcome is Outcome.ABORTED
+    (violation,) = record.details["violations"]
+    assert violation["reason"] == "no tool call" and violation["raw"] == raw
+
+
+def test_invalid_action_arguments_are_judged_by_the_game_master() -> None:
+    body = json.dumps({"action": {"name": "retrievefromhoteldb", "arguments": {"stars": "9"}}})
+    with _Server(lambda request: (200, body)) as server:
+        record = play(http_system(server.url))
+    assert record.outcome is Outcome.ABORTED
+    assert "stars" in record.details["violations"][0]["reason"]
+
+
+def test_server_error_status_is_an_infrastructure_error() -> None:
+    with _Server(lambda request: (500, "boom")) as server:
+        record = play(http_system(server.url))
+    assert record.outcome is Outcome.INFRASTRUCTURE_ERROR
+    assert "HTTP 500" in record.reason
+
+
+def test_timeout_is_an_infrastructure_error() -> None:
+    with _Server(lambda request: (200, "{}"), delay_s=2.0) as server:
+        system = http_system(server.url, timeout_s=0.2)
+
+        async def respond() -> None:
+            await system.start(context())
+            await system.respond(UserMessage(text="hi"))
+
+        with pytest.raises(InfrastructureError) as info:
+            asyncio.run(respond())
+    assert info.value.kind == "timeout"
+
+
+def test_url_is_required() -> None:
+    with pytest.raises(UsageError, match="--system-url"):
+        HttpSystem.from_options(PlayerOptions(role="system"))
+    with pytest.raises(UsageError, match="http"):
+        http_system("ftp://example")
