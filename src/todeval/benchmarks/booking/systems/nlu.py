@@ -158,17 +158,23 @@ def _name_ok(turn: _Turn, start: int, end: int, phrase_text: str, unrealistic: b
     )
 
 
+_STATION_CUE = re.compile(
+    r"\b(?:from|to|leaving|leave|departing|depart|towards|into|reach|arriving at|arrive at)"
+    r"\s+(?:the\s+)?$"
+)
 _FOOD_CUE_AFTER = re.compile(r"^\s*(?:food|cuisine|restaurants?|places?|dishes|fare|meals?)\b")
 _FOOD_CUE_BEFORE = re.compile(r"(?:serves?|serving|some|eat|for)\s+$")
 
 
 def _fuzzy_names(turn: _Turn, vocab: Vocabulary) -> None:
-    """Misspelt multi-word venue names ("shanghi family restaurant")."""
-    if vocab.unrealistic or not vocab.fuzzy_names:
+    """Misspelt venue names and stations ("shanghi family restaurant", "liverpoool street")."""
+    if vocab.unrealistic:
         return
     words = [(m.start(), m.end()) for m in re.finditer(r"[a-z0-9-]+", turn.masked)]
-    choices = vocab.fuzzy_names
-    for size in (4, 3, 2):
+    for size in (4, 3, 2, 1):
+        choices = vocab.fuzzy_names if size > 1 else vocab.fuzzy_words
+        if not choices:
+            continue
         for i in range(len(words) - size + 1):
             start, end = words[i][0], words[i + size - 1][1]
             if not turn.free(start, end):
@@ -176,21 +182,38 @@ def _fuzzy_names(turn: _Turn, vocab: Vocabulary) -> None:
             window = turn.masked[start:end]
             if window.startswith(("the ", "a ", "an ", "i ", "to ", "for ", "in ")):
                 continue
+            if size == 1 and len(window) < 6:
+                continue
             best = process.extractOne(window, choices, scorer=fuzz.ratio, score_cutoff=88)
             if best is None:
                 continue
             for ph in vocab.by_text[best[0]]:
-                if ph.kind.startswith("name:") and not ph.needs_cue:
+                if ph.needs_cue:
+                    continue
+                if ph.kind.startswith("name:"):
                     domain = ph.kind.split(":", 1)[1]
                     turn.mentions.append(_Mention("name", ph.value, start, end, domain))
                     turn.cues.append((start, domain))
-                    turn.mask(start, end)
-                    break
+                elif ph.kind == "station":
+                    turn.mentions.append(_Mention("station", ph.value, start, end))
+                    turn.cues.append((start, P.TRAIN))
+                else:
+                    continue
+                turn.mask(start, end)
+                break
 
 
 def _vocab_mentions(turn: _Turn, vocab: Vocabulary) -> None:
     for m in vocab.pattern.finditer(turn.text):
         candidates = vocab.by_text[m.group(0)]
+        kinds = {ph.kind for ph in candidates}
+        if "station" in kinds and len(kinds) > 1:
+            # "from volcano" is a station, "in the volcano" an area (unrealistic set)
+            before = turn.text[max(0, m.start() - 25) : m.start()]
+            station_first = bool(_STATION_CUE.search(before))
+            candidates = tuple(
+                sorted(candidates, key=lambda ph: (ph.kind == "station") != station_first)
+            )
         chosen = None
         for ph in candidates:
             if ph.kind.startswith("name:") and ph.needs_cue:
@@ -256,7 +279,7 @@ def _time_mentions(turn: _Turn, vocab: Vocabulary) -> None:
         turn.mask(start, end)
     # a bare hour after a cue: "leave after 10", "by 3", "a table at 7"
     for m in re.finditer(
-        r"\b(?P<cue>after|by|before|around|about|at|until)\s+(?P<h>\d{1,2})(?![\d:.%])"
+        r"\b(?P<cue>after|by|before|around|about|at|until)\s+(?P<h>\d{1,2})(?![\d:.%-])"
         r"(?!\s*(?:people|persons|person|guests|nights?|days?|stars?|adults|of us|tickets|"
         r"pounds|minutes|mins|\w+ people))",
         turn.masked,

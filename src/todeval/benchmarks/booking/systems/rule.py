@@ -286,6 +286,8 @@ class RuleSystem:
                 self._pending_booking = args
                 return ToolCall(name=_BOOK_TOOL[d], arguments=args)
             return None
+        if d == TRAIN:
+            self._infer_station()
         query = self._query(d)
         missing = self._missing_search(d, query)
         if missing:
@@ -384,12 +386,27 @@ class RuleSystem:
                 out[slot] = value
         return out
 
+    def _infer_station(self) -> None:
+        """Fill in the other end of a route when the timetable has only one (and say so)."""
+        slots = self.tracker.state(TRAIN).slots
+        for known, unknown in (("destination", "departure"), ("departure", "destination")):
+            if slots.get(known) and not slots.get(unknown):
+                other = self.tracker.vocab.only_counterpart(known, slots[known])
+                if other is not None and other != slots[known]:
+                    slots[unknown] = other
+                    if known == "destination":
+                        note = f"Trains to {slots[known]} all run from {other}."
+                    else:
+                        note = f"Trains from {slots[known]} all run to {other}."
+                    self.parts.append(note)
+
     def _missing_search(self, d: str, query: dict[str, Any]) -> list[str]:
         st = self.tracker.state(d)
         p = self.progress[d]
         if d == TRAIN:
             missing = [s for s in _TRAIN_SEARCH if s not in query and st.slots.get(s) != "dontcare"]
-            missing = [s for s in missing if p.asked[s] < 2]
+            # departure and destination are needed; the day is asked for twice at most
+            missing = [s for s in missing if s != "day" or p.asked[s] < 2]
             if missing and not any(k in st.slots for k in ("leaveat", "arriveby")):
                 if p.asked["leaveat"] < 1:
                     missing.append("leaveat")
@@ -457,8 +474,11 @@ class RuleSystem:
     def _bad_value(self, slot: str, value: str) -> str:
         if slot == "people":
             allowed = self.values.people
-            return f"I'm afraid I can only book for {allowed[0]} to {allowed[-1]} people." if (
-                self.values.name == "multiwoz") else f"I can't book for {value} people."
+            return (
+                f"I'm afraid I can only book for {allowed[0]} to {allowed[-1]} people."
+                if (self.values.name == "multiwoz")
+                else f"I can't book for {value} people."
+            )
         if slot == "stay":
             return f"I'm afraid I can't book a stay of {value} nights."
         return f"I'm afraid {value} is not a {slot} I can book."

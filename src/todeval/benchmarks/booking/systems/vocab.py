@@ -220,10 +220,20 @@ class Vocabulary:
     operators: tuple[str, ...]
     names: dict[str, tuple[str, ...]]
     fuzzy_names: tuple[str, ...]
+    fuzzy_words: tuple[str, ...]
+    routes: frozenset[tuple[str, str]]
 
     @property
     def unrealistic(self) -> bool:
         return self.task_set == "unrealistic"
+
+    def only_counterpart(self, known_slot: str, station: str) -> str | None:
+        """The one station the timetable connects ``station`` with, if there is just one."""
+        if known_slot == "destination":
+            ends = {dep for dep, dest in self.routes if dest == station}
+        else:
+            ends = {dest for dep, dest in self.routes if dep == station}
+        return next(iter(ends)) if len(ends) == 1 else None
 
 
 def _strip_generic(name: str) -> str:
@@ -374,8 +384,14 @@ def build_vocabulary(task_set: str) -> Vocabulary:
         by_text.setdefault(p.text, []).append(p)
     alternation = "|".join(re.escape(t) for t in sorted(by_text, key=len, reverse=True))
     pattern = re.compile(rf"(?<![\w-])(?:{alternation})(?![\w-])")
+    routes = frozenset(
+        (r["departure"], r["destination"])
+        for r in db.rows("train")
+        if r.get("departure") and r.get("destination")
+    )
     return Vocabulary(
         task_set=task_set,
+        routes=routes,
         phrases=tuple(phrases),
         pattern=pattern,
         by_text={t: tuple(ps) for t, ps in by_text.items()},
@@ -389,7 +405,15 @@ def build_vocabulary(task_set: str) -> Vocabulary:
         fuzzy_names=tuple(
             p.text
             for p in phrases
-            if p.kind.startswith("name:") and not p.needs_cue and len(p.text) >= 9 and " " in p.text
+            if (p.kind.startswith("name:") or p.kind == "station")
+            and not p.needs_cue
+            and len(p.text) >= 9
+            and " " in p.text
+        ),
+        fuzzy_words=tuple(
+            p.text
+            for p in phrases
+            if p.kind == "station" and " " not in p.text and len(p.text) >= 7
         ),
     )
 
