@@ -58,8 +58,13 @@ class RoleUsage(BaseModel):
     latency_s: float = 0.0
     cost_usd: float = 0.0
     flops: float = 0.0
+    call_latencies_s: list[float] = Field(
+        default_factory=list, description="latency of each uncached call (timing: may differ)"
+    )
 
     def add(self, call: CallUsage) -> None:
+        if not call.cached:
+            self.call_latencies_s.append(round(call.latency_s, 6))
         self.calls += 1
         self.cached_calls += int(call.cached)
         self.prompt_tokens += call.prompt_tokens
@@ -150,7 +155,17 @@ class Summary(BaseModel):
     )
     metrics: dict[str, MetricSummary]
     ci: CIMethod = Field(default_factory=CIMethod)
-    usage: dict[str, RoleUsage] = Field(default_factory=dict)
+    usage: dict[str, RoleUsage] = Field(
+        default_factory=dict, description="per role totals (call_latencies_s left empty)"
+    )
+    cost: dict[str, float | None] = Field(
+        default_factory=dict,
+        description="usd_total, usd_per_episode, usd_per_success, flops_total, flop_usd_total, "
+        "flop_usd_per_episode, flop_usd_per_success, tokens_total, new_calls, cached_calls",
+    )
+    latency: dict[str, dict[str, float]] = Field(
+        default_factory=dict, description="per role: p50, p90, p99, max, mean of call latency (s)"
+    )
     timing: dict[str, float] = Field(default_factory=dict, description="may differ between runs")
 
 

@@ -55,6 +55,7 @@ class RunPlan:
     players: dict[str, Any] = field(default_factory=dict)
     grouped: bool = True
     factory: str | None = None  # "module:function" rebuilding this plan from ``config`` (Ray)
+    aclose: Callable[[], Awaitable[None]] | None = None  # release backends at the end
     success_metric: str | None = None
 
     @property
@@ -161,6 +162,8 @@ async def _run_jobs(
         await asyncio.gather(*(worker() for _ in range(max(1, min(max_concurrency, len(jobs))))))
     finally:
         writer.close()
+        if plan.aclose is not None:
+            await plan.aclose()
     return done
 
 

@@ -6,9 +6,13 @@ from collections import Counter
 from collections.abc import Iterable
 from math import comb
 
+import numpy as np
+
 from todeval.core.outcome import Outcome
 from todeval.core.records import CIMethod, EpisodeRecord, MetricSummary, RoleUsage, Summary
 from todeval.stats.bootstrap import DEFAULT_RESAMPLES, summarize_metric
+
+USD_PER_PETAFLOP = 0.05  # FLOP price assumed by the clem:todd paper
 
 
 def pass_hat_k(successes: int, trials: int, k: int) -> float:
@@ -40,6 +44,62 @@ def _pass_k_metrics(
         name = f"{success_metric}.pass^{k}"
         out[name] = summarize_metric(values, groups, seed=seed, label=name, resamples=resamples)
     return out
+
+
+def _usage_totals(
+    records: list[EpisodeRecord],
+) -> tuple[dict[str, RoleUsage], dict[str, list[float]]]:
+    usage: dict[str, RoleUsage] = {}
+    latencies: dict[str, list[float]] = {}
+    for r in records:
+        for role, u in r.usage.items():
+            total = usage.setdefault(role, RoleUsage())
+            total.calls += u.calls
+            total.cached_calls += u.cached_calls
+            total.prompt_tokens += u.prompt_tokens
+            total.completion_tokens += u.completion_tokens
+            total.latency_s += u.latency_s
+            total.cost_usd += u.cost_usd
+            total.flops += u.flops
+            total.estimated = total.estimated or u.estimated
+            latencies.setdefault(role, []).extend(u.call_latencies_s)
+    return dict(sorted(usage.items())), latencies
+
+
+def _percentiles(values: list[float]) -> dict[str, float]:
+    arr = np.asarray(values, dtype=float)
+    p50, p90, p99 = np.percentile(arr, [50, 90, 99])
+    return {
+        "p50": float(p50),
+        "p90": float(p90),
+        "p99": float(p99),
+        "max": float(arr.max()),
+        "mean": float(arr.mean()),
+    }
+
+
+def _cost(
+    usage: dict[str, RoleUsage], n_episodes: int, n_success: int | None
+) -> dict[str, float | None]:
+    usd = sum(u.cost_usd for u in usage.values())
+    flops = sum(u.flops for u in usage.values())
+    flop_usd = flops / 1e15 * USD_PER_PETAFLOP
+
+    def per(total: float, n: int | None) -> float | None:
+        return total / n if n else None
+
+    return {
+        "usd_total": usd,
+        "usd_per_episode": per(usd, n_episodes),
+        "usd_per_success": per(usd, n_success),
+        "flops_total": flops,
+        "flop_usd_total": flop_usd,
+        "flop_usd_per_episode": per(flop_usd, n_episodes),
+        "flop_usd_per_success": per(flop_usd, n_success),
+        "tokens_total": float(sum(u.prompt_tokens + u.completion_tokens for u in usage.values())),
+        "new_calls": float(sum(u.calls - u.cached_calls for u in usage.values())),
+        "cached_calls": float(sum(u.cached_calls for u in usage.values())),
+    }
 
 
 def summarize(
@@ -77,15 +137,10 @@ def summarize(
         )
     if success_metric:
         metrics.update(_pass_k_metrics(scored, success_metric, groups, seed, resamples))
-    usage: dict[str, RoleUsage] = {}
-    for r in ordered:
-        for role, u in r.usage.items():
-            total = usage.setdefault(role, RoleUsage())
-            for field in ("calls", "cached_calls", "prompt_tokens", "completion_tokens"):
-                setattr(total, field, getattr(total, field) + getattr(u, field))
-            for field in ("latency_s", "cost_usd", "flops"):
-                setattr(total, field, getattr(total, field) + getattr(u, field))
-            total.estimated = total.estimated or u.estimated
+    usage, latencies = _usage_totals(ordered)
+    n_success = (
+        sum(r.metrics.get(success_metric, 0.0) == 1.0 for r in scored) if success_metric else 0
+    )
     return Summary(
         benchmark=benchmark,
         n_episodes=len(ordered),
@@ -93,6 +148,8 @@ def summarize(
         excluded=excluded,
         metrics=metrics,
         ci=CIMethod(resamples=resamples, seed=seed),
-        usage=dict(sorted(usage.items())),
+        usage=usage,
+        cost=_cost(usage, len(scored), n_success if success_metric else None),
+        latency={role: _percentiles(v) for role, v in latencies.items() if v},
         timing={"episode_seconds_total": round(sum(r.timing.duration_s for r in ordered), 3)},
     )

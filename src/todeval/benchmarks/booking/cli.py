@@ -8,7 +8,12 @@ from pathlib import Path
 
 from todeval.benchmarks.booking.audit import audit_task
 from todeval.benchmarks.booking.players import SYSTEMS, USERS
-from todeval.benchmarks.booking.run import BookingConfig, build_plan
+from todeval.benchmarks.booking.run import (
+    BookingConfig,
+    RuntimeOptions,
+    build_plan,
+    models_file_digest,
+)
 from todeval.benchmarks.booking.tasks import TASK_SETS, load_tasks, select_tasks
 from todeval.errors import choice_error
 from todeval.report.table import render_rows, summary_table
@@ -59,6 +64,44 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="run directory (default runs/booking-<set>-<system>-<user>-s<seed>)",
     )
+    models = parser.add_argument_group("models (LLM players)")
+    models.add_argument(
+        "--system-model",
+        default=None,
+        metavar="SPEC",
+        help="model of an LLM system: openai:<model>@<url>, llamacpp:smollm2, "
+        "llamacpp:<file.gguf>, scripted:<file>, or a models-file name",
+    )
+    models.add_argument("--user-model", default=None, metavar="SPEC", help="model of --user llm")
+    models.add_argument(
+        "--module-model",
+        default=None,
+        metavar="SPEC",
+        help="model of the sub-modules of modular systems (default: the system model)",
+    )
+    models.add_argument(
+        "--models-file",
+        default=None,
+        metavar="FILE",
+        help="TOML or YAML file of named models (prices, sizes, limits, generation args)",
+    )
+    models.add_argument(
+        "--system-url", default=None, metavar="URL", help="base URL of an --system http system"
+    )
+    models.add_argument(
+        "--constrained",
+        action="store_true",
+        help="schema-constrained decoding where the backend supports it",
+    )
+    models.add_argument("--temperature", type=float, default=0.0, help="sampling temperature")
+    models.add_argument("--max-tokens", type=int, default=None, help="cap on tokens per call")
+    models.add_argument("--no-cache", action="store_true", help="bypass the response cache")
+    models.add_argument(
+        "--cache-path",
+        default=None,
+        metavar="FILE",
+        help="response cache file (default: ~/.cache/todeval/responses.sqlite)",
+    )
     parser.add_argument(
         "--executor",
         choices=["local", "ray"],
@@ -79,6 +122,15 @@ def run_command(args: argparse.Namespace) -> int:
     if args.tasks not in TASK_SETS:
         raise choice_error("task set", args.tasks, list(TASK_SETS))
     config = BookingConfig(
+        system_model=args.system_model,
+        user_model=args.user_model,
+        module_model=args.module_model,
+        models_file=args.models_file,
+        models_file_sha256=models_file_digest(args.models_file),
+        system_url=args.system_url,
+        constrained=args.constrained,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
         task_set=args.tasks,
         task_ids=args.task_ids,
         limit=args.limit,
@@ -88,7 +140,8 @@ def run_command(args: argparse.Namespace) -> int:
         trials=args.trials,
         on_violation=args.on_violation,
     )
-    plan, tasks = build_plan(config)
+    runtime = RuntimeOptions(cache=not args.no_cache, cache_path=args.cache_path)
+    plan, tasks = build_plan(config, runtime)
     out = Path(args.out or config.default_out())
     if not args.quiet:
         print(

@@ -17,6 +17,7 @@ SYSTEMS: dict[str, str] = {
 USERS: dict[str, str] = {
     "agenda": "todeval.benchmarks.booking.users.agenda:AgendaUser",
     "corpus": "todeval.benchmarks.booking.users.corpus:CorpusUser",
+    "llm": "todeval.benchmarks.booking.llm_user:LLMUser",
 }
 
 
