@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import pickle
 import random
 from typing import Any
 
@@ -163,3 +164,14 @@ def test_cancelled_waiter_does_not_leak_a_slot() -> None:
         limiter.release(await asyncio.wait_for(limiter.acquire(), 1), "ok")
 
     asyncio.run(run())
+
+
+def test_infrastructure_error_survives_pickling() -> None:
+    error = InfrastructureError("reset by peer", kind="connection", attempts=4)
+    copy = pickle.loads(pickle.dumps(error))
+    assert (copy.cause, copy.kind, copy.attempts, str(copy)) == (
+        "reset by peer",
+        "connection",
+        4,
+        str(error),
+    )

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.backends.backend_helpers import require_local_model
-from todeval.backends import load_models_file, make_backend, parse_model_spec
+from todeval.backends import Script, load_models_file, make_backend, model_info, parse_model_spec
 from todeval.backends.spec import DEFAULT_OPENAI_URL
 from todeval.errors import BadInputError, UsageError
 
@@ -161,3 +161,26 @@ def test_missing_gguf_is_bad_input(tmp_path: Path) -> None:
     require_local_model()
     with pytest.raises(BadInputError, match="GGUF model file not found"):
         make_backend(f"llamacpp:{tmp_path / 'absent.gguf'}")
+
+
+def _doc_blocks(language: str) -> list[str]:
+    text = (Path(__file__).parents[2] / "docs" / "backends.md").read_text(encoding="utf-8")
+    return [block.split("```")[0] for block in text.split(f"```{language}\n")[1:]]
+
+
+def test_models_file_example_in_the_docs_is_valid(tmp_path: Path) -> None:
+    (block,) = _doc_blocks("toml")
+    path = tmp_path / "models.toml"
+    path.write_text(block)
+    models = load_models_file(path)
+    infos = {name: model_info(name, entry) for name, entry in models.items()}
+    assert infos["gpt-4o-mini"].api_key_env == "OPENAI_API_KEY"
+    assert infos["qwen32b"].schema_mode == "guided_json"
+    assert infos["ollama-llama3"].model == "llama3:8b"
+    assert infos["smol"].parameters == 134_515_008
+
+
+def test_script_example_in_the_docs_is_valid() -> None:
+    (block,) = _doc_blocks("json")
+    script = Script.model_validate_json(block)
+    assert script.replies[1].tool_calls[0].name == "followup"

@@ -13,7 +13,7 @@ returned as text for the caller to judge.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from todeval.errors import InfrastructureError as _ProjectInfrastructureError
 
@@ -30,6 +30,14 @@ class InfrastructureError(_ProjectInfrastructureError):
         self.cause = cause
         self.kind: FailureKind = kind
         self.attempts = attempts
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle with all fields (episodes may run in other processes, e.g. Ray workers)."""
+        return (_rebuild, (self.cause, self.kind, self.attempts))
+
+
+def _rebuild(cause: str, kind: FailureKind, attempts: int) -> InfrastructureError:
+    return InfrastructureError(cause, kind=kind, attempts=attempts)
 
 
 class TransientError(Exception):

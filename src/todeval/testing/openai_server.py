@@ -298,9 +298,18 @@ def make_server(
 ) -> ThreadingHTTPServer:
     """A ready (not yet serving) server; ``server.server_address[1]`` is its port."""
     handler = type("BoundHandler", (Handler,), {"state": ServerState(config)})
-    server = ThreadingHTTPServer((host, port), handler)
+    server = _QuietServer((host, port), handler)
     server.daemon_threads = True
     return server
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """Clients that hang up (timeouts, injected resets) are normal here: no tracebacks."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
 
 
 def _parser() -> argparse.ArgumentParser:

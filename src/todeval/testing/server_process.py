@@ -17,7 +17,7 @@ import threading
 import urllib.request
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TextIO
 
 from todeval.testing.openai_server import ServerConfig
 
@@ -31,6 +31,8 @@ class ServerProcess:
         self.port: int | None = None
         self._proc: subprocess.Popen[str] | None = None
         self._dir: tempfile.TemporaryDirectory[str] | None = None
+        self._stderr: TextIO | None = None
+        self._stderr_path = Path()
 
     @property
     def base_url(self) -> str:
@@ -47,6 +49,8 @@ class ServerProcess:
         self._dir = tempfile.TemporaryDirectory(prefix="todeval-server-")
         config_path = Path(self._dir.name) / "config.json"
         config_path.write_text(self.config.model_dump_json(), encoding="utf-8")
+        self._stderr_path = Path(self._dir.name) / "stderr.log"
+        self._stderr = self._stderr_path.open("w", encoding="utf-8")  # never a full pipe
         self._proc = subprocess.Popen(
             [
                 sys.executable,
@@ -60,7 +64,7 @@ class ServerProcess:
                 str(config_path),
             ],
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=self._stderr,
             stdin=subprocess.DEVNULL,
             text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
@@ -72,11 +76,8 @@ class ServerProcess:
         reader.start()
         reader.join(self.start_timeout_s)
         if not line or not line[0].strip().isdigit():
-            error = (
-                self._proc.stderr.read()
-                if self._proc.poll() is not None and self._proc.stderr
-                else ""
-            )
+            self._proc.poll()
+            error = self._stderr_path.read_text(encoding="utf-8", errors="replace")
             self.close()
             raise RuntimeError(f"test server did not start: {error.strip()[:500]}")
         self.port = int(line[0])
@@ -104,11 +105,12 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait()
-        if self._proc is not None:
-            for stream in (self._proc.stdout, self._proc.stderr):
-                if stream is not None:
-                    stream.close()
+        if self._proc is not None and self._proc.stdout is not None:
+            self._proc.stdout.close()
         self._proc = None
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
         if self._dir is not None:
             self._dir.cleanup()
             self._dir = None
