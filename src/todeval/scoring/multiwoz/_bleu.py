@@ -1,60 +1,97 @@
-"""Corpus BLEU (sacrebleu defaults: 13a tokenisation, exponential smoothing) from cached stats.
+"""Corpus BLEU as sacrebleu computes it by default (13a tokenisation, exponential smoothing).
 
 Corpus BLEU depends only on summed sufficient statistics (hypothesis length, reference length,
 matched and total n-grams for n = 1..4). Each turn's statistics are computed once; a dialogue's
 are their sum, so a bootstrap over dialogues recomputes corpus BLEU from resampled sums without
-re-tokenising anything. The point estimate goes through sacrebleu's own ``compute_bleu``.
+re-tokenising anything. The score itself comes from sacrebleu's ``BLEU.compute_bleu``.
+
+:func:`tokenize_13a` is sacrebleu's 13a tokenizer with its first rule (pad every symbol with
+spaces, one regex match per symbol and space) done by ``str.translate``; on Python 3.11 this
+is several times faster and gives identical output (the tests compare it with sacrebleu's
+``Tokenizer13a`` on every test-set reference and on random strings).
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
+from itertools import chain
 from typing import Any
 
 ORDER = 4
 N_STATS = 2 + 2 * ORDER
 Stats = tuple[int, ...]
+Grams = Counter[tuple[str, ...]]
 _LOG_ZERO = -9999999999.0  # sacrebleu's floor for log(0)
 
+# 13a rule 1: the characters sacrebleu pads with spaces, [{-~[-` -&(-+:-@/].
+_PADDED = [(0x7B, 0x7E), (0x5B, 0x60), (0x20, 0x26), (0x28, 0x2B), (0x3A, 0x40), (0x2F, 0x2F)]
+_PAD_TABLE = {c: f" {chr(c)} " for lo, hi in _PADDED for c in range(lo, hi + 1)}
+# 13a rules 2-4, applied after rule 1 exactly as sacrebleu applies them.
+_PERIOD_COMMA_AFTER_NON_DIGIT = re.compile(r"([^0-9])([\.,])")
+_PERIOD_COMMA_BEFORE_NON_DIGIT = re.compile(r"([\.,])([^0-9])")
+_DASH_AFTER_DIGIT = re.compile(r"([0-9])(-)")
+_ENTITIES = (("&quot;", '"'), ("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">"))
 
-def _ngrams(tokens: list[str]) -> Counter[tuple[str, ...]]:
-    grams: Counter[tuple[str, ...]] = Counter()
-    for n in range(1, ORDER + 1):
-        grams.update(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
-    return grams
+
+def tokenize_13a(line: str) -> str:
+    """sacrebleu's ``13a`` tokenisation of one segment (after BLEU's ``rstrip``)."""
+    line = line.replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
+    if "&" in line:
+        for entity, char in _ENTITIES:
+            line = line.replace(entity, char)
+    line = f" {line} ".translate(_PAD_TABLE)
+    if "." in line or "," in line:
+        line = _PERIOD_COMMA_AFTER_NON_DIGIT.sub(r"\1 \2 ", line)
+        line = _PERIOD_COMMA_BEFORE_NON_DIGIT.sub(r" \1 \2", line)
+    if "-" in line:
+        line = _DASH_AFTER_DIGIT.sub(r"\1 \2 ", line)
+    return " ".join(line.split())
+
+
+def _ngrams(tokens: list[str]) -> Grams:
+    """Counts of all 1- to 4-grams (as tuples) of a token list."""
+    t1, t2, t3 = tokens[1:], tokens[2:], tokens[3:]
+    return Counter(
+        chain(
+            zip(tokens),
+            zip(tokens, t1, strict=False),
+            zip(tokens, t1, t2, strict=False),
+            zip(tokens, t1, t2, t3, strict=False),
+        )
+    )
 
 
 class BleuStatistics:
     """Per-turn BLEU statistics against one reference per turn; memoises tokenisation."""
 
     def __init__(self) -> None:
-        from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+        self._memo: dict[str, tuple[Grams, int]] = {}
 
-        self._tokenize = Tokenizer13a()
-        self._memo: dict[str, tuple[Counter[tuple[str, ...]], int]] = {}
-
-    def _grams(self, text: str) -> tuple[Counter[tuple[str, ...]], int]:
+    def _grams(self, text: str) -> tuple[Grams, int]:
         cached = self._memo.get(text)
         if cached is None:
-            tokens = str(self._tokenize(text.rstrip())).split()
+            tokens = tokenize_13a(text.rstrip()).split()
             cached = (_ngrams(tokens), len(tokens))
             self._memo[text] = cached
         return cached
+
+    def prepare(self, texts: Sequence[str]) -> None:
+        """Tokenise and count n-grams of ``texts`` now (e.g. the references, ahead of time)."""
+        for text in texts:
+            self._grams(text)
 
     def turn(self, hypothesis: str, reference: str) -> Stats:
         """``(hyp_len, ref_len, correct_1..4, total_1..4)`` of one turn."""
         hyp, hyp_len = self._grams(hypothesis)
         ref, ref_len = self._grams(reference)
-        correct = [0] * ORDER
-        total = [0] * ORDER
-        for gram, count in hyp.items():
-            n = len(gram) - 1
-            total[n] += count
-            matched = ref.get(gram)
-            if matched:
-                correct[n] += min(count, matched)
-        return (hyp_len, ref_len, *correct, *total)
+        correct = [0, 0, 0, 0]
+        for gram in hyp.keys() & ref.keys():
+            count, matched = hyp[gram], ref[gram]
+            correct[len(gram) - 1] += count if count < matched else matched
+        totals = [max(hyp_len - n, 0) for n in range(ORDER)]
+        return (hyp_len, ref_len, *correct, *totals)
 
 
 def sum_stats(stats: Sequence[Stats]) -> Stats:
@@ -108,4 +145,3 @@ def corpus_bleu_many(stats: Any) -> Any:
         score = bp * np.exp(logs.sum(axis=1) / ORDER)
     score = np.where(correct.sum(axis=1) == 0, 0.0, score)
     return score
-

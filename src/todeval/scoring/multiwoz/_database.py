@@ -26,8 +26,12 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
-from todeval.scoring.multiwoz._fuzzy import fuzzy_match
-from todeval.scoring.multiwoz._normalize import canonical_type, normalize_slot_value, time_to_minutes
+from todeval.scoring.multiwoz._fuzzy import fuzzy_candidates, fuzzy_match
+from todeval.scoring.multiwoz._normalize import (
+    canonical_type,
+    normalize_slot_value,
+    time_to_minutes,
+)
 
 VENUE_DOMAINS = ("restaurant", "hotel", "attraction", "train")
 FUZZY_RATIO = 90
@@ -73,9 +77,10 @@ class _Table:
 
     def __init__(self, domain: str, rows: list[dict[str, Any]]) -> None:
         ignored = _IGNORED_COLUMNS[domain]
+        names = {k: _column_name(k) for row in rows for k in row if k not in ignored}
         self.domain = domain
         self.rows = [
-            {_column_name(k): _cell(_column_name(k), v) for k, v in row.items() if k not in ignored}
+            {names[k]: _cell(names[k], v) for k, v in row.items() if k not in ignored}
             for row in rows
         ]
         # The queryable columns are those of the first row (as in the standard evaluator).
@@ -122,9 +127,9 @@ class _Table:
                 if (m <= limit) if column == "arrive" else (m >= limit):
                     result |= 1 << i
         elif column in self.fuzzy:
-            for cell, rows in index.items():
+            for cell in fuzzy_candidates(value, list(index), FUZZY_RATIO):
                 if fuzzy_match(cell, value, FUZZY_RATIO):
-                    result |= rows
+                    result |= index[cell]
         else:
             result |= index.get(value, 0)
         self._masks[key] = result

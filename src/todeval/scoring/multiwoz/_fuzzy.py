@@ -35,3 +35,17 @@ def partial_ratio(a: str, b: str) -> int:
 def fuzzy_match(a: str, b: str, threshold: int) -> bool:
     """True when :func:`partial_ratio` of ``a`` and ``b`` is at least ``threshold``."""
     return partial_ratio(a, b) >= threshold
+
+
+def fuzzy_candidates(value: str, choices: list[str], threshold: int) -> list[str]:
+    """The choices that can reach ``threshold`` against ``value`` (a fast, safe pre-filter).
+
+    rapidfuzz's optimal partial ratio is never below the heuristic one (it searches a superset
+    of the windows), so choices scoring under ``threshold - 1`` with it are dropped unchecked.
+    """
+    from rapidfuzz import fuzz, process
+
+    hits = process.extract(
+        value, choices, scorer=fuzz.partial_ratio, score_cutoff=threshold - 1, limit=None
+    )
+    return [choice for choice, _, _ in hits]

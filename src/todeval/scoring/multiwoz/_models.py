@@ -22,9 +22,7 @@ class PredictedTurn(BaseModel):
     state: dict[StrictStr, dict[StrictStr, StrictStr]] | None = Field(
         None, description="predicted dialogue state {domain: {slot: value}}"
     )
-    active_domains: list[StrictStr] | None = Field(
-        None, description="domains the turn is about"
-    )
+    active_domains: list[StrictStr] | None = Field(None, description="domains the turn is about")
 
 
 class DomainRates(BaseModel):

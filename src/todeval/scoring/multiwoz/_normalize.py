@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
 
 # Canonical placeholder classes and the placeholder names (lower case) that map to them.
 _PLACEHOLDER_CLASSES: dict[str, tuple[str, ...]] = {
@@ -296,29 +295,50 @@ def normalize_state(state: Mapping[str, Mapping[str, str]]) -> State:
 
 def canonicalize_placeholders(response: str) -> str:
     """Lower-case and map ``[placeholder]s`` to canonical classes (unknown names -> '')."""
-    text = _PLACEHOLDER_RE.sub(
-        lambda m: PLACEHOLDER_CLASS.get(m.group(1), ""), response.lower()
-    )
+    text = _PLACEHOLDER_RE.sub(lambda m: PLACEHOLDER_CLASS.get(m.group(1), ""), response.lower())
     return text.replace("-s", "").replace("-ly", "")
+
+
+def moses_round_trip() -> Callable[[str], str]:
+    """sacremoses' English tokenize + detokenize as one function.
+
+    The tokenizer subclass caches two character sets that sacremoses rebuilds from long
+    strings on every call (same results, much faster).
+    """
+    from sacremoses import MosesDetokenizer, MosesTokenizer
+
+    class _Tokenizer(MosesTokenizer):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__(lang="en")
+            self._lower = frozenset(self.IsLower)
+            self._alpha = frozenset(self.IsAlpha)
+
+        def islower(self, text: str) -> bool:
+            return set(text) <= self._lower
+
+        def isanyalpha(self, text: str) -> bool:
+            return not self._alpha.isdisjoint(text)
+
+    tokenizer = _Tokenizer()
+    detokenizer = MosesDetokenizer(lang="en")
+
+    def round_trip(text: str) -> str:
+        return str(detokenizer.detokenize(tokenizer.tokenize(text)))
+
+    return round_trip
 
 
 class ResponseNormalizer:
     """Normalises responses; results are memoised per instance (responses repeat a lot)."""
 
     def __init__(self) -> None:
-        from sacremoses import MosesDetokenizer, MosesTokenizer
-
-        tokenizer = MosesTokenizer(lang="en")
-        detokenizer = MosesDetokenizer(lang="en")
-        self._round_trip: Callable[[str], str] = lambda text: detokenizer.detokenize(
-            tokenizer.tokenize(text)
-        )
+        self._round_trip = moses_round_trip()
         self._memo: dict[str, str] = {}
 
     def __call__(self, response: str) -> str:
         cached = self._memo.get(response)
         if cached is None:
-            cached = str(self._round_trip(canonicalize_placeholders(response)))
+            cached = self._round_trip(canonicalize_placeholders(response))
             self._memo[response] = cached
         return cached
 
@@ -330,13 +350,3 @@ def placeholder_domains(response: str, domains: frozenset[str]) -> list[str]:
 
 
 _BRACKETED_RE = re.compile(r"\[([\w\s\d]+)\]")
-
-
-def is_string_state(state: Any) -> bool:
-    """True when ``state`` is ``{str: {str: str}}``."""
-    return isinstance(state, dict) and all(
-        isinstance(d, str)
-        and isinstance(s, dict)
-        and all(isinstance(k, str) and isinstance(v, str) for k, v in s.items())
-        for d, s in state.items()
-    )
