@@ -261,7 +261,7 @@ def _free_form_times(turn: _Turn) -> None:
     """Unrealistic set: the time is whatever follows "at" ("at 00:??", "at 2 8:7 6")."""
     for m in re.finditer(
         r"\b(?:at|after|by|before)\s+(?P<t>[^\s,;!]*[\d?][^,;!]*?)(?=\s*(?:[.,;!]\s|[.,;!]?$|\s"
-        r"on\s|\sfor\s|\sand\s|\sfrom\s|\si\s|\splease\b))",
+        r"on\s|\sfor\s|\sand\s|\sfrom\s|\si\s|\splease\b|\sat\s))",
         turn.masked,
     ):
         if _FILL in m.group("t"):
@@ -279,7 +279,7 @@ def _time_mentions(turn: _Turn, vocab: Vocabulary) -> None:
         turn.mask(start, end)
     # a bare hour after a cue: "leave after 10", "by 3", "a table at 7"
     for m in re.finditer(
-        r"\b(?P<cue>after|by|before|around|about|at|until)\s+(?P<h>\d{1,2})(?![\d:.%-])"
+        r"\b(?P<cue>after|by|before|around|about|at|until)\s+(?P<h>\d{1,2})(?![\d:%-]|\.\d)"
         r"(?!\s*(?:people|persons|person|guests|nights?|days?|stars?|adults|of us|tickets|"
         r"pounds|minutes|mins|\w+ people))",
         turn.masked,

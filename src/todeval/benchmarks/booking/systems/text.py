@@ -69,12 +69,12 @@ TIME_PATTERNS: tuple[re.Pattern[str], ...] = (
     ),
     re.compile(rf"(?<![\d:.])(?P<h>1[0-2]|[1-9])\s+oclock{_MERIDIEM}{_EVENING}"),
     re.compile(
-        rf"\b(?P<h>{_HOUR_WORD_RE})(?:\s+(?P<mw>thirty|fifteen|forty[- ]five|"
-        rf"oclock))?{_MERIDIEM}{_EVENING}(?=\W|$)"
-    ),
-    re.compile(
         r"\b(?P<q>half|quarter) (?P<dir>past|to|after) (?P<h>\d{1,2}|"
         rf"{_HOUR_WORD_RE}){_MERIDIEM}{_EVENING}"
+    ),
+    re.compile(
+        rf"\b(?P<h>{_HOUR_WORD_RE})(?:\s+(?P<mw>thirty|fifteen|forty[- ]five|"
+        rf"oclock))?{_MERIDIEM}{_EVENING}(?=\W|$)"
     ),
     re.compile(r"\b(?P<word>noon|midday|lunchtime|midnight)\b"),
 )

@@ -360,7 +360,7 @@ def build_vocabulary(task_set: str) -> Vocabulary:
     # foods
     foods = set(db.values("restaurant", "food"))
     if not unrealistic:
-        foods |= set(_ontology_foods())
+        foods |= set(_ontology_foods()) - set(FOOD_ALIASES)
     for f in sorted(foods):
         _add(phrases, f, "food", f, f in FOOD_NEEDS_CUE)
     if not unrealistic:
