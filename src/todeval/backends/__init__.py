@@ -6,7 +6,6 @@ Build a backend with :func:`make_backend` from a spec string (``openai:<model>@<
 """
 
 from todeval.backends.accounting import (
-    USD_PER_PETAFLOP,
     call_flops,
     estimate_tokens,
     flop_cost_usd,
@@ -34,6 +33,7 @@ from todeval.backends.types import (
     ModelInfo,
     ToolCallOut,
 )
+from todeval.core.prices import USD_PER_PETAFLOP
 
 __all__ = [
     "USD_PER_PETAFLOP",

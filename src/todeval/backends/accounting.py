@@ -5,7 +5,9 @@
 * Dollar cost = prompt tokens x input price + completion tokens x output price (per 1M).
 * FLOPs = 2 x parameters x (prompt + completion tokens); :func:`flop_cost_usd` prices them at
   $0.05 per petaFLOP (the paper's assumption). Unknown parameter count -> 0 FLOPs.
-* A cache hit keeps the original token counts but costs nothing: zero latency, dollars, FLOPs.
+* A cache hit keeps the original token counts, dollars and FLOPs (what the dialogue costs,
+  so a summary does not change when a run is repeated from the cache), with zero latency;
+  ``cached`` marks it, and summaries count new calls separately.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from __future__ import annotations
 import json
 
 from todeval.backends.types import GenerationRequest, ModelInfo
+from todeval.core.prices import USD_PER_PETAFLOP
 from todeval.core.records import CallUsage
 
-USD_PER_PETAFLOP = 0.05
 CHARS_PER_TOKEN = 4
 
 
@@ -107,7 +109,5 @@ def usage_or_estimate(
 
 
 def cached_usage(original: CallUsage, *, role: str) -> CallUsage:
-    """A cache hit: the original token counts, marked cached, with no latency or cost."""
-    return original.model_copy(
-        update={"role": role, "cached": True, "latency_s": 0.0, "cost_usd": 0.0, "flops": 0.0}
-    )
+    """A cache hit: the original tokens, cost and FLOPs, marked cached, with no latency."""
+    return original.model_copy(update={"role": role, "cached": True, "latency_s": 0.0})

@@ -4,7 +4,7 @@ The key is the SHA-256 of the canonical JSON of everything that determines a rep
 (spec, name sent to the server, tool and schema modes, default generation args) and the request
 (messages, tools, tool choice, response schema, constrained flag, temperature, max tokens, seed,
 extra args). By default only deterministic calls (temperature 0) are cached, so repeating a run
-costs nothing; a hit keeps the original token counts, is marked ``cached`` and has zero latency,
+costs nothing; a hit keeps the original token counts, is marked ``cached`` and has zero latency
 cost and FLOPs. Bypass the cache by not wrapping the backend (``make_backend(cache=None)``).
 
 One :class:`ResponseCache` per process is the single writer of its file; SQLite calls are short

@@ -9,10 +9,9 @@ from math import comb
 import numpy as np
 
 from todeval.core.outcome import Outcome
+from todeval.core.prices import USD_PER_PETAFLOP
 from todeval.core.records import CIMethod, EpisodeRecord, MetricSummary, RoleUsage, Summary
 from todeval.stats.bootstrap import DEFAULT_RESAMPLES, summarize_metric
-
-USD_PER_PETAFLOP = 0.05  # FLOP price assumed by the clem:todd paper
 
 
 def pass_hat_k(successes: int, trials: int, k: int) -> float:
