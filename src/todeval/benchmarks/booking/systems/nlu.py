@@ -336,6 +336,8 @@ def _stay_mentions(turn: _Turn, vocab: Vocabulary) -> None:
 
 def _stars_mentions(turn: _Turn, vocab: Vocabulary) -> None:
     tok = _token_alt(vocab.stars, vocab.unrealistic)
+    if not vocab.unrealistic:
+        tok = r"(?:[0-5]|zero|one|two|three|four|five)"
     pat = re.compile(
         rf"(?<![\w.^/-])(?P<n>{tok})\s*-?\s*stars?\b(?!\s*(?:ratings?\s+)?(?:doesnt|dont|is not|"
         rf"isnt))|\b(?:star ratings?|ratings?|rated|ranking|stars?)\s+(?:of\s+|is\s+|at least\s+|"
@@ -489,7 +491,7 @@ def _hotel_type(turn: _Turn, vocab: Vocabulary) -> None:
         before = turn.text[max(0, m.start() - 25) : m.start()]
         after = turn.text[m.end() : m.end() + 25]
         if re.search(
-            r"\b(?:the|that|this|my|your|same|its|which|booking|book|reserve)\s+"
+            r"\b(?:the|that|this|my|your|same|its|which|booking|book|reserve|such|no)\s+"
             r"(?:\w+\s+)?$",
             before,
         ):
@@ -552,7 +554,7 @@ def _train_context(turn: _Turn, ctx: ParseContext) -> bool:
     return (
         any(d == P.TRAIN for _, d in turn.cues)
         or ctx.active_domain == P.TRAIN
-        or any(m.slot == "station" for m in turn.mentions)
+        or any(m.slot == "station" and m.value != "cambridge" for m in turn.mentions)
     )
 
 
@@ -574,14 +576,15 @@ def _classify_times(turn: _Turn, ctx: ParseContext) -> None:
             slot = "leaveat" if (max(leave, default=-1) > max(arrive, default=-1)) else "arriveby"
         m.candidates = (P.RESTAURANT, P.TRAIN)
         domain = _assign_domain(turn, m, ctx)
+        close_cue = max([*leave, *arrive], default=-100) >= len(before) - 12
         restaurant_here = domain == P.RESTAURANT and not (
             slot
             and _train_context(turn, ctx)
-            and not re.search(
+            and (close_cue or not re.search(
                 r"\b(?:table|book|reserv|dine|"
                 r"dinner|lunch|eat)",
                 before,
-            )
+            ))
         )
         if restaurant_here:
             m.domain = P.RESTAURANT
@@ -720,6 +723,18 @@ _SOURCE = re.compile(
 )
 
 
+def _with_turn_values(turn: _Turn, ctx: ParseContext) -> ParseContext:
+    """The context plus the values this turn already gave (for "the same day" later on)."""
+    known = {d: dict(v) for d, v in ctx.known.items()}
+    for m in sorted(turn.mentions, key=lambda x: x.start):
+        if m.value in ("", "dontcare") or m.slot not in P.SLOT_DOMAINS:
+            continue
+        domain = m.domain or _assign_domain(turn, m, ctx)
+        if domain is not None:
+            known.setdefault(domain, {})[m.slot] = m.value
+    return ParseContext(active_domain=ctx.active_domain, expected=ctx.expected, known=known)
+
+
 def _relative(turn: _Turn, ctx: ParseContext) -> None:
     for slot, pat in _SAME.items():
         for m in pat.finditer(turn.text):
@@ -799,7 +814,7 @@ def parse_turn(raw: str, vocab: Vocabulary, ctx: ParseContext | None = None) -> 
     _classify_times(turn, ctx)
     _drop_negated(turn)
     _dontcare(turn, ctx)
-    _relative(turn, ctx)
+    _relative(turn, _with_turn_values(turn, ctx))
     requests = _requests(turn, ctx)
     slots: dict[tuple[str, str], SlotValue] = {}
     for m in sorted(turn.mentions, key=lambda x: x.start):
