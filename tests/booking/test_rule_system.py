@@ -142,7 +142,8 @@ def test_moves_on_to_the_next_domain_after_booking() -> None:
           "and a cheap guesthouse in the north for 2 people for 2 nights from friday.")  # fmt: skip
     booked = [n for n, _ in d.calls if n.startswith("validate")]
     assert booked == ["validatehotelbooking", "validatetrainbooking"] or booked == [
-        "validatetrainbooking", "validatehotelbooking"
+        "validatetrainbooking",
+        "validatehotelbooking",
     ]
     train = next(a for n, a in d.calls if n == "validatetrainbooking")
     assert train["arriveby"] <= "11:00"
@@ -150,7 +151,9 @@ def test_moves_on_to_the_next_domain_after_booking() -> None:
 
 def test_same_group_and_same_day_across_domains() -> None:
     d = Driver()
-    d.say("Please book a table for 5 at a moderate indian restaurant in the west on sunday at 12:00.")
+    d.say(
+        "Please book a table for 5 at a moderate indian restaurant in the west on sunday at 12:00."
+    )
     d.say("I also need a train from cambridge to london kings cross on the same day for the same "
           "group of people.")  # fmt: skip
     train = next(a for n, a in d.calls if n == "validatetrainbooking")
@@ -196,10 +199,11 @@ class GoalTextUser:
     """Says the goal text (in the first person) until it hears a reference, then ``done``."""
 
     async def start(self, context: UserContext) -> None:
-        self.text = (
-            context.task.message.replace("You are", "I am").replace("you want", "I want")
-            .replace("You want", "I want").replace("your", "my").replace("Make sure you get", "Please give me")
-        )  # fmt: skip
+        text = context.task.message
+        for old, new in (("You are", "I am"), ("you want", "I want"), ("You want", "I want"),
+                         ("your", "my"), ("Make sure you get", "Please give me")):  # fmt: skip
+            text = text.replace(old, new)
+        self.text = text
         self.turns = 0
         self.references = 0
 
@@ -207,9 +211,7 @@ class GoalTextUser:
         self.turns += 1
         if system_message and "reference" in system_message.lower():
             self.references += 1
-        if self.turns > 4 or self.references >= 2 or (
-            self.references and "also" not in self.text
-        ):
+        if self.turns > 4 or self.references >= 2 or (self.references and "also" not in self.text):
             return UserReply(text="done")
         return UserReply(text=self.text)
 

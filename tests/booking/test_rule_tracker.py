@@ -166,7 +166,8 @@ def test_gold_normalisation() -> None:
     vocab = vocabulary("test")
     acts = {"Hotel-Inform": [["bookday", "Friday"], ["name", "gonville"], ["type", "guest house"],
                              ["parking", "free"], ["stars", "do n't care"]],
-            "Train-Inform": [["leaveat", "after 9:15"]], "general-thank": [["none", "none"]]}  # fmt: skip
+            "Train-Inform": [["leaveat", "after 9:15"]],
+            "general-thank": [["none", "none"]]}  # fmt: skip
     assert gold_triples(acts, vocab) == {
         ("hotel", "day", "friday"), ("hotel", "name", "gonville hotel"),
         ("hotel", "type", "guesthouse"), ("hotel", "parking", "yes"),

@@ -114,9 +114,12 @@ def _sentences(text: str) -> list[tuple[int, int]]:
     return out
 
 
+_APOSTROPHES: dict[str, str | int | None] = {"\u2019": "'", "\u2018": "'", "`": "'"}
+
+
 def _cased(raw: str, text: str) -> str:
     """The normalised text with its original letter case (when lengths line up)."""
-    lowered = raw.translate(str.maketrans({"’": "'", "‘": "'", "`": "'"}))
+    lowered = raw.translate(str.maketrans(_APOSTROPHES))
     folded = normalise_text(lowered)
     # Rebuild with case: normalise without lower-casing.
     out = lowered.replace("'", "")
@@ -216,9 +219,12 @@ def _vocab_mentions(turn: _Turn, vocab: Vocabulary) -> None:
             )
         chosen = None
         for ph in candidates:
-            if ph.kind.startswith("name:") and ph.needs_cue:
-                if not _name_ok(turn, m.start(), m.end(), ph.text, vocab.unrealistic):
-                    continue
+            if (
+                ph.kind.startswith("name:")
+                and ph.needs_cue
+                and not _name_ok(turn, m.start(), m.end(), ph.text, vocab.unrealistic)
+            ):
+                continue
             if (
                 ph.kind == "food"
                 and ph.needs_cue
@@ -341,7 +347,8 @@ def _stars_mentions(turn: _Turn, vocab: Vocabulary) -> None:
     pat = re.compile(
         rf"(?<![\w.^/-])(?P<n>{tok})\s*-?\s*stars?\b(?!\s*(?:ratings?\s+)?(?:doesnt|dont|is not|"
         rf"isnt))|\b(?:star ratings?|ratings?|rated|ranking|stars?)\s+(?:of\s+|is\s+|at least\s+|"
-        rf"should be\s+|must be\s+|needs to be\s+|of at least\s+|:\s*)*(?P<n2>{tok})(?![\w^/-]|\.\d)"
+        rf"should be\s+|must be\s+|needs to be\s+|of at least\s+|:\s*)*(?P<n2>{tok})"
+        r"(?![\w^/-]|\.\d)"
     )
     for m in pat.finditer(turn.masked):
         raw = m.group("n") or m.group("n2")
@@ -580,11 +587,14 @@ def _classify_times(turn: _Turn, ctx: ParseContext) -> None:
         restaurant_here = domain == P.RESTAURANT and not (
             slot
             and _train_context(turn, ctx)
-            and (close_cue or not re.search(
-                r"\b(?:table|book|reserv|dine|"
-                r"dinner|lunch|eat)",
-                before,
-            ))
+            and (
+                close_cue
+                or not re.search(
+                    r"\b(?:table|book|reserv|dine|"
+                    r"dinner|lunch|eat)",
+                    before,
+                )
+            )
         )
         if restaurant_here:
             m.domain = P.RESTAURANT
@@ -768,9 +778,10 @@ def _requests(turn: _Turn, ctx: ParseContext) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for attr, pat in P.REQUESTS.items():
         for m in pat.finditer(turn.text):
-            if attr == "price":
-                if P.PRICE_NOT_REQUEST.search(turn.text[max(0, m.start() - 15) : m.start()]):
-                    continue
+            if attr == "price" and P.PRICE_NOT_REQUEST.search(
+                turn.text[max(0, m.start() - 15) : m.start()]
+            ):
+                continue
             mention = _Mention(attr, "?", m.start(), m.end())
             mention.candidates = P.REQUEST_DOMAINS[attr]
             domain = _assign_domain(turn, mention, ctx)
@@ -852,10 +863,7 @@ def system_asks(text: str, active_domain: str | None) -> list[tuple[str, str]]:
     norm = normalise_text(text)
     cues = [(m.start(), d) for d, pat in P.DOMAIN_CUES.items() for m in pat.finditer(norm)]
     cue_domains = [d for _, d in sorted(cues)]
-    if active_domain in cue_domains or not cue_domains:
-        domain = active_domain
-    else:
-        domain = cue_domains[0]
+    domain = active_domain if active_domain in cue_domains or not cue_domains else cue_domains[0]
     out: list[tuple[str, str]] = []
     for start, end in _sentences(norm):
         sentence = norm[start:end]

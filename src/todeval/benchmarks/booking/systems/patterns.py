@@ -20,8 +20,8 @@ DOMAIN_CUES: dict[str, re.Pattern[str]] = {
     ),
     HOTEL: re.compile(
         r"\b(?:hotels?|guesthouses?|guest houses?|place to stay|somewhere to stay|where to stay|"
-        r"places to stay|accommodations?|accomodations?|lodgings?|(?:a|the|book|double|single|family|"
-        r"twin|hotel|my|our) rooms?|stay|staying|nights?|"
+        r"places to stay|accommodations?|accomodations?|lodgings?|"
+        r"(?:a|the|book|double|single|family|twin|hotel|my|our) rooms?|stay|staying|nights?|"
         r"check in|checking in|motel|dungeons?|wormholes?)\b"
     ),
     TRAIN: re.compile(
@@ -209,7 +209,8 @@ SYSTEM_ASKS: dict[str, re.Pattern[str]] = {
     "people": re.compile(
         r"\b(?:how many (?:people|guests|persons|tickets|seats|in your (?:party|group)|will be|"
         r"are in|of you|travell?ers|passengers)|for how many|party size|number of (?:people|"
-        r"guests|tickets|persons|travell?ers|passengers)|how many.{0,25}(?:tickets|people|seats)|size of (?:your|the) (?:party|group)|"
+        r"guests|tickets|persons|travell?ers|passengers)|how many.{0,25}(?:tickets|people|seats)|"
+        r"size of (?:your|the) (?:party|group)|"
         r"how large|how big)\b"
     ),
     "day": re.compile(
@@ -229,8 +230,9 @@ SYSTEM_ASKS: dict[str, re.Pattern[str]] = {
     "area": re.compile(
         r"\b(?:what area|which area|area of town|part of town|side of town|part of the city|"
         r"where in (?:town|the city|cambridge)|area (?:would|do|are) you|an area|the area|"
-        r"which part|what part|particular area|preferred area|any area|location|(?:north|south|east|"
-        r"west|centre|center)\s*,?\s*(?:or|,)\s*(?:the\s+)?(?:north|south|east|west|centre|center))\b"
+        r"which part|what part|particular area|preferred area|any area|location|"
+        r"(?:north|south|east|west|centre|center)\s*,?\s*(?:or|,)\s*(?:the\s+)?"
+        r"(?:north|south|east|west|centre|center))\b"
     ),
     "pricerange": re.compile(
         r"\b(?:price ?range|price point|how much (?:would|do|are) you|budget|price preference|"

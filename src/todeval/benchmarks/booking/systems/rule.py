@@ -407,9 +407,9 @@ class RuleSystem:
             missing = [s for s in _TRAIN_SEARCH if s not in query and st.slots.get(s) != "dontcare"]
             # departure and destination are needed; the day is asked for twice at most
             missing = [s for s in missing if s != "day" or p.asked[s] < 2]
-            if missing and not any(k in st.slots for k in ("leaveat", "arriveby")):
-                if p.asked["leaveat"] < 1:
-                    missing.append("leaveat")
+            timed = any(k in st.slots for k in ("leaveat", "arriveby"))
+            if missing and not timed and p.asked["leaveat"] < 1:
+                missing.append("leaveat")
             return missing
         if query or st.requested or p.asked["search"] >= 1:
             return []

@@ -142,8 +142,14 @@ def evaluate_tasks(tasks: list[BookingTask], task_set: str) -> tuple[SlotScores,
             pred_n += len(pred)
             correct += len(gold & pred)
             if gold != pred:
-                errors.append(TurnError(task_id=task.task_id, text=turn.text,
-                                        missed=sorted(gold - pred), extra=sorted(pred - gold)))  # fmt: skip
+                errors.append(
+                    TurnError(
+                        task_id=task.task_id,
+                        text=turn.text,
+                        missed=sorted(gold - pred),
+                        extra=sorted(pred - gold),
+                    )
+                )
     scores = SlotScores(task_set=task_set, turns=turns, gold=gold_n, predicted=pred_n,
                         correct=correct)  # fmt: skip
     return scores, errors

@@ -380,8 +380,8 @@ def build_vocabulary(task_set: str) -> Vocabulary:
     names = {d: tuple(db.values(d, "name")) for d in ("restaurant", "hotel")}
     phrases += _name_phrases({d: list(n) for d, n in names.items()}, other_words, unrealistic)
     by_text: dict[str, list[Phrase]] = {}
-    for p in phrases:
-        by_text.setdefault(p.text, []).append(p)
+    for ph in phrases:
+        by_text.setdefault(ph.text, []).append(ph)
     alternation = "|".join(re.escape(t) for t in sorted(by_text, key=len, reverse=True))
     pattern = re.compile(rf"(?<![\w-])(?:{alternation})(?![\w-])")
     routes = frozenset(
