@@ -345,8 +345,8 @@ def _stars_mentions(turn: _Turn, vocab: Vocabulary) -> None:
     if not vocab.unrealistic:
         tok = r"(?:[0-5]|zero|one|two|three|four|five)"
     pat = re.compile(
-        rf"(?<![\w.^/-])(?P<n>{tok})\s*-?\s*stars?\b(?!\s*(?:ratings?\s+)?(?:doesnt|dont|is not|"
-        rf"isnt))|\b(?:star ratings?|ratings?|rated|ranking|stars?)\s+(?:of\s+|is\s+|at least\s+|"
+        rf"(?<![\w.^/-])(?P<n>{tok})\s*-?\s*(?:stars?|start rating)\b(?!\s*(?:ratings?\s+)?(?:doesnt|dont|is not|"
+        rf"isnt))|\b(?:star ratings?|start ratings?|ratings?|rated|ranking|stars?)\s+(?:of\s+|is\s+|at least\s+|"
         rf"should be\s+|must be\s+|needs to be\s+|of at least\s+|:\s*)*(?P<n2>{tok})"
         r"(?![\w^/-]|\.\d)"
     )
@@ -471,7 +471,9 @@ def _feature_mentions(turn: _Turn, vocab: Vocabulary) -> None:
                 and not re.search(r"\b(?:to|can|place|where)\s*$", before)
             ):
                 continue
-            if _FEATURE_DONTCARE_AFTER.match(after):
+            if _FEATURE_DONTCARE_AFTER.match(after) or re.search(
+                r"\b(?:dont|do not) mind (?:if (?:there is|it has|they have) )?(?:no )?$", before
+            ):
                 value = "dontcare"
             elif _FEATURE_NEG_BEFORE.search(before) or re.match(
                 r"^\s*(?:is not|isnt)\s+"
@@ -867,7 +869,9 @@ def system_asks(text: str, active_domain: str | None) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for start, end in _sentences(norm):
         sentence = norm[start:end]
-        if "?" not in sentence and not _QUESTION_START.match(sentence):
+        if "?" not in sentence and not (
+            _QUESTION_START.match(sentence) or _REQUEST_PHRASE.search(sentence)
+        ):
             continue
         for slot, pat in P.SYSTEM_ASKS.items():
             if not pat.search(sentence):
@@ -887,6 +891,10 @@ def system_asks(text: str, active_domain: str | None) -> list[tuple[str, str]]:
     return out
 
 
+_REQUEST_PHRASE = re.compile(
+    r"\b(?:need to know|let me know|tell me|please provide|i will need|i would need|i need "
+    r"(?:the|your|a|to)|please specify|please confirm)\b"
+)
 _QUESTION_START = re.compile(
     r"^\W*(?:would|do|could|can|what|which|how|when|where|is|are|did|will|shall|may)\b"
 )

@@ -81,7 +81,7 @@ DONTCARE_SLOT_PATTERNS: tuple[str, ...] = (
     + _NEG
     + r"\s+(?:really\s+)?(?:have|got)\s+(?:a|any)\s+(?:particular\s+|specific\s+|real\s+)?"
     r"(?:preference|preferences)\s+(?:for|on|about|regarding|as to|in|with|of)\s+"
-    r"(?:the\s+|a\s+)?(?:(?:price|star)\s+)?(?P<s>{w})\b",
+    r"(?:the\s+|a\s+|which\s+|what\s+)?(?:(?:price|star)\s+)?(?P<s>{w})\b",
     r"\bno\s+(?:particular\s+|specific\s+|real\s+)?(?:preference|preferences)\s+(?:for|on|about|"
     r"regarding|as to|in|with|of)\s+(?:the\s+|a\s+)?(?:(?:price|star)\s+)?(?P<s>{w})\b",
     r"\b(?P<s>{w})\s*(?:-|:|,)?\s*(?:no preference|doesnt matter|dont care|not important|any)\b",
@@ -97,7 +97,10 @@ GENERIC_DONTCARE = re.compile(
     r"dont mind|do not mind|not picky|im flexible|i am flexible|whatever you (?:recommend|"
     r"suggest|think|like|prefer)|no particular|any is fine|not really|doesnt really matter)\b"
 )
-ANYWHERE = re.compile(r"\b(?:anywhere|any where|wherever)\b")
+ANYWHERE = re.compile(
+    r"\b(?:anywhere|any where|wherever|any ?place (?:suits|is fine|works|will do)|(?:dont|do not)"
+    r" (?:care|mind) where|(?:doesnt|does not) matter where)\b"
+)
 
 # Requests for venue or train attributes.
 REQUESTS: dict[str, re.Pattern[str]] = {
