@@ -86,7 +86,8 @@ def validate_predictions(
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
         first = errors[0]
-        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+        extra = len(errors) - 1
+        more = f" (and {extra} more problem{'s' if extra > 1 else ''})" if extra else ""
         loc = tuple(first["loc"])
         raise BadInputError(f"{source}: {_where(loc)}: {first['msg'].lower()}{more}") from None
     for dialogue_id, turns in predictions.items():
