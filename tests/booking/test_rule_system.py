@@ -226,3 +226,13 @@ def test_no_format_violation_over_whole_task_sets(task_set: str) -> None:
     assert all(r.metrics["booking.format_violations"] == 0.0 for r in records)
     assert all(r.outcome is not Outcome.ABORTED for r in records)
     assert sum(r.metrics["booking.db_queries"] for r in records) > 0
+
+
+def test_a_changed_constraint_after_booking_books_a_matching_venue() -> None:
+    d = Driver()
+    d.say("Book a table for 2 at a chinese restaurant in the centre on monday at 18:00.")
+    d.say("Sorry, I forgot: it has to be expensive.")
+    first, second = d.bookings()
+    row = next(r for r in d.db.rows("restaurant") if r["name"] == second["name"])
+    assert row["pricerange"] == "expensive" and second["people"] == "2"
+    assert first["name"] != second["name"] or first["pricerange"] == "expensive"

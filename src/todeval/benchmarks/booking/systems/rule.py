@@ -78,6 +78,17 @@ def _minutes(value: str) -> int | None:
         return None
 
 
+def _row_meets(row: dict[str, str], slot: str, value: str) -> bool:
+    have = row.get(slot)
+    if have is None:
+        return True
+    if slot in ("leaveat", "arriveby"):
+        a, b = _minutes(have), _minutes(value)
+        if a is not None and b is not None:
+            return a >= b if slot == "leaveat" else a <= b
+    return have == value
+
+
 @dataclass
 class _Progress:
     """Where the system stands in one domain."""
@@ -103,6 +114,7 @@ class _Progress:
     confirmed: bool = False  # the user accepted the offered row (needed after a relaxation)
     strict: bool = False  # the user insisted on a constraint we had relaxed: relax no more
     name_only: bool = False  # search by the venue's name alone (the full query matched nothing)
+    reopened: int = 0  # times a booked domain was reopened because the user changed a constraint
 
 
 class RuleSystem:
@@ -156,6 +168,7 @@ class RuleSystem:
                     p.confirmed = False
                     p.strict = False
                     p.name_only = False
+                    self._reopen_if_unsuitable(s.domain, s.slot, s.value)
         focus = self._focus()
         if focus is not None:
             p = self.progress[focus]
@@ -173,6 +186,16 @@ class RuleSystem:
                 p.rejected.add(_row_key(d, p.row))
                 p.row = None
         self._read_train_id(text)
+
+    def _reopen_if_unsuitable(self, d: str, slot: str, value: str) -> None:
+        """A new constraint the booked venue does not meet: search and book again."""
+        p = self.progress[d]
+        if p.booked_row is None or p.reference is None or p.reopened >= 2 or value == "dontcare":
+            return
+        if _row_meets(p.booked_row, slot, value):
+            return
+        p.reopened += 1
+        p.reference, p.row, p.offered, p.query = None, None, "", None
 
     def _read_train_id(self, text: str) -> None:
         m = re.search(r"\btr ?(\d{4})\b", normalise_text(text))
