@@ -345,9 +345,11 @@ def _stars_mentions(turn: _Turn, vocab: Vocabulary) -> None:
     if not vocab.unrealistic:
         tok = r"(?:[0-5]|zero|one|two|three|four|five)"
     pat = re.compile(
-        rf"(?<![\w.^/-])(?P<n>{tok})\s*-?\s*(?:stars?|start rating)\b(?!\s*(?:ratings?\s+)?(?:doesnt|dont|is not|"
-        rf"isnt))|\b(?:star ratings?|start ratings?|ratings?|rated|ranking|stars?)\s+(?:of\s+|is\s+|at least\s+|"
-        rf"should be\s+|must be\s+|needs to be\s+|of at least\s+|:\s*)*(?P<n2>{tok})"
+        rf"(?<![\w.^/-])(?P<n>{tok})\s*-?\s*(?:stars?|start rating)\b"
+        r"(?!\s*(?:ratings?\s+)?(?:doesnt|dont|is not|isnt))"
+        r"|\b(?:star ratings?|start ratings?|ratings?|rated|ranking|stars?)\s+"
+        r"(?:of\s+|is\s+|at least\s+|should be\s+|must be\s+|needs to be\s+|of at least\s+|"
+        rf":\s*)*(?P<n2>{tok})"
         r"(?![\w^/-]|\.\d)"
     )
     for m in pat.finditer(turn.masked):
