@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from todeval.backends.scripted import (
@@ -18,7 +18,7 @@ from todeval.backends.scripted import (
     ScriptedToolCall,
     ScriptedUsage,
 )
-from todeval.backends.types import ChatMessage, GenerationRequest, ModelInfo
+from todeval.backends.types import Backend, ChatMessage, GenerationRequest, ModelInfo
 from todeval.benchmarks.booking.game import GameRules, play_episode
 from todeval.benchmarks.booking.protocol import PlayerOptions, SystemContext
 from todeval.benchmarks.booking.schema import tool_definitions
@@ -71,7 +71,7 @@ class Recorder:
         return self.reply(request)
 
 
-def sequence(replies: list[ScriptedReply | str]) -> Callable[[GenerationRequest], Any]:
+def sequence(replies: Sequence[ScriptedReply | str]) -> Callable[[GenerationRequest], Any]:
     """Replies by conversation position (number of assistant messages); last one repeats."""
 
     def reply(request: GenerationRequest) -> ScriptedReply | str:
@@ -98,8 +98,8 @@ def as_json(value: dict[str, Any]) -> ScriptedReply:
 
 
 def options(
-    model: ScriptedBackend | None,
-    module_model: ScriptedBackend | None = None,
+    model: Backend | None,
+    module_model: Backend | None = None,
     *,
     constrained: bool = False,
     **extra: Any,
