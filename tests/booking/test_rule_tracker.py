@@ -120,10 +120,13 @@ def test_state_accumulates_and_corrections_overwrite() -> None:
 
 def test_requests_and_acts() -> None:
     tracker = SlotTracker("test")
+    tracker.update("I want a cheap restaurant.")
     parsed = tracker.update(
         "Yes please book it, and give me the phone number, postcode and reference number."
     )
-    assert tracker.active is None or parsed.requests
+    assert parsed.requests == {"restaurant": ["phone", "postcode", "reference"]}
+    assert {"affirm", "book"} <= set(parsed.acts)
+    assert {"thank", "bye"} <= set(tracker.parse("No, that's all. Thanks, goodbye!").acts)
     tracker = SlotTracker("test")
     tracker.update("I need a train to Ely.")
     parsed = tracker.update("What is the price and the travel time?")
