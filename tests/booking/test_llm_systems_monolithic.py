@@ -26,6 +26,7 @@ from todeval.errors import UsageError
 
 from .test_llm_systems_support import (
     BOOKING,
+    USER_LINES,
     Recorder,
     assert_well_formed_history,
     context,
@@ -200,3 +201,22 @@ def test_result_without_open_call_goes_in_as_user_message() -> None:
 
     asyncio.run(run())
     assert recorder.requests[-1].messages[-1].role == "user"
+
+
+def test_repeated_tool_call_ids_are_made_unique() -> None:
+    from todeval.backends.scripted import ScriptedReply, ScriptedToolCall
+
+    def same_id(name: str, arguments: dict[str, str]) -> ScriptedReply:
+        return ScriptedReply(tool_calls=[ScriptedToolCall(id="c", name=name, arguments=arguments)])
+
+    replies = [
+        same_id("retrievefromhoteldb", {"area": "north"}),
+        same_id("retrievefromhoteldb", {"name": "city centre north b and b"}),
+        same_id("followup", {"message": "found it"}),
+    ]
+    recorder = Recorder(sequence(replies))
+    play(monolithic(recorder), USER_LINES[:1])
+    history = recorder.requests[-1].messages
+    ids = [m.tool_calls[0].id for m in history if m.tool_calls]
+    assert len(ids) == len(set(ids)) == 2
+    assert_well_formed_history(history)

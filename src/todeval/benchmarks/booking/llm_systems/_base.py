@@ -140,7 +140,7 @@ class ToolChat:
     def __init__(self, system_prompt: str) -> None:
         self.messages: list[ChatMessage] = [ChatMessage(role="system", content=system_prompt)]
         self.open_call: ToolCallOut | None = None
-        self._calls = 0
+        self._ids: set[str] = set()
 
     def answer(self, content: str) -> None:
         """Answer the open tool call; without one, tell the model as a user message."""
@@ -174,9 +174,11 @@ class ToolChat:
     def record(self, result: GenerationResult) -> ToolCallOut | None:
         """Append the model's reply; returns its first tool call (now the open call), if any."""
         call = result.tool_calls[0] if result.tool_calls else None
-        if call is not None and not call.id:
-            call = call.model_copy(update={"id": f"call_{self._calls}"})
-        self._calls += 1
+        if call is not None and (not call.id or call.id in self._ids):
+            # ids must pair calls with results: replace missing or repeated ones
+            call = call.model_copy(update={"id": f"{call.id or 'call'}_{len(self._ids)}"})
+        if call is not None:
+            self._ids.add(call.id)
         self.messages.append(
             ChatMessage(
                 role="assistant",
