@@ -236,3 +236,13 @@ def test_a_changed_constraint_after_booking_books_a_matching_venue() -> None:
     row = next(r for r in d.db.rows("restaurant") if r["name"] == second["name"])
     assert row["pricerange"] == "expensive" and second["people"] == "2"
     assert first["name"] != second["name"] or first["pricerange"] == "expensive"
+
+
+def test_questions_after_booking_are_answered_from_the_booking() -> None:
+    d = Driver()
+    d.say("I need the Acorn Guest House for 2 people, 3 nights from monday.")
+    reply = d.say("Can you repeat the reference number? And what is the address?")
+    row = next(r for r in d.db.rows("hotel") if r["name"] == "acorn guest house")
+    assert "AB12CD" in reply and "reference" in reply
+    assert row["address"] in reply
+    assert d.bookings()[-1].get("address") == row["address"]  # re-booked with the address

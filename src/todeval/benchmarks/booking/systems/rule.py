@@ -186,6 +186,24 @@ class RuleSystem:
                 p.rejected.add(_row_key(d, p.row))
                 p.row = None
         self._read_train_id(text)
+        self._answer_booked_requests(parsed)
+
+    def _answer_booked_requests(self, parsed: TurnParse) -> None:
+        """Questions about something already booked (the reference, the phone number...)."""
+        for d, attrs in parsed.requests.items():
+            p = self.progress.get(d)
+            if p is None or p.reference is None or p.booked_row is None:
+                continue
+            if "reference" in attrs and self._rebook_args(d) is None:
+                self.parts.append(f"Your {d} booking reference number is {p.reference}.")
+            booked = p.booked or {}
+            known = [
+                a for a in attrs
+                if a != "reference" and (a in booked or a not in OPTIONAL_BOOKING_ATTRIBUTES[d])
+            ]  # fmt: skip
+            text = R.attribute_text(d, p.booked_row, known)
+            if text:
+                self.parts.append(text)
 
     def _reopen_if_unsuitable(self, d: str, slot: str, value: str) -> None:
         """A new constraint the booked venue does not meet: search and book again."""
