@@ -9,10 +9,12 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from todeval.benchmarks.booking.llm_systems import LLM_SYSTEMS
 from todeval.errors import UsageError, choice_error
 
 SYSTEMS: dict[str, str] = {
     "rule": "todeval.benchmarks.booking.systems.rule:RuleSystem",
+    **LLM_SYSTEMS,
 }
 USERS: dict[str, str] = {
     "agenda": "todeval.benchmarks.booking.users.agenda:AgendaUser",
