@@ -402,7 +402,8 @@ def _people_mentions(turn: _Turn, vocab: Vocabulary) -> None:
     solo = re.compile(
         r"\b(?:just (?:me|myself|one|1)|only (?:me|myself)|for myself|by myself|for me alone|"
         r"(?:a )?table for one|myself only|single traveller|one person|just for me|"
-        r"travell?ing alone|on my own)\b"
+        r"(?:travell?ing|dining|eating|staying|going|coming|be|im|i am) (?:all )?alone|on my own|"
+        r"party of one|solo)\b"
     )
     for m in solo.finditer(turn.masked):
         turn.mentions.append(_Mention("people", "1", m.start(), m.end()))
