@@ -55,3 +55,51 @@ def summary_table(
         f"level {summary.ci.level:.2f}; macro = mean over non-empty groups"
     )
     return "\n".join(out)
+
+
+def usage_table(summary: Summary) -> str:
+    """Per-role accounting (tokens, cost, FLOPs, latency) and cost per episode and success."""
+    if not summary.usage:
+        return ""
+    rows = []
+    for role, u in summary.usage.items():
+        lat = summary.latency.get(role, {})
+        rows.append(
+            [
+                role,
+                str(u.calls),
+                str(u.calls - u.cached_calls),
+                f"{u.prompt_tokens:,}" + ("~" if u.estimated else ""),
+                f"{u.completion_tokens:,}" + ("~" if u.estimated else ""),
+                f"{u.cost_usd:.4f}",
+                f"{u.flops:.3g}",
+                f"{lat['p50']:.3f}" if lat else "-",
+                f"{lat['p90']:.3f}" if lat else "-",
+            ]
+        )
+    header = [
+        "role",
+        "calls",
+        "new",
+        "prompt tok",
+        "completion tok",
+        "usd",
+        "FLOPs",
+        "p50 s",
+        "p90 s",
+    ]
+    lines = [render_rows(header, rows)]
+    cost = summary.cost
+
+    def money(key: str) -> str:
+        value = cost.get(key)
+        return "-" if value is None else f"${value:.4f}"
+
+    lines.append(
+        f"cost per episode {money('usd_per_episode')}, per successful episode "
+        f"{money('usd_per_success')}; FLOP cost (at $0.05/PFLOP) per episode "
+        f"{money('flop_usd_per_episode')}, per success {money('flop_usd_per_success')}"
+    )
+    if any(u.estimated for u in summary.usage.values()):
+        lines.append("~ token counts estimated (characters / 4): the server reported none")
+    return "\n".join(lines)

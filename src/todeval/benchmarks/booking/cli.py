@@ -16,7 +16,7 @@ from todeval.benchmarks.booking.run import (
 )
 from todeval.benchmarks.booking.tasks import TASK_SETS, load_tasks, select_tasks
 from todeval.errors import choice_error
-from todeval.report.table import render_rows, summary_table
+from todeval.report.table import render_rows, summary_table, usage_table
 
 HEADLINE = [
     "booking.booking_accuracy",
@@ -155,6 +155,9 @@ def run_command(args: argparse.Namespace) -> int:
     pass_k = sorted(m for m in result.summary.metrics if ".pass^" in m)
     headline = [*HEADLINE[:1], *pass_k, *HEADLINE[1:]]
     print(summary_table(result.summary, headline, by_group=["booking.booking_accuracy"]))
+    usage = usage_table(result.summary)
+    if usage:
+        print("\n" + usage)
     print(f"\nrun directory: {out}")
     return 0
 
