@@ -116,6 +116,7 @@ class _Scorer:
         self.database = database
         self.warnings: list[str] = []
         self.dialogues = [DialogueScore(dialogue_id=d, turns=len(t)) for d, t in parsed.items()]
+        self._tokens: dict[str, list[str]] = {}
 
     def run(self, source: str, *, parallel: bool) -> MultiwozResult:
         canonical: dict[str, str] = {}
@@ -131,9 +132,18 @@ class _Scorer:
             bleu_stats = BleuStatistics() if "bleu" in self.chosen else None
             if bleu_stats is not None:
                 bleu_stats.prepare(self._references())
-            normalized_of = dict(zip(unique, moses.result(), strict=True))
+            normalized: list[str] = []
+            for chunk in moses.chunks():  # work on each chunk while the child does the next
+                normalized.extend(chunk)
+                if bleu_stats is not None:
+                    bleu_stats.prepare(chunk)
+                if "richness" in self.chosen:
+                    for text in chunk:
+                        if text not in self._tokens:
+                            self._tokens[text] = tokenize(text)
         finally:
             moses.close()
+        normalized_of = dict(zip(unique, normalized, strict=True))
         responses = {
             d: [normalized_of[canonical[t.response]] for t in turns]
             for d, turns in self.parsed.items()
@@ -162,8 +172,10 @@ class _Scorer:
         """Normalised predicted states, or the gold states when any turn lacks one."""
         parsed = self.parsed
         if all(t.state is not None for turns in parsed.values() for t in turns):
+            memo: dict[tuple[str, str], tuple[str, str]] = {}
             normalized = {
-                d: [normalize_state(t.state or {}) for t in turns] for d, turns in parsed.items()
+                d: [normalize_state(t.state or {}, memo) for t in turns]
+                for d, turns in parsed.items()
             }
             return normalized, False
         self.warnings.append(
@@ -208,7 +220,7 @@ class _Scorer:
         return corpus_bleu(sum_stats([tuple(s.bleu_stats or ()) for s in self.dialogues]))
 
     def _richness(self, responses: dict[str, list[str]]) -> RichnessScores:
-        memo: dict[str, list[str]] = {}
+        memo = self._tokens
         per_dialogue: list[list[list[str]]] = []
         for score in self.dialogues:
             tokens = []

@@ -281,14 +281,24 @@ def normalize_slot_value(slot: str, value: str) -> str:
 State = dict[str, dict[str, str]]
 
 
-def normalize_state(state: Mapping[str, Mapping[str, str]]) -> State:
-    """Normalise every slot name and value of a dialogue state (a later duplicate slot wins)."""
+def normalize_state(
+    state: Mapping[str, Mapping[str, str]],
+    memo: dict[tuple[str, str], tuple[str, str]] | None = None,
+) -> State:
+    """Normalise every slot name and value of a dialogue state (a later duplicate slot wins).
+
+    ``memo`` (optional) caches ``(slot, value)`` -> normalised pair across calls.
+    """
+    cache = memo if memo is not None else {}
     out: State = {}
     for domain, slots in state.items():
         new: dict[str, str] = {}
         for slot, value in slots.items():
-            name = normalize_slot_name(slot)
-            new[name] = normalize_slot_value(name, value)
+            pair = cache.get((slot, value))
+            if pair is None:
+                name = normalize_slot_name(slot)
+                pair = cache[(slot, value)] = (name, normalize_slot_value(name, value))
+            new[pair[0]] = pair[1]
         out[domain] = new
     return out
 

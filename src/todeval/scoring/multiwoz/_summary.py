@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import Field
 
 from todeval.core.records import CIMethod, Estimate, MetricSummary, Summary
-from todeval.scoring.multiwoz._bleu import corpus_bleu_many
+from todeval.scoring.multiwoz._bleu import N_STATS, corpus_bleu_many
 from todeval.scoring.multiwoz._bootstrap import DialogueBootstrap
 from todeval.scoring.multiwoz._models import SCHEME, MultiwozResult, ScoringOptions
 
@@ -45,54 +45,48 @@ def to_summary(
     level: float = 0.95,
 ) -> MultiwozSummary:
     """Aggregate a result into a ``Summary`` (benchmark ``multiwoz``) with bootstrap CIs."""
-    import numpy as np
-
     dialogues = result.dialogues
     n = len(dialogues)
     boot = DialogueBootstrap(n, seed=seed, resamples=resamples, level=level, label="multiwoz")
+    _register_columns(result, boot)
     metrics: dict[str, MetricSummary] = {}
-    sampled: dict[str, Any] = {}
-
+    rate_samples: dict[str, Any] = {}
     for name, point in (("inform", result.inform), ("success", result.success)):
         if point is None:
             continue
-        hits = np.array([100.0 * bool(getattr(d, f"{name}_total")) for d in dialogues])
-        samples = boot.sums(hits) / n if boot.weights is not None else None
-        sampled[name] = samples
-        by_group = {}
-        for domain, rates in result.by_domain.items():
-            has = np.array([domain in d.domains for d in dialogues], dtype=float)
-            ok = np.array([100.0 * getattr(d, name).get(domain, False) for d in dialogues])
-            group_samples = boot.ratio(ok * has, has) if boot.weights is not None else None
-            by_group[domain] = boot.estimate(getattr(rates, name), group_samples, rates.dialogues)
+        samples = boot.sums(name) / n if boot.active else None
+        rate_samples[name] = samples
+        by_group = {
+            domain: boot.estimate(
+                getattr(rates, name),
+                boot.ratio(f"{name}@{domain}", f"has@{domain}") if boot.active else None,
+                rates.dialogues,
+            )
+            for domain, rates in result.by_domain.items()
+        }
         metrics[f"multiwoz.{name}"] = MetricSummary(
             micro=boot.estimate(point, samples, n), by_group=by_group
         )
-
     if result.bleu is not None:
-        stats = np.array([d.bleu_stats or [0] * 10 for d in dialogues], dtype=float)
-        bleu_samples = corpus_bleu_many(boot.sums(stats)) if boot.weights is not None else None
-        sampled["bleu"] = bleu_samples
+        bleu_samples = _bleu_samples(boot) if boot.active else None
+        rate_samples["bleu"] = bleu_samples
         metrics["multiwoz.bleu"] = MetricSummary(micro=boot.estimate(result.bleu, bleu_samples, n))
     if result.combined is not None:
-        combined_samples = None
-        if boot.weights is not None:
-            combined_samples = 0.5 * (sampled["inform"] + sampled["success"]) + sampled["bleu"]
+        combined = None
+        if boot.active:
+            combined = 0.5 * (rate_samples["inform"] + rate_samples["success"])
+            combined = combined + rate_samples["bleu"]
         metrics["multiwoz.combined"] = MetricSummary(
-            micro=boot.estimate(result.combined, combined_samples, n)
+            micro=boot.estimate(result.combined, combined, n)
         )
-
     if result.richness is not None:
-        lengths = np.array([sum(d.lengths or []) for d in dialogues], dtype=float)
-        turns = np.array([len(d.lengths or []) for d in dialogues], dtype=float)
-        length_samples = boot.ratio(lengths, turns) if boot.weights is not None else None
+        lengths = boot.ratio("tokens", "turns") if boot.active else None
         metrics["multiwoz.richness.avg_length"] = MetricSummary(
-            micro=boot.estimate(result.richness.avg_length, length_samples, n)
+            micro=boot.estimate(result.richness.avg_length, lengths, n)
         )
         for key in _RICHNESS_FIXED:
             value = float(getattr(result.richness, key))
             metrics[f"multiwoz.richness.{key}"] = MetricSummary(micro=Estimate(value=value, n=n))
-
     if result.dst is not None:
         metrics.update(_dst_metrics(result, boot))
 
@@ -112,19 +106,47 @@ def to_summary(
     )
 
 
+def _register_columns(result: MultiwozResult, boot: DialogueBootstrap) -> None:
+    """Every per-dialogue quantity the intervals need, as named bootstrap columns."""
+    dialogues = result.dialogues
+    if result.inform is not None or result.success is not None:
+        boot.add("inform", [100.0 * bool(d.inform_total) for d in dialogues])
+        boot.add("success", [100.0 * bool(d.success_total) for d in dialogues])
+        for domain in result.by_domain:
+            boot.add(f"has@{domain}", [float(domain in d.domains) for d in dialogues])
+            for name in ("inform", "success"):
+                column = [100.0 * getattr(d, name).get(domain, False) for d in dialogues]
+                boot.add(f"{name}@{domain}", column)
+    if result.bleu is not None:
+        stats = [d.bleu_stats or [0] * N_STATS for d in dialogues]
+        for i in range(N_STATS):
+            boot.add(f"bleu{i}", [s[i] for s in stats])
+    if result.richness is not None:
+        boot.add("tokens", [sum(d.lengths or []) for d in dialogues])
+        boot.add("turns", [len(d.lengths or []) for d in dialogues])
+    if result.dst is not None:
+        boot.add("joint", [sum(d.dst_joint or []) for d in dialogues])
+        boot.add("dst_turns", [len(d.dst_joint or []) for d in dialogues])
+        for i, key in enumerate(("tp", "fp", "fn")):
+            boot.add(key, [(d.dst_counts or [0, 0, 0])[i] for d in dialogues])
+
+
+def _bleu_samples(boot: DialogueBootstrap) -> Any:
+    import numpy as np
+
+    stats = np.stack([boot.sums(f"bleu{i}") for i in range(N_STATS)], axis=1)
+    return corpus_bleu_many(stats)
+
+
 def _dst_metrics(result: MultiwozResult, boot: DialogueBootstrap) -> dict[str, MetricSummary]:
     import numpy as np
 
     assert result.dst is not None
-    dialogues = result.dialogues
-    n = len(dialogues)
-    joint = np.array([sum(d.dst_joint or []) for d in dialogues], dtype=float)
-    turns = np.array([len(d.dst_joint or []) for d in dialogues], dtype=float)
-    counts = np.array([d.dst_counts or [0, 0, 0] for d in dialogues], dtype=float)
+    n = len(result.dialogues)
     samples: dict[str, Any] = {}
-    if boot.weights is not None:
-        samples["joint_accuracy"] = 100.0 * boot.ratio(joint, turns)
-        tp, fp, fn = boot.sums(counts).T
+    if boot.active:
+        samples["joint_accuracy"] = 100.0 * boot.ratio("joint", "dst_turns")
+        tp, fp, fn = boot.sums("tp"), boot.sums("fp"), boot.sums("fn")
         with np.errstate(divide="ignore", invalid="ignore"):
             p = np.where(tp + fp > 0, 100.0 * tp / (tp + fp), 0.0)
             r = np.where(tp + fn > 0, 100.0 * tp / (tp + fn), 0.0)
