@@ -159,3 +159,21 @@ def test_reference_corpus_scores(shared: tuple[CorpusData, VenueDatabase]) -> No
     assert result.richness is not None
     assert result.richness.unique_words == pytest.approx(1407, abs=2)
     assert result.bleu is not None and result.bleu > 99.0
+
+
+def test_shipped_corpus_files_are_the_recorded_ones() -> None:
+    """The package's gzipped corpus files decompress to the files the README's hashes name."""
+    import gzip
+    import hashlib
+    from importlib import resources
+
+    folder = resources.files("todeval") / "data" / "multiwoz" / "corpus"
+    readme = (folder / "README.md").read_text("utf-8")
+    recorded = dict(
+        (name, digest)
+        for digest, name in re.findall(r"^([0-9a-f]{64})  (\S+\.json)$", readme, re.MULTILINE)
+    )
+    assert len(recorded) == 4
+    for name, digest in recorded.items():
+        data = gzip.decompress((folder / f"{name}.gz").read_bytes())
+        assert hashlib.sha256(data).hexdigest() == digest, name

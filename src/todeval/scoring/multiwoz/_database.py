@@ -22,6 +22,7 @@ Results are the sets of matching venue ids (train ids for trains).
 from __future__ import annotations
 
 import json
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
 from importlib import resources
 from typing import Any
@@ -72,6 +73,34 @@ def load_rows(domain: str) -> list[dict[str, Any]]:
     return rows
 
 
+class _TimeIndex:
+    """Row masks of times at most / at least a limit, by binary search over distinct times."""
+
+    def __init__(self, minutes: list[int]) -> None:
+        by_time: dict[int, int] = {}
+        for i, m in enumerate(minutes):
+            by_time[m] = by_time.get(m, 0) | (1 << i)
+        self.times = sorted(by_time)
+        self.up_to: list[int] = []  # rows with time <= times[k]
+        acc = 0
+        for t in self.times:
+            acc |= by_time[t]
+            self.up_to.append(acc)
+        self.from_: list[int] = [0] * len(self.times)  # rows with time >= times[k]
+        acc = 0
+        for k in range(len(self.times) - 1, -1, -1):
+            acc |= by_time[self.times[k]]
+            self.from_[k] = acc
+
+    def at_most(self, limit: int) -> int:
+        k = bisect_right(self.times, limit) - 1
+        return self.up_to[k] if k >= 0 else 0
+
+    def at_least(self, limit: int) -> int:
+        k = bisect_left(self.times, limit)
+        return self.from_[k] if k < len(self.times) else 0
+
+
 class _Table:
     """One domain's rows, with per-column value masks built lazily."""
 
@@ -92,7 +121,7 @@ class _Table:
         self._by_value: dict[str, dict[str, int]] = {}
         self._unknown: dict[str, int] = {}
         self._masks: dict[tuple[str, str], int] = {}
-        self._minutes: dict[str, list[int]] = {}
+        self._times: dict[str, _TimeIndex] = {}
 
     def _column_index(self, column: str) -> tuple[dict[str, int], int]:
         index = self._by_value.get(column)
@@ -118,14 +147,13 @@ class _Table:
         index, unknown = self._column_index(column)
         result = unknown
         if column in ("arrive", "leave"):
+            times = self._times.get(column)
+            if times is None:
+                times = self._times[column] = _TimeIndex(
+                    [time_to_minutes(str(row.get(column, ""))) for row in self.rows]
+                )
             limit = time_to_minutes(value)
-            minutes = self._minutes.get(column)
-            if minutes is None:
-                minutes = [time_to_minutes(str(row.get(column, ""))) for row in self.rows]
-                self._minutes[column] = minutes
-            for i, m in enumerate(minutes):
-                if (m <= limit) if column == "arrive" else (m >= limit):
-                    result |= 1 << i
+            result |= times.at_most(limit) if column == "arrive" else times.at_least(limit)
         elif column in self.fuzzy:
             for cell in fuzzy_candidates(value, list(index), FUZZY_RATIO):
                 if fuzzy_match(cell, value, FUZZY_RATIO):
