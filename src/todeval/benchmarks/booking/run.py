@@ -72,6 +72,7 @@ class RuntimeOptions:
 
     cache: bool = True
     cache_path: str | None = None
+    retry: Any = None  # a todeval.backends.RetryPolicy (default: the model layer's)
 
 
 def _slug(name: str) -> str:
@@ -118,6 +119,7 @@ class _Backends:
                 self.config.models_file,
                 cache=self._cache,
                 limiters=self._limiters,
+                retry=self.runtime.retry,
                 seed=self.config.seed,
             )
         return self.built[spec]

@@ -1,0 +1,61 @@
+"""A scripted booking model for load and fault tests of the runner.
+
+The replies depend only on the conversation (how many assistant turns it holds), so a run with
+the ``monolithic`` system against the test server is deterministic however requests interleave
+or fail. It searches, answers, and after a few turns books nothing: the point is the traffic.
+"""
+
+from __future__ import annotations
+
+from todeval.backends.scripted import Script, ScriptedReply, ScriptedToolCall
+
+REPLIES = [
+    ScriptedReply(
+        tool_calls=[
+            ScriptedToolCall(
+                name="followup",
+                arguments={
+                    "message": "Hello! What are you looking for, and in which part of town?"
+                },
+            )
+        ]
+    ),
+    ScriptedReply(
+        tool_calls=[ScriptedToolCall(name="retrievefromhoteldb", arguments={"area": "north"})]
+    ),
+    ScriptedReply(
+        tool_calls=[
+            ScriptedToolCall(
+                name="followup",
+                arguments={
+                    "message": "Several places in the north match. How many people, and which day?"
+                },
+            )
+        ]
+    ),
+    ScriptedReply(
+        tool_calls=[ScriptedToolCall(name="retrievefromtraindb", arguments={"day": "friday"})]
+    ),
+    ScriptedReply(
+        tool_calls=[
+            ScriptedToolCall(
+                name="followup",
+                arguments={"message": "Sorry, I could not complete that. Anything else?"},
+            )
+        ]
+    ),
+]
+
+
+def booking_script() -> Script:
+    """Five scripted system actions, then follow-ups that make no progress."""
+    return Script(
+        replies=REPLIES,
+        default=ScriptedReply(
+            tool_calls=[
+                ScriptedToolCall(
+                    name="followup", arguments={"message": "Could you repeat what you need?"}
+                )
+            ]
+        ),
+    )
