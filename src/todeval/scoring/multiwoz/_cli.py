@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from todeval.errors import UsageError
+from todeval.scoring.multiwoz._domains import ACTIVE_DOMAIN_MODES
+from todeval.scoring.multiwoz._models import METRICS
 
 if TYPE_CHECKING:
     from todeval.scoring.multiwoz._models import MultiwozResult
     from todeval.scoring.multiwoz._summary import MultiwozSummary
 
 HELP = "score MultiWOZ test-set predictions (Inform, Success, BLEU, Combined, richness, DST)"
-_METRICS = ("inform", "success", "bleu", "richness", "dst")
-_MODES = ("given", "state", "placeholders")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,12 +31,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--metrics",
-        default=",".join(_METRICS),
-        help=f"comma-separated subset of {','.join(_METRICS)} (default: all; dst needs states)",
+        default=",".join(METRICS),
+        help=f"comma-separated subset of {','.join(METRICS)} (default: all; dst needs states)",
     )
     parser.add_argument(
         "--active-domains",
-        choices=_MODES,
+        choices=ACTIVE_DOMAIN_MODES,
         default="given",
         help="where a turn's active domains come from: the file's own, estimated where absent "
         "(given, default); always estimated from state changes (state); slot-prefixed "

@@ -127,7 +127,10 @@ class _Scorer:
         unique = list(dict.fromkeys(canonical.values()))
         moses = BackgroundMap(moses_round_trip, unique, parallel=parallel)
         try:
-            states, used_gold = self._states()
+            states: dict[str, list[State]] = {}
+            used_gold = False
+            if self._wants_success or "dst" in self.chosen:
+                states, used_gold = self._states()
             estimated = self._inform_success(states, canonical) if self._wants_success else 0
             bleu_stats = BleuStatistics() if "bleu" in self.chosen else None
             if bleu_stats is not None:

@@ -82,6 +82,7 @@ CANONICAL_CLASSES: tuple[str, ...] = tuple(_PLACEHOLDER_CLASSES)
 
 # A placeholder with an optional plural suffix; the alternation order is part of the rule.
 _PLACEHOLDER_RE = re.compile(r"\[([\w\s\d]+)\](es|s|-s|-es|)")
+_BRACKETED_RE = re.compile(r"\[([\w\s\d]+)\]")
 
 _NAME_ALIASES: dict[str, str] = {
     # restaurants
@@ -357,6 +358,3 @@ def placeholder_domains(response: str, domains: frozenset[str]) -> list[str]:
     """Domains named by slot-prefixed placeholders (``[restaurant_name]`` -> ``restaurant``)."""
     found = {m.split("_")[0] for m in _BRACKETED_RE.findall(response.lower())}
     return sorted(found & domains)
-
-
-_BRACKETED_RE = re.compile(r"\[([\w\s\d]+)\]")
