@@ -373,6 +373,13 @@ _COMPANIONS = (
 )
 
 
+# "one" as a pronoun ("ask for one", "look for one"), not a party size.
+_PRONOUN_ONE = re.compile(
+    r"\b(?:ask|asked|asking|look|looking|looked|search|searching|hope|hoping|wait|waiting|go|"
+    r"going|settle|opt|find|found|try|trying|check|checking|vote|hunt|hunting|instead)\s+for\s+$"
+)
+
+
 def _people_mentions(turn: _Turn, vocab: Vocabulary) -> None:
     tok = _token_alt(vocab.people, vocab.unrealistic)
     patterns = [
@@ -388,6 +395,8 @@ def _people_mentions(turn: _Turn, vocab: Vocabulary) -> None:
     for pat in patterns:
         for m in re.finditer(pat, turn.masked):
             raw = m.group("n")
+            if raw == "one" and _PRONOUN_ONE.search(turn.text[: m.start("n")]):
+                continue  # "I didn't ask for one", "looking for one with parking"
             if raw in ("a", "an") and not re.search(
                 r"\b(?:person|adult|guest|individual|"
                 r"traveller|traveler|passenger|ticket|seat)\b",
@@ -444,7 +453,10 @@ def _bare_number(turn: _Turn, vocab: Vocabulary, ctx: ParseContext) -> None:
 # 3. hotel features (multiwoz wording), type "hotel"
 
 _FEATURE_NEG_BEFORE = re.compile(
-    r"(?:\bno|\bwithout|\bdont need|\bdo not need|\bdoesnt need|\bdoes not need|\bdont require|"
+    r"(?:\bno|\bwithout|\b(?:does|do|did) not (?:offer|have|provide|include|come with)|"
+    r"\b(?:doesnt|dont|didnt) (?:offer|have|provide|include|come with)|\bnot (?:offering|"
+    r"having|providing|including|with)|\blacks?|\blacking|\bdont need|\bdo not need|"
+    r"\bdoesnt need|\bdoes not need|\bdont require|"
     r"\bnot need|\bdont have to have|\bdoesnt have to have|\bdoesnt need to have|\bdont need to "
     r"have|\bdont want|\bnot necessary|\bshouldnt need|\bwont need|\bwill not need|\bneednt|"
     r"\bno need for|\bdont really need|\bnot)\s+(?:any\s+|free\s+|a\s+|to have\s+|have\s+|"
@@ -494,10 +506,39 @@ def _feature_mentions(turn: _Turn, vocab: Vocabulary) -> None:
 _HOTEL_TYPE = re.compile(r"\bhotels?\b")
 
 
+_HOTEL_EXPLICIT = re.compile(
+    r"\b(?:(?:of |in )?(?:the |a )?hotel (?:type|category)\b|type(?: of accommodation| of place)?"
+    r"(?: is| should be| must be|:)? (?:a )?hotel\b(?! or)|hotels?(?=\s*,?\s*(?:rather than|"
+    r"instead of|not|and not|but not|over|as opposed to|more than)\s+(?:a |an |the |any )?"
+    r"(?:guest ?houses?|b and bs?|bed and breakfasts?))|(?:proper|real|actual|regular|"
+    r"normal|traditional|full|genuine) hotels?)"
+)
+
+
+def _negated(turn: _Turn, start: int) -> bool:
+    s_start = turn.sentences[turn.sentence_of(start)][0]
+    return bool(P.NEGATED_BEFORE.search(turn.text[max(s_start, start - 30) : start]))
+
+
 def _hotel_type(turn: _Turn, vocab: Vocabulary) -> None:
-    if vocab.unrealistic or any(
-        m.slot in ("type", "name") and m.domain == P.HOTEL for m in turn.mentions
-    ):
+    """Type ``hotel``: explicit ("of the hotel type", "a hotel rather than a guesthouse", "not a
+    guesthouse"), else weakly from the bare word "hotel" (see :data:`_HOTEL_TYPE`)."""
+    if vocab.unrealistic:
+        return
+    types = [m for m in turn.mentions if m.slot == "type" and m.domain == P.HOTEL]
+    live = [m for m in types if not _negated(turn, m.start)]
+    if live or any(m.slot == "name" and m.domain == P.HOTEL for m in turn.mentions):
+        return
+    for explicit in _HOTEL_EXPLICIT.finditer(turn.text):
+        if turn.free(explicit.start(), explicit.end()) and not _negated(turn, explicit.start()):
+            turn.mentions.append(
+                _Mention("type", "hotel", explicit.start(), explicit.end(), P.HOTEL)
+            )
+            return
+    if types:
+        # "not a guesthouse": the other type (MultiWOZ has only the two)
+        m0 = types[0]
+        turn.mentions.append(_Mention("type", "hotel", m0.end, m0.end, P.HOTEL))
         return
     for m in _HOTEL_TYPE.finditer(turn.masked):
         before = turn.text[max(0, m.start() - 25) : m.start()]
@@ -570,6 +611,26 @@ def _train_context(turn: _Turn, ctx: ParseContext) -> bool:
     )
 
 
+def _time_cues(before: str) -> tuple[list[int], list[int]]:
+    """End positions of the leave cues and of the arrive cues in ``before``.
+
+    A cue lying inside a longer cue of the other kind does not count: "no earlier than" is a
+    leave cue even though it holds the arrive cue "earlier than"; "no later than" is an arrive
+    cue holding the leave cue "later than"; "not before" leaves, "not after" arrives.
+    """
+    spans = [(x.start(), x.end(), "leave") for x in P.LEAVE_CUE.finditer(before)]
+    spans += [(x.start(), x.end(), "arrive") for x in P.ARRIVE_CUE.finditer(before)]
+
+    def inside(a: tuple[int, int, str]) -> bool:
+        return any(
+            b[2] != a[2] and b[0] <= a[0] and a[1] <= b[1] and b[1] - b[0] > a[1] - a[0]
+            for b in spans
+        )
+
+    kept = [x for x in spans if not inside(x)]
+    return ([e for _, e, k in kept if k == "leave"], [e for _, e, k in kept if k == "arrive"])
+
+
 def _classify_times(turn: _Turn, ctx: ParseContext) -> None:
     for m in turn.mentions:
         if m.slot != "time":
@@ -577,8 +638,7 @@ def _classify_times(turn: _Turn, ctx: ParseContext) -> None:
         s_start = turn.sentences[turn.sentence_of(m.start)][0]
         before = turn.text[max(s_start, m.start - 45) : m.start]
         after = turn.text[m.end : m.end + 25]
-        leave = [x.end() for x in P.LEAVE_CUE.finditer(before)]
-        arrive = [x.end() for x in P.ARRIVE_CUE.finditer(before)]
+        leave, arrive = _time_cues(before)
         slot = None
         if P.LEAVE_SUFFIX.match(after):
             slot = "leaveat"
@@ -781,8 +841,11 @@ def _relative(turn: _Turn, ctx: ParseContext) -> None:
 
 def _requests(turn: _Turn, ctx: ParseContext) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
+    indifferent = [(x.start, x.end) for x in turn.mentions if x.value == "dontcare"]
     for attr, pat in P.REQUESTS.items():
         for m in pat.finditer(turn.text):
+            if any(s <= m.start() < e for s, e in indifferent):
+                continue  # "the departure time doesn't matter" asks for nothing
             if attr == "price" and P.PRICE_NOT_REQUEST.search(
                 turn.text[max(0, m.start() - 15) : m.start()]
             ):
@@ -802,6 +865,8 @@ def _requests(turn: _Turn, ctx: ParseContext) -> dict[str, list[str]]:
 
 def _acts(turn: _Turn, requests: dict[str, list[str]]) -> list[str]:
     acts = [name for name, pat in P.ACTS.items() if pat.search(turn.text)]
+    if "book" in acts and P.NOT_BOOK.search(turn.text):
+        acts.remove("book")
     if any("reference" in v for v in requests.values()) and "book" not in acts:
         acts.append("book")
     return acts
@@ -840,8 +905,12 @@ def parse_turn(raw: str, vocab: Vocabulary, ctx: ParseContext | None = None) -> 
         if domain is None or m.slot not in P.SLOT_DOMAINS or domain not in P.SLOT_DOMAINS[m.slot]:
             continue
         key = (domain, m.slot)
-        if key in slots and m.value == "dontcare" and slots[key].value != "dontcare":
-            continue  # a concrete value beats a vague "any"
+        if key in slots and (m.value == "dontcare") != (slots[key].value == "dontcare"):
+            # a concrete value beats a vague "any", unless it was read from a loose cue
+            if m.value == "dontcare" and not slots[key].weak:
+                continue
+            if m.value != "dontcare" and m.weak:
+                continue
         slots[key] = SlotValue(domain=domain, slot=m.slot, value=m.value, weak=m.weak)
     domains: list[str] = []
     for _, d in turn.cues:

@@ -37,12 +37,16 @@ SLOT_WORDS: dict[str, str] = {
     "pricerange": r"price ?ranges?|prices?|pricing|cost|budget|price point",
     "food": r"food|cuisine|type of (?:food|cuisine|restaurant)|kind of (?:food|cuisine)",
     "stars": r"stars?|star ratings?|ratings?",
-    "type": r"type of (?:hotel|accommodation|lodging|place)|kind of (?:hotel|place)|type",
+    "type": r"(?:type|kind|sort|category) of (?:hotel|accommodations?|lodging|place|stay|room)|"
+    r"hotel type|accommodation type|type",
     "internet": r"internet|wifi",
     "parking": r"parking",
-    "leaveat": r"departure time|leaving time|leave time|time i leave|when i leave|"
-    r"departure|time of departure",
-    "arriveby": r"arrival time|time i arrive|when i arrive|arrival",
+    "leaveat": r"departure time|departure hour|leaving time|leave time|time i leave|when i leave|"
+    r"departure|time of departure|time (?:it|the train|that it|that the train) (?:leaves|departs|"
+    r"sets off)|when (?:it|the train) (?:leaves|departs)|time to leave|time i depart",
+    "arriveby": r"arrival time|arrival hour|time i arrive|when i arrive|arrival|time of arrival|"
+    r"time (?:it|the train|that it|that the train) (?:arrives|gets in|gets there)|when (?:it|the "
+    r"train) (?:arrives|gets in|gets there)|time i get there",
     "day": r"day",
 }
 SLOT_DOMAINS: dict[str, tuple[str, ...]] = {
@@ -178,19 +182,33 @@ ACTS: dict[str, re.Pattern[str]] = {
     ),
 }
 
-# Train time cues: the last one before a time decides leaveat vs arriveby.
+# "I'll book it myself later", "I will sort out the booking elsewhere": no booking request.
+NOT_BOOK = re.compile(
+    r"\b(?:book(?:ing)?|reserve|sort (?:it|this|that) out)\b[^.!?]{0,20}\b(?:myself|later|"
+    r"elsewhere|another way|some other way|online|on my own)\b|\b(?:dont|do not|wont|will not|"
+    r"no need to|not) (?:book|reserve|make (?:a|the) (?:booking|reservation))\b"
+)
+
+# Train time cues: the last one before a time decides leaveat vs arriveby. Where a leave cue and
+# an arrive cue overlap ("no earlier than" holds "earlier than"), the longer one counts.
 LEAVE_CUE = re.compile(
     r"\b(?:leave|leaves|leaving|depart|departs|departing|departure|go|goes|going|get going|"
-    r"after|later than|no earlier than|starting at|set off|setting off|head out|heading out|"
-    r"pick up|from|earliest)\b"
+    r"after|later than|no earlier than|not earlier than|no sooner than|not before|not leaving "
+    r"before|not leave before|starting at|starting from|set off|sets off|setting off|head out|"
+    r"heading out|pick up|from|earliest|at the earliest|any ?time after|sometime after|"
+    r"some ?time after|onwards? from|beginning at|no earlier|at or after)\b"
 )
 ARRIVE_CUE = re.compile(
-    r"\b(?:arrive|arrives|arriving|arrival|get there|get in|get into|gets in|get to|be there|"
-    r"be in|reach|reaches|by|before|no later than|until|prior to|earlier than|latest|there at|"
-    r"in \w+ at|in \w+ by)\b"
+    r"\b(?:arrive|arrives|arriving|arrival|get there|gets there|getting there|get in|gets in|"
+    r"gets? (?:me|us) (?:there|in|into|to)|getting (?:me|us) (?:there|in|into|to)|"
+    r"getting in|get into|get to|gets to|getting to|be there|be in|reach|reaches|reaching|by|"
+    r"before|no later than|not later than|not after|until|till|prior to|earlier than|latest|"
+    r"there at|in \w+ at|in \w+ by|at or before|at the latest|no later)\b"
 )
-LEAVE_SUFFIX = re.compile(r"^\s*(?:or later|or after|onwards|or so onwards)\b")
-ARRIVE_SUFFIX = re.compile(r"^\s*(?:or earlier|or before|at the latest|latest)\b")
+LEAVE_SUFFIX = re.compile(
+    r"^\s*(?:or later|or after|onwards|or so onwards|at the earliest|or thereafter|and later)\b"
+)
+ARRIVE_SUFFIX = re.compile(r"^\s*(?:or earlier|or before|at the latest|latest|or sooner)\b")
 
 # Station cues: what stands right before (or after) a station name.
 DEPARTURE_BEFORE = re.compile(
@@ -279,7 +297,7 @@ NEGATED_BEFORE = re.compile(
     r"\bdont want|\bdo not want|\bdont like|\bdont need|\bdo not need|\bcant do|\bcannot do|"
     r"\bnot in|\bnot on|\bnot for|\bnot at|\bnot the|\bnot a|\bnot an|\bnothing|\bwithout)"
     r"(?:\s+(?:the|a|an|in|on|at|for|be|really|any|in the|to be|have|serve|serving|"
-    r"necessarily|want|any more))*\s*$"
+    r"necessarily|want|any more|stay|staying|stay in|stay at|like|be in))*\s*$"
 )
 
 SENTENCE_BREAK = re.compile(r"[!?;]+(?=\s|$)|(?<!\.m)(?<![ap]\.m)(?<!\d)\.(?=\s|$)|\n")

@@ -78,14 +78,19 @@ def _minutes(value: str) -> int | None:
         return None
 
 
-def _row_meets(row: dict[str, str], slot: str, value: str) -> bool:
+def _row_meets(row: dict[str, str], slot: str, value: str, ordered: bool = True) -> bool:
+    """Whether a DB row meets one constraint (times as >= / <= where the world has a clock)."""
     have = row.get(slot)
     if have is None:
         return True
-    if slot in ("leaveat", "arriveby"):
+    if slot in ("leaveat", "arriveby") and ordered:
         a, b = _minutes(have), _minutes(value)
         if a is not None and b is not None:
-            return a >= b if slot == "leaveat" else a <= b
+            if slot == "leaveat":
+                return a >= b
+            leaves = _minutes(row.get("leaveat", ""))
+            # a train leaving at 23:40 and "arriving" at 02:23 arrives the next day
+            return a <= b and (leaves is None or leaves <= a)
     return have == value
 
 
@@ -115,6 +120,7 @@ class _Progress:
     strict: bool = False  # the user insisted on a constraint we had relaxed: relax no more
     name_only: bool = False  # search by the venue's name alone (the full query matched nothing)
     reopened: int = 0  # times a booked domain was reopened because the user changed a constraint
+    picked: bool = False  # the user chose the row themselves (by train id)
 
 
 class RuleSystem:
@@ -178,6 +184,8 @@ class RuleSystem:
                 p.strict, p.confirmed = True, False
             elif {"affirm", "book"} & set(parsed.acts) and p.offered and not p.told_no_match:
                 p.confirmed = True
+            elif p.relaxed and p.offered and not p.confirmed and p.reference is None:
+                self._forget_unrestated_weak(focus, parsed)
         if "alternative" in parsed.acts:
             d = self._focus()
             if d is not None and self.progress[d].row is not None:
@@ -187,6 +195,22 @@ class RuleSystem:
                 p.row = None
         self._read_train_id(text)
         self._answer_booked_requests(parsed)
+
+    def _forget_unrestated_weak(self, d: str, parsed: TurnParse) -> None:
+        """The user restates what they want without a relaxed constraint that was only read from
+        a loose cue (type "hotel" from the word "hotel"): it was not a constraint, drop it."""
+        st = self.tracker.state(d)
+        p = self.progress[d]
+        restated = [
+            s for s in parsed.slots
+            if s.domain == d and s.slot in INFORMABLE[d] and s.value != "dontcare"
+        ]  # fmt: skip
+        if len(restated) < 2 or not all(k in st.weak for k in p.relaxed):
+            return
+        for k in p.relaxed:
+            st.slots.pop(k, None)
+            st.weak.remove(k)
+        p.relaxed.clear()
 
     def _answer_booked_requests(self, parsed: TurnParse) -> None:
         """Questions about something already booked (the reference, the phone number...)."""
@@ -210,7 +234,7 @@ class RuleSystem:
         p = self.progress[d]
         if p.booked_row is None or p.reference is None or p.reopened >= 2 or value == "dontcare":
             return
-        if _row_meets(p.booked_row, slot, value):
+        if _row_meets(p.booked_row, slot, value, len(self.values.operators) > 1):
             return
         p.reopened += 1
         p.reference, p.row, p.offered, p.query = None, None, "", None
@@ -222,7 +246,7 @@ class RuleSystem:
             wanted = f"TR{m.group(1)}"
             for row in p.rows:
                 if row.get("trainid") == wanted:
-                    p.row = row
+                    p.row, p.picked = row, True
 
     def _read_db(self, result: DbResult) -> None:
         p = self.progress.get(result.domain)
@@ -230,15 +254,15 @@ class RuleSystem:
             return
         if p.refine == "pending":
             p.refine = "done"
-            if result.rows:
+            if any(not self._violations(result.domain, r) for r in result.rows):
                 p.rows = result.rows
                 p.row = None
             return
         p.rows, p.total = list(result.rows), result.total
-        if p.row is not None and _row_key(result.domain, p.row) not in {
-            _row_key(result.domain, r) for r in p.rows
-        }:
-            p.row = None
+        if p.row is not None and p.row not in p.rows:
+            # the offered row is kept only if the new search returned that very row (names
+            # repeat in some task sets, so the name alone does not identify it)
+            p.row, p.picked = None, False
 
     def _read_booking(self, result: BookingResult) -> None:
         d = result.domain
@@ -364,8 +388,10 @@ class RuleSystem:
             start = max(0, (_minutes(arrive) or 0) - 180)
             narrower["leaveat"] = {"operator": ">=", "value": f"{start // 60:02d}:{start % 60:02d}"}
             return ToolCall(name=_DB_TOOL[d], arguments=narrower)
+        if p.row is not None and not p.picked and self._violations(d, p.row):
+            p.row = None  # the user has since said something this row does not meet
         if p.row is None:
-            p.row = self._choose(d, p)
+            p.row, p.picked = self._choose(d, p), False
             if p.row is None:
                 self.parts.append(
                     f"I'm afraid I have no other {R.constraint_text(d, {})} matching your "
@@ -470,10 +496,35 @@ class RuleSystem:
             and _minutes(query["arriveby"]["value"]) is not None
         )
 
+    def _violations(self, d: str, row: dict[str, str]) -> list[str]:
+        """The user's constraints (as tracked now) that ``row`` does not meet.
+
+        Constraints the system relaxed (and said so), values it could not search for (outside
+        the schema's enum) and, in a search by name alone, everything but the name are skipped.
+        """
+        st = self.tracker.state(d)
+        p = self.progress[d]
+        out: list[str] = []
+        for slot, value in st.slots.items():
+            if slot not in INFORMABLE[d] or slot == "trainid" or value in ("", "dontcare"):
+                continue
+            if slot in p.relaxed or (p.name_only and slot != "name") or slot not in row:
+                continue
+            enum = self._enum(slot)
+            if enum is not None and value not in enum:
+                continue
+            if slot in ("leaveat", "arriveby") and not self._time_ok(value):
+                continue
+            if not _row_meets(row, slot, value, len(self.values.operators) > 1):
+                out.append(slot)
+        return out
+
     def _choose(self, d: str, p: _Progress) -> dict[str, str] | None:
         rows = [r for r in p.rows if _row_key(d, r) not in p.rejected | p.failed]
         if not rows:
             return None
+        fitting = [r for r in rows if not self._violations(d, r)]
+        rows = fitting or rows
         wanted = {k: v for k, v in self.tracker.state(d).slots.items() if k in INFORMABLE[d]}
         best = max(sum(r.get(k) == v for k, v in wanted.items()) for r in rows)
         rows = [r for r in rows if sum(r.get(k) == v for k, v in wanted.items()) == best]

@@ -9,6 +9,8 @@ text) helps to read short answers such as "5" or "doesn't matter".
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel, Field
 
 from todeval.benchmarks.booking.systems.nlu import ParseContext, TurnParse, parse_turn, system_asks
@@ -88,11 +90,14 @@ class SlotTracker:
                 self.order.append(d)
         for s in parsed.slots:
             st = self.state(s.domain)
+            if s.weak and st.slots.get(s.slot) == "dontcare":
+                continue  # a loose reading ("hotel") never overrides "any type is fine"
             st.slots[s.slot] = s.value
             if s.weak and s.slot not in st.weak:
                 st.weak.append(s.slot)
             elif not s.weak and s.slot in st.weak:
                 st.weak.remove(s.slot)
+        self._drop_contradicting_times(parsed)
         for d, attrs in parsed.requests.items():
             st = self.state(d)
             for a in attrs:
@@ -103,3 +108,24 @@ class SlotTracker:
             # The domain the turn is about: the last one named with values, else the last named.
             self.active = touched[-1] if touched else parsed.domains[-1]
         self.expected = []
+
+    def _drop_contradicting_times(self, parsed: TurnParse) -> None:
+        """Leave after X and arrive by Y <= X cannot both hold: the older of the two goes."""
+        if len(self.vocab.operators) < 2:
+            return  # a world where times are matched exactly ("=") is not a clock
+        slots = self.state("train").slots
+        leave, arrive = _clock(slots.get("leaveat")), _clock(slots.get("arriveby"))
+        if leave is None or arrive is None or arrive > leave:
+            return
+        new = {s.slot for s in parsed.slots if s.domain == "train"}
+        if "leaveat" in new and "arriveby" not in new:
+            slots.pop("arriveby")
+        elif "arriveby" in new and "leaveat" not in new:
+            slots.pop("leaveat")
+
+
+def _clock(value: str | None) -> int | None:
+    """Minutes after midnight of an HH:MM value (None for anything else)."""
+    if value is None or not re.fullmatch(r"(?:[01]\d|2[0-3]):[0-5]\d", value):
+        return None
+    return int(value[:2]) * 60 + int(value[3:])
