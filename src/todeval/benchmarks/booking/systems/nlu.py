@@ -263,22 +263,30 @@ def _alternation(values: tuple[str, ...]) -> str:
     return "|".join(re.escape(v) for v in sorted(values, key=len, reverse=True))
 
 
-def _free_form_times(turn: _Turn) -> None:
-    """Unrealistic set: the time is whatever follows "at" ("at 00:??", "at 2 8:7 6")."""
+def _free_form_times(turn: _Turn, vocab: Vocabulary) -> None:
+    """A world without a clock (unrealistic set): the times its timetable uses ("1e4:30",
+    "00:??", "2 8:7 6"), else a token with a colon after "at/after/by/before/for"."""
+    if vocab.time_tokens:
+        alternation = "|".join(re.escape(t) for t in vocab.time_tokens)
+        for m in re.finditer(rf"(?<![\w:?.^/-])(?:{alternation})(?![\w:^/-]|\.\w)", turn.masked):
+            turn.mentions.append(_Mention("time", m.group(0), m.start(), m.end()))
+            turn.mask(m.start(), m.end())
     for m in re.finditer(
-        r"\b(?:at|after|by|before)\s+(?P<t>[^\s,;!]*[\d?][^,;!]*?)(?=\s*(?:[.,;!]\s|[.,;!]?$|\s"
-        r"on\s|\sfor\s|\sand\s|\sfrom\s|\si\s|\splease\b|\sat\s))",
-        turn.masked,
+        r"\b(?:at|after|by|before|for|until|around)\s+(?P<t>[^\s,;!]*:[^\s,;!]*)", turn.masked
     ):
-        if _FILL in m.group("t"):
-            continue
-        turn.mentions.append(_Mention("time", m.group("t").strip(), m.start("t"), m.end("t")))
-        turn.mask(m.start("t"), m.end("t"))
+        value = m.group("t")
+        if _FILL in value or not re.search(r"[\d?][^:]*:|:[^:]*[\d?]", value):
+            continue  # "for me: ..." is no time
+        if value.endswith("?") and re.search(r"[0-9a-z]\?$", value):
+            value = value[:-1]  # "after 07:30?": the question mark ends the sentence
+        value = value.rstrip(".")
+        turn.mentions.append(_Mention("time", value, m.start("t"), m.start("t") + len(value)))
+        turn.mask(m.start("t"), m.start("t") + len(value))
 
 
 def _time_mentions(turn: _Turn, vocab: Vocabulary) -> None:
     if vocab.times_free_form:
-        _free_form_times(turn)
+        _free_form_times(turn, vocab)
     spans = find_times(turn.masked)
     for start, end, value in spans:
         turn.mentions.append(_Mention("time", value, start, end))

@@ -110,6 +110,15 @@ def describe(domain: str, row: dict[str, str]) -> str:
     return text
 
 
+def describe_sentence(domain: str, row: dict[str, str]) -> str:
+    """ "X is a cheap italian restaurant in the centre." (a venue from its DB row)."""
+    text = describe(domain, row)
+    name = row.get("name")
+    if name and text.startswith(f"{name}, "):
+        text = f"{name} is {text[len(name) + 2 :]}"
+    return text[0].upper() + text[1:] + "."
+
+
 def price_words(value: str) -> str:
     """ "cheap", "moderately priced", "expensive"; other worlds' values as "<v>-priced"."""
     return {"cheap": "cheap", "moderate": "moderately priced", "expensive": "expensive"}.get(

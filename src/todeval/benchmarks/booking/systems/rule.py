@@ -103,6 +103,7 @@ class _Progress:
     total: int = -1
     row: dict[str, str] | None = None
     offered: str = ""
+    described: dict[str, str] | None = None  # the last row the user was told about in full
     rejected: set[str] = field(default_factory=set)
     failed: set[str] = field(default_factory=set)
     relaxed: set[str] = field(default_factory=set)
@@ -163,18 +164,22 @@ class RuleSystem:
         before = {d: dict(self.tracker.state(d).slots) for d in DOMAINS}
         parsed = self.tracker.update(text)
         self.last_parse = parsed
+        booked_before = {d for d in DOMAINS if self.progress[d].reference is not None}
         for s in parsed.slots:
-            if s.domain in DOMAINS:
-                self.progress[s.domain].told_no_match = False
-            if s.domain in DOMAINS and before[s.domain].get(s.slot) != s.value:
-                p = self.progress[s.domain]
-                p.told_no_match = False
-                if s.slot in INFORMABLE[s.domain]:
-                    p.relaxed.clear()
-                    p.confirmed = False
-                    p.strict = False
-                    p.name_only = False
-                    self._reopen_if_unsuitable(s.domain, s.slot, s.value)
+            if s.domain not in DOMAINS:
+                continue
+            p = self.progress[s.domain]
+            p.told_no_match = False
+            now = self.tracker.state(s.domain).slots.get(s.slot)
+            if s.slot in INFORMABLE[s.domain] and before[s.domain].get(s.slot) != now:
+                p.relaxed.clear()
+                p.confirmed = False
+                p.strict = False
+                p.name_only = False
+            if s.slot in INFORMABLE[s.domain] and now is not None:
+                # a constraint the booked venue does not meet, new or repeated: book again
+                self._reopen_if_unsuitable(s.domain, s.slot, now)
+        self._acknowledge_booked(parsed, booked_before)
         focus = self._focus()
         if focus is not None:
             p = self.progress[focus]
@@ -195,6 +200,21 @@ class RuleSystem:
                 p.row = None
         self._read_train_id(text)
         self._answer_booked_requests(parsed)
+
+    def _acknowledge_booked(self, parsed: TurnParse, booked_before: set[str]) -> None:
+        """The user repeats constraints or booking details of a domain that is booked and still
+        fits: say so (with the venue and the reference) instead of staying silent."""
+        for d in DOMAINS:
+            p = self.progress[d]
+            said = [s for s in parsed.slots if s.domain == d and s.value != "dontcare"]
+            if d not in booked_before or p.reference is None or p.booked_row is None or not said:
+                continue
+            if self._rebook_args(d) is not None:
+                continue  # a changed booking detail: it is booked again in this turn
+            self.parts.append(
+                f"Your booking already fits that: {R.describe(d, p.booked_row)}. "
+                f"The reference number is {p.reference}."
+            )
 
     def _forget_unrestated_weak(self, d: str, parsed: TurnParse) -> None:
         """The user restates what they want without a relaxed constraint that was only read from
@@ -628,7 +648,7 @@ class RuleSystem:
         key = _row_key(d, p.row)
         if p.offered == key:
             return
-        p.offered = key
+        p.offered, p.described = key, dict(p.row)
         count = ""
         if p.total > 1:
             count = R.pick(self.rng, [f"I found {p.total} options. ", f"There are {p.total} "
@@ -638,7 +658,7 @@ class RuleSystem:
     def _offer_relaxed(self, d: str, p: _Progress) -> None:
         assert p.row is not None
         strict = {k: v for k, v in self.tracker.state(d).slots.items() if k in INFORMABLE[d]}
-        p.offered = _row_key(d, p.row)
+        p.offered, p.described = _row_key(d, p.row), dict(p.row)
         missing = self._missing_book(d)
         tail = "Shall I book it?"
         if missing:
@@ -687,6 +707,10 @@ class RuleSystem:
                     f"{st.get('day')}")  # fmt: skip
         verb = "I have booked" if first else "I have updated your booking:"
         text = f"{verb} {what}. Your reference number is {reference}."
+        p = self.progress[d]
+        if d != TRAIN and p.described != row:
+            text += " " + R.describe_sentence(d, row)
+            p.described = dict(row)
         todo = [a for a in self.tracker.state(d).requested if a != "reference"]
         key = _row_key(d, row)
         new = [a for a in todo if f"{key}:{a}" not in self.progress[d].answered]

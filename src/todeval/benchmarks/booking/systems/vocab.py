@@ -217,6 +217,7 @@ class Vocabulary:
     stars: tuple[str, ...]
     days: tuple[str, ...]
     times_free_form: bool
+    time_tokens: tuple[str, ...]
     operators: tuple[str, ...]
     names: dict[str, tuple[str, ...]]
     fuzzy_names: tuple[str, ...]
@@ -400,6 +401,7 @@ def build_vocabulary(task_set: str) -> Vocabulary:
         stars=tuple(sv.stars),
         days=tuple(sv.day),
         times_free_form=sv.time_pattern is None,
+        time_tokens=_time_tokens(db.rows("train")) if sv.time_pattern is None else (),
         operators=tuple(sv.operators),
         names=names,
         fuzzy_names=tuple(
@@ -416,6 +418,12 @@ def build_vocabulary(task_set: str) -> Vocabulary:
             if p.kind == "station" and " " not in p.text and len(p.text) >= 7
         ),
     )
+
+
+def _time_tokens(rows: list[dict[str, str]]) -> tuple[str, ...]:
+    """The train times of a world without a clock ("1e4:30", "00:??"), longest first."""
+    found = {normalise_text(r.get(k, "")) for r in rows for k in ("leaveat", "arriveby")}
+    return tuple(sorted((t for t in found if t), key=len, reverse=True))
 
 
 @cache
