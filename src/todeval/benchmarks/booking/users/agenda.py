@@ -24,30 +24,34 @@ from collections.abc import Iterable
 
 from todeval.benchmarks.booking.db import load_database
 from todeval.benchmarks.booking.protocol import UserContext, UserReply
-from todeval.benchmarks.booking.schema import BOOK_SLOTS, slot_values
+from todeval.benchmarks.booking.schema import BOOK_SLOTS, INFORMABLE, slot_values
 from todeval.benchmarks.booking.tasks import BookingTask
 from todeval.benchmarks.booking.users import phrasing as ph
+from todeval.benchmarks.booking.users.checking import (
+    booking_mismatches,
+    contradictions,
+    misreadings,
+)
 from todeval.benchmarks.booking.users.ending import EndReason
 from todeval.benchmarks.booking.users.goal import DomainPlan, Fallbacks, plan_goal
 from todeval.benchmarks.booking.users.reading import (
     SystemReading,
-    contradictions,
-    mentions_value,
+    failure_sentences,
     read_message,
 )
+from todeval.benchmarks.booking.users.venues import VenueNotes
 from todeval.errors import UsageError
 
 DONE = "done"
 _TIME_SLOTS = ("leaveat", "arriveby")
-# Slots whose value, when named in an offer, shows the offer meets it.
-_SELF_EVIDENT = ("area", "pricerange", "food", "type", "stars", "name", "day")
 
 
 class _DomainState:
     """Progress in one booking domain."""
 
-    def __init__(self, plan: DomainPlan, rng: random.Random) -> None:
+    def __init__(self, plan: DomainPlan, rng: random.Random, notes: VenueNotes) -> None:
         self.plan = plan
+        self.notes = notes
         self.domain = plan.domain
         self.info = dict(plan.first_info)
         self.book = dict(plan.first_book)
@@ -65,6 +69,10 @@ class _DomainState:
         self.reqt_asked = not plan.reqt
         self.reference: str | None = None
         self.reference_asks = 0
+        self.rejected: set[str] = set()  # venues (or messages) the user turned down
+        self.corrected: set[tuple[str, str | None]] = set()  # misreadings already pointed out
+        self.rebook_asks = 0
+        self.pending: str | None = None  # reference of a booking the user asked to change
 
     @property
     def uninformed(self) -> list[str]:
@@ -81,8 +89,9 @@ class _DomainState:
 def _vocabulary(task_set: str, domain: str) -> dict[str, list[str]]:
     """Known values per slot of one domain, to notice an offer that contradicts a constraint.
 
-    The user knows its town: the schema's categorical values and the venue names and foods of
-    the task set's database (a system's offer of another named venue is then recognisable).
+    The user knows its town: the schema's categorical values and the venue names, foods and
+    train stations of the task set's database (a system's offer of another named venue is then
+    recognisable). It never looks up a venue's properties.
     """
     values = slot_values(task_set)
     db = load_database(task_set)
@@ -92,10 +101,21 @@ def _vocabulary(task_set: str, domain: str) -> dict[str, list[str]]:
         vocab["name"] = db.values("restaurant", "name")
     elif domain == "hotel":
         vocab["stars"] = list(values.stars)
+        vocab["type"] = list(values.type)
         vocab["name"] = db.values("hotel", "name")
+        for slot in ("parking", "internet"):
+            odd = [v for v in getattr(values, slot) if v not in ("yes", "no")]
+            if odd:  # the unrealistic set's "on the river", "45g", ...
+                vocab[slot] = odd
     else:
-        vocab = {"day": list(values.day)}
+        stations = {*db.values("train", "departure"), *db.values("train", "destination")}
+        vocab = {"day": list(values.day), "station": sorted(stations)}
     return vocab
+
+
+def _venue_names(task_set: str) -> list[str]:
+    db = load_database(task_set)
+    return [*db.values("restaurant", "name"), *db.values("hotel", "name")]
 
 
 class AgendaUser:
@@ -116,15 +136,19 @@ class AgendaUser:
         repeat_limit: int = 3,
         max_inform: int = 3,
         fallbacks: Fallbacks = "message",
+        rebook_limit: int = 2,
     ) -> None:
-        if patience < 1 or repeat_limit < 2 or max_inform < 1:
-            raise UsageError("agenda user: patience >= 1, repeat_limit >= 2, max_inform >= 1")
+        if patience < 1 or repeat_limit < 2 or max_inform < 1 or rebook_limit < 0:
+            raise UsageError(
+                "agenda user: patience >= 1, repeat_limit >= 2, max_inform >= 1, rebook_limit >= 0"
+            )
         if fallbacks not in ("message", "goal"):
             raise UsageError(f"agenda user: fallbacks must be 'message' or 'goal': {fallbacks!r}")
         self.patience = patience
         self.repeat_limit = repeat_limit
         self.max_inform = max_inform
         self.fallbacks: Fallbacks = fallbacks
+        self.rebook_limit = rebook_limit
         self.gave_up = False
         self.end_reason: EndReason | None = None
         self.references: dict[str, str] = {}
@@ -134,6 +158,9 @@ class AgendaUser:
         self._domains: list[_DomainState] = []
         self._index = 0
         self._vocab: dict[str, dict[str, list[str]]] = {}
+        self._names: list[str] = []
+        self._days: list[str] = []
+        self._refused: set[str] = set()  # references of bookings the user asked to change
         self._stalled = 0
         self._last_system: str | None = None
         self._repeats = 0
@@ -145,12 +172,15 @@ class AgendaUser:
     async def start(self, context: UserContext) -> None:
         self._rng = context.rng
         self._task = context.task
+        task_set = context.task.task_set
+        plans = plan_goal(context.task, self.fallbacks)
+        self._vocab = {p.domain: _vocabulary(task_set, p.domain) for p in plans}
+        self._names = _venue_names(task_set)
+        self._days = list(slot_values(task_set).day)
         self._domains = [
-            _DomainState(p, self._rng) for p in plan_goal(context.task, self.fallbacks)
+            _DomainState(p, self._rng, VenueNotes(self._vocab[p.domain].get("name", ())))
+            for p in plans
         ]
-        self._vocab = {
-            d.domain: _vocabulary(context.task.task_set, d.domain) for d in self._domains
-        }
 
     async def reply(self, system_message: str | None) -> UserReply:
         return UserReply(text=self._next(system_message))
@@ -198,23 +228,70 @@ class AgendaUser:
     def _respond(self, message: str) -> tuple[bool, str]:
         d = self._current
         reading = read_message(message, d.domain)
-        known = set(self.references.values())
+        evidence = d.notes.evidence(message)
+        d.notes.remember(message)
+        known = set(self.references.values()) | self._refused
         if reading.reference and reading.reference not in known:
+            bad = [*self._violations(d, evidence), *self._wrong_details(d, message)]
+            if bad and d.rebook_asks < self.rebook_limit:
+                # booked, but not what the goal asks for: ask for a change (a new booking in
+                # the domain replaces the old one)
+                d.rebook_asks += 1
+                d.pending = reading.reference
+                self._refused.add(reading.reference)
+                return self._reject(d, bad, message, "rebook")
             d.reference = reading.reference
             self.references[d.domain] = reading.reference
             return True, self._after_booking()
-        if d.reference is not None:
+        if d.reference is not None and d.pending is None:
             return True, self._advance()
         if reading.failure:
-            return self._on_failure(d, reading)
-        return self._on_message(d, message, reading)
+            return self._on_failure(d, message, reading)
+        return self._on_message(d, message, evidence, reading)
 
-    def _on_failure(self, d: _DomainState, reading: SystemReading) -> tuple[bool, str]:
+    def _violations(self, d: _DomainState, evidence: str) -> list[str]:
+        """Goal constraints (stated or not) that what the system said about a venue violates."""
+        return contradictions(evidence, d.info, self._vocab[d.domain], self._names)
+
+    def _wrong_details(self, d: _DomainState, message: str) -> list[str]:
+        """Booking slots the message gives another value for than the goal's (either value of
+        a slot with a fallback is fine)."""
+        plan = d.plan
+        wanted = {
+            slot: {v for v in (value, plan.first_book.get(slot), plan.final_book.get(slot)) if v}
+            for slot, value in d.book.items()
+        }
+        return booking_mismatches(message, wanted, self._days)
+
+    def _reject(self, d: _DomainState, bad: list[str], message: str, act: str) -> tuple[bool, str]:
+        """Turn an offer (or a booking) down, saying the violated constraints and all the ones
+        not stated yet, so the next offer can be right."""
+        slots = [*bad, *(s for s in d.uninformed if s not in bad)]
+        new = [s for s in slots if s not in d.informed]
+        d.informed.extend(new)
+        key = " | ".join(d.notes.venues(message)) or " ".join(message.lower().split())
+        progress = bool(new) or key not in d.rejected
+        d.rejected.add(key)
+        info = [s for s in slots if s in d.info]
+        details = [s for s in slots if s not in d.info]
+        needs = []
+        if info:
+            needs.append(ph.say("need_venue", self._rng, frags=self._frags(d, info, d.info)))
+        if details:
+            needs.append(ph.say("need_booking", self._rng, frags=self._frags(d, details, d.book)))
+        return progress, ph.say(act, self._rng, need=ph.join(needs))
+
+    def _on_failure(
+        self, d: _DomainState, message: str, reading: SystemReading
+    ) -> tuple[bool, str]:
         if d.booking_requests and d.can_switch_book():
             d.book_switched = True
             d.book.update(d.plan.book_changes)
             frags = self._frags(d, list(d.plan.book_changes), d.book)
             return True, ph.say("switch_book", self._rng, frags=frags)
+        fix = self._misread(d, message)
+        if fix:
+            return True, self._correct(d, fix)
         if d.can_switch_info():
             d.info_switched = True
             d.info = dict(d.plan.final_info)
@@ -227,30 +304,61 @@ class AgendaUser:
             if d.booking_requests:
                 text += " " + self._book_request(d, again=False)
             return True, text
+        if d.pending is not None:
+            return True, self._keep_booking(d)
         if d.uninformed:
             return True, self._inform(d)
         if d.booking_requests:
             return False, self._book_request(d, again=True)
         return False, self._restate(d)
 
-    def _on_message(self, d: _DomainState, message: str, r: SystemReading) -> tuple[bool, str]:
+    def _misread(self, d: _DomainState, message: str) -> dict[str, str | None]:
+        """Constraints a failure message got wrong and the user has not pointed out yet: slot ->
+        the user's value, or None for a slot the user never constrained."""
+        text = " ".join(failure_sentences(message))
+        slots = [s for s in INFORMABLE[d.domain] if s not in ("name", "trainid")]
+        found = misreadings(text, d.info, slots, self._vocab[d.domain], self._names)
+        new = {s: v for s, v in found.items() if (s, v) not in d.corrected}
+        d.corrected.update(new.items())
+        return new
+
+    def _correct(self, d: _DomainState, fix: dict[str, str | None]) -> str:
+        """Point out what the system searched for wrongly and restate the search."""
+        parts = [ph.say("misunderstanding", self._rng)]
+        for slot, value in fix.items():
+            if value is None:
+                parts.append(ph.say("no_constraint", self._rng, label=ph.label(slot, self._rng)))
+        for slot, value in fix.items():
+            if value is not None and slot not in d.informed:
+                d.informed.append(slot)
+        slots = [s for s in d.order if s in d.informed]
+        frags = self._frags(d, slots, d.info)
+        what = " ".join(p for p in (ph.noun(d.domain, self._rng, d.info.get("type")), frags) if p)
+        parts.append(ph.say("clarify", self._rng, what=what))
+        return " ".join(parts)
+
+    def _on_message(
+        self, d: _DomainState, message: str, evidence: str, r: SystemReading
+    ) -> tuple[bool, str]:
         if r.claims_booking and d.booking_requests and not r.asked:
             # "It's booked" without a reference the user could spot: ask for it.
             d.reference_asks += 1
             return d.reference_asks == 1, ph.say("ask_reference", self._rng)
         offered = r.offers_venue or r.offers_booking or r.asks_confirmation
+        if d.pending is not None and not (offered or r.asked or r.asks_choice):
+            return True, self._keep_booking(d)
         if offered:
-            informed = {s: d.info[s] for s in d.informed if s in d.info}
-            bad = contradictions(message, informed, self._vocab[d.domain])
+            bad = self._violations(d, evidence)
             if bad:
-                return False, ph.say("reject", self._rng, frags=self._frags(d, bad, d.info))
+                return self._reject(d, bad, message, "reject")
+        if (r.offers_booking or r.asks_confirmation) and self._wrong_details(d, message):
+            # "Shall I book it for 1 person?" when the user wants 5: give the details again
+            return d.booking_requests < 2, self._book_request(d, again=True)
         asked = list(r.asked)
         if r.asks_choice and "name" not in asked:
             asked.append("name")
         parts: list[str] = []
         progress = False
-        if r.offers_venue or r.offers_booking:
-            self._note_satisfied(d, message)
         if asked:
             progress, answer = self._answer(d, asked)
             parts.append(answer)
@@ -274,12 +382,6 @@ class AgendaUser:
             return progress, " ".join(parts)
         parts.append(self._inform(d))
         return True, " ".join(parts)
-
-    def _note_satisfied(self, d: _DomainState, message: str) -> None:
-        """Constraints not yet stated that the offered venue visibly meets need not be stated."""
-        for slot in d.uninformed:
-            if slot in _SELF_EVIDENT and mentions_value(message, slot, d.info[slot]):
-                d.informed.append(slot)
 
     # -- acts ----------------------------------------------------------------------------------
 
@@ -334,6 +436,12 @@ class AgendaUser:
                     if s not in d.dontcare:
                         d.dontcare.append(s)
                     dontcare.append(s)
+        if any(s in d.book and s not in d.info for s in said) and d.uninformed:
+            # booking details go with every constraint not stated yet, never before them
+            rest = d.uninformed
+            d.informed.extend(rest)
+            said = [*rest, *said]
+            new = True
         sentences = []
         if said:
             values = {**d.info, **d.book}
@@ -348,6 +456,11 @@ class AgendaUser:
     def _book_request(self, d: _DomainState, *, again: bool) -> str:
         d.booking_requests += 1
         parts = []
+        if d.uninformed:
+            # booking details go with every constraint not stated yet, never before them
+            rest = d.uninformed
+            d.informed.extend(rest)
+            parts.append(ph.say("inform", self._rng, frags=self._frags(d, rest, d.info)))
         if not d.reqt_asked:
             d.reqt_asked = True
             parts.append(self._attribute_request(d))
@@ -360,6 +473,16 @@ class AgendaUser:
     def _attribute_request(self, d: _DomainState) -> str:
         labels = [ph.label(a, self._rng) for a in d.plan.reqt]
         return ph.say("request", self._rng, attrs=ph.join(labels))
+
+    def _keep_booking(self, d: _DomainState) -> str:
+        """The system neither rebooked nor offered anything else: keep the booking it made."""
+        assert d.pending is not None
+        d.reference = d.pending
+        self.references[d.domain] = d.pending
+        d.pending = None
+        keep = ph.say("keep", self._rng)
+        then = self._after_booking()
+        return then if self._finished else f"{keep} {then}"
 
     def _after_booking(self) -> str:
         d = self._current

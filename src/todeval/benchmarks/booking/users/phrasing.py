@@ -216,9 +216,36 @@ ACTS: dict[str, tuple[str, ...]] = {
     ),
     "yes": ("Yes, that's right.", "Yes, correct.", "That's correct."),
     "reject": (
-        "Hmm, that's not what I need: I want one {frags}. Do you have another?",
-        "That doesn't quite fit, I need one {frags}. Is there anything else?",
-        "Sorry, that won't work for me. Could you find one {frags}?",
+        "Hmm, that's not what I need, {need}. Do you have another?",
+        "That doesn't quite fit. {Need}. Is there anything else?",
+        "Sorry, that won't work for me. {Need}. Could you find another?",
+    ),
+    "need_venue": ("I need one {frags}", "I want one {frags}", "it should be one {frags}"),
+    "need_booking": ("the booking should be {frags}", "I need the booking {frags}"),
+    "rebook": (
+        "Hmm, that's not what I asked for. {Need}. Could you change the booking?",
+        "Sorry, that booking doesn't fit, {need}. Can you book another instead?",
+        "Wait, that's wrong for me. {Need}. Please change the booking.",
+    ),
+    "keep": (
+        "Alright, I'll keep the booking you made then.",
+        "Okay, never mind, I'll keep that booking.",
+        "Fine, let's keep that booking.",
+    ),
+    "misunderstanding": (
+        "I think there's a misunderstanding.",
+        "Sorry, something got mixed up there.",
+        "Hmm, that's not quite what I asked for.",
+    ),
+    "no_constraint": (
+        "I never asked for a particular {label}, any {label} is fine.",
+        "I have no requirement on the {label} at all.",
+        "The {label} doesn't matter to me, I didn't ask for any.",
+    ),
+    "clarify": (
+        "To be clear, I'm looking for {what}.",
+        "All I need is {what}.",
+        "What I want is {what}.",
     ),
     "book": (
         "Please book it {frags}.",
@@ -283,13 +310,15 @@ def say(act: str, rng: random.Random, **slots: str) -> str:
     template = rng.choice(list(ACTS[act]))
     if "frags" in slots:
         slots["Frags"] = capitalise(slots["frags"])
+    if "need" in slots:
+        slots["Need"] = capitalise(slots["need"])
     return template.format(**slots)
 
 
 def noun(domain: str, rng: random.Random, hotel_type: str | None = None) -> str:
-    """A way to name what the user wants; "a hotel" is avoided when the user wants another type
-    (it would read as a constraint)."""
+    """A way to name what the user wants; "a hotel" only when the user wants that type (a
+    system may read it as a constraint, so a user with no type in mind avoids it)."""
     options = list(NOUNS[domain])
-    if domain == "hotel" and hotel_type is not None and hotel_type != "hotel":
+    if domain == "hotel" and hotel_type != "hotel":
         options.remove("a hotel")
     return rng.choice(options)

@@ -9,8 +9,22 @@ lower-cased text; nothing assumes a particular system's wording.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+
+from todeval.benchmarks.booking.users.checking import contradictions, mentions_value, minutes
+
+__all__ = [
+    "SystemReading",
+    "asked_slots",
+    "contradictions",
+    "failure_sentences",
+    "find_reference",
+    "is_failure",
+    "mentions_value",
+    "minutes",
+    "read_message",
+    "sentences",
+]
 
 # ---------------------------------------------------------------------------------------------
 # Booking references
@@ -156,13 +170,30 @@ _WHEN = re.compile(r"\b(when|what time|which time|time)\b")
 _SENTENCES = re.compile(r"[^.!?\n]+[.!?]*")
 
 
+# A question that proposes something ("How about X, a cheap guesthouse in the east?") states
+# the venue's properties; it does not ask the user about them.
+_PROPOSAL = re.compile(
+    r"^(?:(?:so|then|well|ok|okay|great|sure|alright)\b,?\s*)?(?:how about|what about"
+    r"|i (?:would |'d |can |could )?(?:recommend|suggest)"
+    r"|would you (?:like to )?(?:try|consider))\b"
+)
+# A train time that the system states ("leaving at 05:29") rather than asks about.
+_STATED_TIME = re.compile(
+    r"\b(?:leav\w*|depart\w*|arriv\w*|gets? in|reach\w*)\s+(?:at|by|after|before|around|from"
+    r"|in [a-z ]{1,30}? at)?\s*\d{1,2}:\d{2}"
+)
+
+
 def _request_sentences(text: str) -> list[str]:
-    """Sentences that ask the user something (questions and polite imperatives)."""
+    """Sentences that ask the user something (questions and polite imperatives); proposals
+    ("How about ...?") are offers, not questions."""
     out = []
     for match in _SENTENCES.finditer(text):
         sentence = match.group(0).strip()
+        if _PROPOSAL.search(sentence):
+            continue
         if sentence.endswith("?") or _REQUEST.search(sentence):
-            out.append(sentence)
+            out.append(_STATED_TIME.sub(" ", sentence))
     return out
 
 
@@ -183,6 +214,21 @@ def _train_slots(sentence: str) -> list[str]:
     return slots
 
 
+def sentences(text: str) -> list[str]:
+    """The message split into sentences (at ``.``, ``!``, ``?`` and line breaks)."""
+    return [m.group(0).strip() for m in _SENTENCES.finditer(text) if m.group(0).strip()]
+
+
+def is_failure(sentence: str) -> bool:
+    """Does the text report a failure ("no match", "couldn't find", "booking failed")?"""
+    return _FAILURE.search(sentence.lower()) is not None
+
+
+def failure_sentences(text: str) -> list[str]:
+    """The sentences of a message that report a failure."""
+    return [s for s in sentences(text) if is_failure(s)]
+
+
 def asked_slots(text: str, domain: str) -> list[str]:
     """Slots of ``domain`` (and its booking slots) that the message asks the user about."""
     found: list[str] = []
@@ -195,109 +241,6 @@ def asked_slots(text: str, domain: str) -> list[str]:
             if slot not in found:
                 found.append(slot)
     return found
-
-
-# ---------------------------------------------------------------------------------------------
-# Contradictions between an offer and the user's constraints
-
-_TIME = re.compile(r"\b(\d{1,2}):(\d{2})\b")
-
-
-def minutes(value: str) -> int | None:
-    match = re.fullmatch(r"(\d{1,2}):(\d{2})", value.strip())
-    if not match:
-        return None
-    return int(match.group(1)) * 60 + int(match.group(2))
-
-
-def _mentions(text: str, value: str) -> bool:
-    return re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", text) is not None
-
-
-def _value_variants(slot: str, value: str) -> list[str]:
-    if slot == "pricerange" and value == "moderate":
-        return ["moderate", "moderately"]
-    if slot == "area" and value == "centre":
-        return ["centre", "center", "central"]
-    if slot == "stars":
-        return [f"{value} star", f"{value}-star", f"{value} stars", f"star rating of {value}"]
-    return [value]
-
-
-def mentions_value(text: str, slot: str, value: str) -> bool:
-    """Does the message name ``value`` for ``slot`` (in one of its usual spellings)?"""
-    low = text.lower()
-    return any(_mentions(low, v) for v in _value_variants(slot, value))
-
-
-def contradictions(
-    text: str, constraints: Mapping[str, str], vocabulary: Mapping[str, Iterable[str]]
-) -> list[str]:
-    """Constraint slots the message contradicts: it names another value of the slot and never
-    the user's own (so a list of options that includes the wanted value is no contradiction).
-
-    ``vocabulary`` maps a slot to its known values (areas, price ranges, foods, days, stars).
-    Train times are checked too: a train said to leave before ``leaveat`` or arrive after
-    ``arriveby``.
-    """
-    low = text.lower()
-    bad: list[str] = []
-    for slot, value in constraints.items():
-        if slot in ("leaveat", "arriveby"):
-            if _time_contradicts(low, slot, value):
-                bad.append(slot)
-            continue
-        if slot in ("departure", "destination"):
-            if _direction_contradicts(low, slot, value):
-                bad.append(slot)
-            continue
-        if slot in ("parking", "internet"):
-            word = "parking" if slot == "parking" else r"(internet|wifi|wi-fi)"
-            negated = re.search(
-                rf"\b(no|without|not have|doesn't have|does not have|doesn't offer"
-                rf"|does not offer|lacks) (free )?{word}",
-                low,
-            )
-            if value == "yes" and negated:
-                bad.append(slot)
-            continue
-        known = [v for v in vocabulary.get(slot, ()) if v and v != value]
-        if not known:
-            continue
-        ours = _value_variants(slot, value)
-        if any(_mentions(low, v) for v in ours):
-            continue
-        if any(_mentions(low, v) for other in known for v in _value_variants(slot, other)):
-            bad.append(slot)
-    return bad
-
-
-_FROM_WORDS = r"(from|leav\w*|depart\w*(?: from)?|starting (?:at|from))"
-_TO_WORDS = r"(to|arriv\w*(?: in| at)?|destination(?: is)?|going to|heading to|bound for)"
-
-
-def _direction_contradicts(low: str, slot: str, value: str) -> bool:
-    """The station is named, but on the wrong side of the journey ("leaves X" when the user
-    wants to go to X)."""
-    wrong, right = (_TO_WORDS, _FROM_WORDS) if slot == "departure" else (_FROM_WORDS, _TO_WORDS)
-    name = re.escape(value)
-    said_wrong = re.search(rf"\b{wrong}\s+(the\s+)?{name}\b", low) is not None
-    said_right = re.search(rf"\b{right}\s+(the\s+)?{name}\b", low) is not None
-    return said_wrong and not said_right
-
-
-def _time_contradicts(low: str, slot: str, value: str) -> bool:
-    wanted = minutes(value)
-    if wanted is None:
-        return False
-    words = r"(leav\w*|depart\w*)" if slot == "leaveat" else r"(arriv\w*|gets? in|reach\w*)"
-    for match in re.finditer(rf"\b{words}\b[^.?!:\d]{{0,25}}?(\d{{1,2}}:\d{{2}})", low):
-        said = minutes(match.group(2))
-        if said is None:
-            continue
-        if (slot == "leaveat" and said < wanted) or (slot == "arriveby" and said > wanted):
-            return True
-    return False
 
 
 # ---------------------------------------------------------------------------------------------
