@@ -182,3 +182,18 @@ def test_summary_of_one_dialogue_has_degenerate_intervals(corpus: CorpusData) ->
     summary = to_summary(result)
     micro = summary.metrics["multiwoz.success"].micro
     assert micro.value == micro.ci_low == micro.ci_high == 100.0
+
+
+def test_shared_bootstrap_agrees_with_todeval_stats(
+    corpus: CorpusData, database: VenueDatabase
+) -> None:
+    """For a plain mean the shared-resample interval is todeval.stats' interval (up to noise)."""
+    from todeval.stats import bootstrap_mean
+
+    result = _score(_load("augpt", 400), corpus, database, metrics=["inform", "success"])
+    ours = to_summary(result).metrics["multiwoz.inform"].micro
+    per_dialogue = [[100.0 * bool(d.inform_total)] for d in result.dialogues]
+    reference = bootstrap_mean(per_dialogue, seed=0, label="inform")
+    assert ours.value == pytest.approx(reference.value)
+    assert ours.ci_low == pytest.approx(reference.ci_low, abs=1.0)
+    assert ours.ci_high == pytest.approx(reference.ci_high, abs=1.0)
