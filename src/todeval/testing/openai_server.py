@@ -174,6 +174,7 @@ def completion_body(reply: ScriptedReply, body: dict[str, Any], default_usage: b
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms ACK wait
     server_version = "todeval-test-server"
     state: ServerState  # set on the subclass made by make_server
 
@@ -305,6 +306,8 @@ def make_server(
 
 class _QuietServer(ThreadingHTTPServer):
     """Clients that hang up (timeouts, injected resets) are normal here: no tracebacks."""
+
+    request_queue_size = 1024  # socketserver's default backlog of 5 drops bursts of connects
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
