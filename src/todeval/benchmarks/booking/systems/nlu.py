@@ -54,7 +54,14 @@ class TurnParse(BaseModel):
     text: str
     domains: list[str] = Field(default_factory=list, description="domains named, in order")
     slots: list[SlotValue] = Field(default_factory=list)
+    fallbacks: list[SlotValue] = Field(
+        default_factory=list, description="values to try if the ones in `slots` fail"
+    )
     requests: dict[str, list[str]] = Field(default_factory=dict, description="domain -> attrs")
+    links: list[tuple[str, str, str | None]] = Field(
+        default_factory=list,
+        description="(domain, slot, other domain or None): 'the same X as' with X not known yet",
+    )
     acts: list[str] = Field(default_factory=list)
 
     def triples(self) -> set[tuple[str, str, str]]:
@@ -90,6 +97,9 @@ class _Turn:
     sentences: list[tuple[int, int]]
     cues: list[tuple[int, str]] = field(default_factory=list)
     mentions: list[_Mention] = field(default_factory=list)
+    fallbacks: list[_Mention] = field(default_factory=list)
+    weak_cues: set[int] = field(default_factory=set)  # "travelling": no train cue for a party
+    links: list[tuple[str, str, str | None]] = field(default_factory=list)
 
     def mask(self, start: int, end: int) -> None:
         self.masked = self.masked[:start] + _FILL * (end - start) + self.masked[end:]
@@ -136,6 +146,7 @@ _STRONG_NAME_CUE = re.compile(r"(?:\bcalled|\bnamed|\bname is|\bname of|\bthe na
 _NAME_CUE_BEFORE = re.compile(
     r"(?:\bcalled|\bnamed|\bname is|\bname of|\bthe name|\bat|\btry|\bbook|\breserve|\babout|"
     r"\bchoose|\bpick|\btake|\bprefer|\bis|\bwith|\bfor|\bto)\s+(?:the\s+)?[\"]?\s*$"
+    r"|\b(?:restaurant|hotel|guest ?house|place to (?:stay|eat|dine)),\s+(?:the\s+)?$"
 )
 _NAME_CUE_AFTER = re.compile(
     r"^\s*[\"]?\s*(?:restaurant|hotel|guest ?house|sounds|looks|is (?:fine|good|great|perfect)|"
@@ -399,6 +410,10 @@ def _people_mentions(turn: _Turn, vocab: Vocabulary) -> None:
         rf"\b(?:there (?:are|will be|would be))\s+(?P<n>{tok})(?![\w:-]|\.\d)",
         rf"\b(?:party size|number of people|people|guests)\s*(?:is|will be|:|would be)?\s+"
         rf"(?P<n>{tok})(?![\w:-]|\.\d)",
+        rf"\b(?:number of (?:people|guests|persons|tickets|travell?ers)|party size|group size|"
+        rf"(?:my|our|the) (?:party|group|booking|reservation))(?:\s+(?:in|of|for|on) (?:my|our|"
+        rf"the) (?:party|group|booking|reservation|table))?\s+(?:to|is now|will now be|should be)"
+        rf"\s+(?P<n>{tok})(?![\w:-]|\.\d)",
     ]
     for pat in patterns:
         for m in re.finditer(pat, turn.masked):
@@ -419,7 +434,8 @@ def _people_mentions(turn: _Turn, vocab: Vocabulary) -> None:
     solo = re.compile(
         r"\b(?:just (?:me|myself|one|1)|only (?:me|myself)|for myself|by myself|for me alone|"
         r"(?:a )?table for one|myself only|single traveller|one person|just for me|"
-        r"(?:travell?ing|dining|eating|staying|going|coming|be|im|i am) (?:all )?alone|on my own|"
+        r"(?:travell?ing|dining|eating|staying|going|coming|be|im|i am) (?:all )?(?:alone|solo)|"
+        r"on my own|"
         r"party of one|solo)\b"
     )
     for m in solo.finditer(turn.masked):
@@ -439,8 +455,9 @@ def _people_mentions(turn: _Turn, vocab: Vocabulary) -> None:
 
 def _bare_number(turn: _Turn, vocab: Vocabulary, ctx: ParseContext) -> None:
     """A lone number answering "how many people/nights?"."""
-    wanted = [s for _, s in ctx.expected if s in ("people", "stay", "stars")]
-    if not wanted or any(m.slot in wanted for m in turn.mentions):
+    given = {m.slot for m in turn.mentions}
+    wanted = [s for _, s in ctx.expected if s in ("people", "stay", "stars") and s not in given]
+    if not wanted:
         return
     tok = _token_alt(vocab.people + vocab.stay, vocab.unrealistic)
     for m in re.finditer(rf"(?<![\w.:£$-])(?P<n>{tok})(?![\w:%-]|\.\d)", turn.masked):
@@ -476,6 +493,12 @@ _FEATURE_DONTCARE_AFTER = re.compile(
 )
 
 
+_FEATURE_DONTCARE_BEFORE = re.compile(
+    r"\b(?:dont|do not) mind (?:if (?:there is|it has|they have) )?(?:no )?$|\b(?:doesnt|does not|"
+    r"dont|do not) (?:really )?need to (?:include|offer|provide|come with)\s+(?:free\s+|any\s+)?$"
+)
+
+
 def _feature_mentions(turn: _Turn, vocab: Vocabulary) -> None:
     if vocab.unrealistic:
         return
@@ -494,9 +517,7 @@ def _feature_mentions(turn: _Turn, vocab: Vocabulary) -> None:
                 and not re.search(r"\b(?:to|can|place|where)\s*$", before)
             ):
                 continue
-            if _FEATURE_DONTCARE_AFTER.match(after) or re.search(
-                r"\b(?:dont|do not) mind (?:if (?:there is|it has|they have) )?(?:no )?$", before
-            ):
+            if _FEATURE_DONTCARE_AFTER.match(after) or _FEATURE_DONTCARE_BEFORE.search(before):
                 value = "dontcare"
             elif _FEATURE_NEG_BEFORE.search(before) or re.match(
                 r"^\s*(?:is not|isnt)\s+"
@@ -581,6 +602,8 @@ def _domain_cues(turn: _Turn) -> None:
     for domain, pat in P.DOMAIN_CUES.items():
         for m in pat.finditer(turn.masked):
             turn.cues.append((m.start(), domain))
+            if P.TRAVEL_WORD.fullmatch(m.group(0)):
+                turn.weak_cues.add(m.start())
     turn.cues.sort()
 
 
@@ -590,13 +613,16 @@ def _assign_domain(turn: _Turn, m: _Mention, ctx: ParseContext) -> str | None:
         return m.domain
     sent = turn.sentence_of(m.start)
     s_start, s_end = turn.sentences[sent]
-    before = [d for pos, d in turn.cues if s_start <= pos < m.start and d in candidates]
+    cues = turn.cues
+    if m.slot == "people":  # "I'm travelling alone", "we travel as a family of 4"
+        cues = [(pos, d) for pos, d in cues if pos not in turn.weak_cues]
+    before = [d for pos, d in cues if s_start <= pos < m.start and d in candidates]
     if before:
         return before[-1]
-    after = [(pos, d) for pos, d in turn.cues if m.end <= pos < s_end and d in candidates]
+    after = [(pos, d) for pos, d in cues if m.end <= pos < s_end and d in candidates]
     if after and (ctx.active_domain not in candidates or after[0][0] - m.end < 40):
         return after[0][1]
-    earlier = [d for pos, d in turn.cues if pos < s_start and d in candidates]
+    earlier = [d for pos, d in cues if pos < s_start and d in candidates]
     if earlier:
         return earlier[-1]
     expected = [d for d, s in ctx.expected if s == m.slot and d in candidates]
@@ -655,6 +681,9 @@ def _classify_times(turn: _Turn, ctx: ParseContext) -> None:
         elif leave or arrive:
             slot = "leaveat" if (max(leave, default=-1) > max(arrive, default=-1)) else "arriveby"
         m.candidates = (P.RESTAURANT, P.TRAIN)
+        if slot is None and (P.RESTAURANT, "time") in ctx.expected:
+            m.domain = P.RESTAURANT  # no leave/arrive cue, and the system asked for a table time
+            continue
         domain = _assign_domain(turn, m, ctx)
         close_cue = max([*leave, *arrive], default=-100) >= len(before) - 12
         restaurant_here = domain == P.RESTAURANT and not (
@@ -733,6 +762,28 @@ def _classify_stations(turn: _Turn, ctx: ParseContext) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # 5. negation, dontcare, relative references, requests, acts
+
+
+_FALLBACK = re.compile(
+    r"\b(?:if (?:(?:that|this|it|those|these|there|the \w+|they|\w+ (?:nights?|days?|people))\s+)?"
+    r"(?:\w+\s+){0,3}?(?:is not|isnt|are not|arent|isnt|not available|unavailable|fails?|"
+    r"doesnt work|does not work|cant|cannot|can not|is booked|is full|no availability|is taken|"
+    r"booked up|fully booked|not possible|impossible|is no|are no|no (?:room|space|tables?|"
+    r"seats?))|if not|otherwise|failing that|if that fails|or else)\b[^.?!;]*"
+)
+
+
+def _drop_fallbacks(turn: _Turn) -> None:
+    """ "Moderate please; if that isn't available, expensive": the first value is the request, the
+    one in the fallback clause is kept aside (``TurnParse.fallbacks``) for when it fails."""
+    for clause in _FALLBACK.finditer(turn.text):
+        before = {m.slot for m in turn.mentions if m.start < clause.start()}
+        inside = [
+            m for m in turn.mentions
+            if clause.start() <= m.start < clause.end() and m.slot in before
+        ]  # fmt: skip
+        turn.fallbacks += inside
+        turn.mentions = [m for m in turn.mentions if not any(m is x for x in inside)]
 
 
 def _drop_negated(turn: _Turn) -> None:
@@ -841,6 +892,9 @@ def _relative(turn: _Turn, ctx: ParseContext) -> None:
                 ),
                 None,
             )
+            if target is not None and value is None:
+                # "the same group" before any group size is known: remember the link
+                turn.links.append((target, slot, source))
             if value is None or target is None:
                 continue
             mention.value, mention.domain = value, target
@@ -901,6 +955,7 @@ def parse_turn(raw: str, vocab: Vocabulary, ctx: ParseContext | None = None) -> 
     _domain_cues(turn)
     _classify_stations(turn, ctx)
     _classify_times(turn, ctx)
+    _drop_fallbacks(turn)
     _drop_negated(turn)
     _dontcare(turn, ctx)
     _relative(turn, _with_turn_values(turn, ctx))
@@ -920,6 +975,11 @@ def parse_turn(raw: str, vocab: Vocabulary, ctx: ParseContext | None = None) -> 
             if m.value != "dontcare" and m.weak:
                 continue
         slots[key] = SlotValue(domain=domain, slot=m.slot, value=m.value, weak=m.weak)
+    fallbacks = []
+    for m in turn.fallbacks:
+        primary = next((v for (_, slot), v in slots.items() if slot == m.slot), None)
+        if primary is not None and primary.value not in (m.value, "dontcare"):
+            fallbacks.append(SlotValue(domain=primary.domain, slot=m.slot, value=m.value))
     domains: list[str] = []
     for _, d in turn.cues:
         if d not in domains:
@@ -931,6 +991,8 @@ def parse_turn(raw: str, vocab: Vocabulary, ctx: ParseContext | None = None) -> 
         text=raw,
         domains=domains,
         slots=list(slots.values()),
+        fallbacks=fallbacks,
+        links=turn.links,
         requests=requests,
         acts=_acts(turn, requests),
     )

@@ -30,6 +30,9 @@ DOMAIN_CUES: dict[str, re.Pattern[str]] = {
     ),
 }
 
+# Train cues that are ordinary verbs ("I'm travelling alone"): not a cue for the party size.
+TRAVEL_WORD = re.compile(r"travell?ing|travel|journey|commute")
+
 # Words naming a slot, for "any area", "the price doesn't matter", "no preference on stars".
 SLOT_WORDS: dict[str, str] = {
     "area": r"areas?|location|part of (?:town|the city)|side of (?:town|the city)|neighbou?rhood|"

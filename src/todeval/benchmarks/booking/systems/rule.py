@@ -66,6 +66,15 @@ _RELAXABLE_VALUES = {("type", "hotel"), ("internet", "no"), ("parking", "no")}
 MAX_CALLS_PER_TURN = 12
 
 
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _flat(query: dict[str, Any]) -> dict[str, str]:
+    """A DB query's constraints as plain values ({"operator", "value"} objects unwrapped)."""
+    return {k: str(v["value"] if isinstance(v, dict) else v) for k, v in query.items()}
+
+
 def _row_key(domain: str, row: dict[str, str]) -> str:
     return row.get("trainid", "") if domain == TRAIN else row.get("name", "")
 
@@ -383,7 +392,27 @@ class RuleSystem:
             p.told_no_match = False
             return ToolCall(name=_DB_TOOL[d], arguments=query)
         if p.total == 0:
+            fallback = {k: v for k, v in st.fallback.items() if k in query}
+            if fallback:
+                # "moderate; if there is none, expensive": the user's own second choice
+                self.parts.append(
+                    f"There is no {R.constraint_text(d, _flat(query))}, so I looked for "
+                    f"{R.constraint_text(d, fallback)} options as you suggested."
+                )
+                for k, v in fallback.items():
+                    st.slots[k] = v
+                    st.fallback.pop(k)
+                return self._plan(d)
             if "name" in query and len(query) > 1:
+                named = st.since.get("name", 0)
+                if any(st.since.get(k, 0) > named for k in query if k != "name"):
+                    # the user asked for more after naming the venue: the venue is out
+                    self.parts.append(
+                        f"{_capital(str(query['name']))} does not have everything you asked "
+                        "for, so I looked for other places."
+                    )
+                    st.slots.pop("name", None)
+                    return self._plan(d)
                 p.name_only = True
                 return self._plan(d)
             relax = [
@@ -424,6 +453,18 @@ class RuleSystem:
             self._offer_relaxed(d, p)
             return None
         missing_book = self._missing_book(d)
+        if self._blind(d) and not p.confirmed:
+            # nothing the user said picked this row (no constraint at all, or a train on a day
+            # they never named): offer it and book only on a yes
+            self._offer(d, p)
+            if missing_book:
+                self._ask(d, missing_book, booking=True)
+            elif d == TRAIN:
+                self.parts.append(f"Is {p.row.get('day', 'that')} the day you want to travel?")
+                self.asked_now.append((d, "day"))
+            else:
+                self.parts.append("Shall I book it?")
+            return None
         if not missing_book and p.attempts < 3:
             p.attempts += 1
             args = self._booking_args(d, p.row)
@@ -568,6 +609,13 @@ class RuleSystem:
             return self._time_ok(value)
         return True
 
+    def _blind(self, d: str) -> bool:
+        """Whether the chosen row rests on nothing the user asked for."""
+        slots = self.tracker.state(d).slots
+        if d == TRAIN:
+            return slots.get("day") in (None, "")
+        return not any(slots.get(k) not in (None, "") for k in INFORMABLE[d])
+
     def _missing_book(self, d: str) -> list[str]:
         st = self.tracker.state(d).slots
         missing = []
@@ -673,7 +721,7 @@ class RuleSystem:
         self.asked_now += [(d, s) for s in p.relaxed]
 
     def _no_match(self, d: str, query: dict[str, Any]) -> None:
-        flat = {k: (v["value"] if isinstance(v, dict) else v) for k, v in query.items()}
+        flat = _flat(query)
         self.parts.append(
             f"I'm sorry, there is no {R.constraint_text(d, flat)} in my database. "
             "Would you like to change one of your requirements?"

@@ -23,6 +23,10 @@ class DomainState(BaseModel):
     slots: dict[str, str] = Field(default_factory=dict)
     weak: list[str] = Field(default_factory=list, description="slots read from a loose cue")
     requested: list[str] = Field(default_factory=list, description="attributes asked for")
+    since: dict[str, int] = Field(default_factory=dict, description="turn each slot was set in")
+    fallback: dict[str, str] = Field(
+        default_factory=dict, description="what to try if a slot's value finds nothing"
+    )
     mentioned: bool = False
 
     def informable(self, names: tuple[str, ...]) -> dict[str, str]:
@@ -40,6 +44,8 @@ class SlotTracker:
         self.active: str | None = None
         self.expected: list[tuple[str, str]] = []
         self.venues: dict[str, dict[str, str]] = {}
+        self.turns = 0
+        self.links: list[tuple[str, str, str | None]] = []
 
     # -- context from the system side ----------------------------------------------------------
     def expect(self, pairs: list[tuple[str, str]]) -> None:
@@ -79,6 +85,7 @@ class SlotTracker:
     def update(self, text: str) -> TurnParse:
         """Read a user turn and apply it to the state."""
         parsed = self.parse(text)
+        self.turns += 1
         self.apply(parsed)
         return parsed
 
@@ -92,12 +99,19 @@ class SlotTracker:
             st = self.state(s.domain)
             if s.weak and st.slots.get(s.slot) == "dontcare":
                 continue  # a loose reading ("hotel") never overrides "any type is fine"
+            if st.slots.get(s.slot) != s.value:
+                st.since[s.slot] = self.turns
             st.slots[s.slot] = s.value
+            st.fallback.pop(s.slot, None)
             if s.weak and s.slot not in st.weak:
                 st.weak.append(s.slot)
             elif not s.weak and s.slot in st.weak:
                 st.weak.remove(s.slot)
+        for s in parsed.fallbacks:
+            self.state(s.domain).fallback[s.slot] = s.value
         self._drop_contradicting_times(parsed)
+        self.links += [x for x in parsed.links if x not in self.links]
+        self._fill_links()
         for d, attrs in parsed.requests.items():
             st = self.state(d)
             for a in attrs:
@@ -108,6 +122,20 @@ class SlotTracker:
             # The domain the turn is about: the last one named with values, else the last named.
             self.active = touched[-1] if touched else parsed.domains[-1]
         self.expected = []
+
+    def _fill_links(self) -> None:
+        """ "A table for the same group" said before the group size was known: once one side of
+        the link has a value, the other side gets it too."""
+        for target, slot, source in self.links:
+            others = [source] if source else [d for d in self.order if d != target]
+            for other in others:
+                if other is None or other == target:
+                    continue
+                a, b = self.state(target).slots, self.state(other).slots
+                if a.get(slot) in (None, "dontcare") and b.get(slot) not in (None, "dontcare"):
+                    a[slot] = b[slot]
+                elif b.get(slot) in (None, "dontcare") and a.get(slot) not in (None, "dontcare"):
+                    b[slot] = a[slot]
 
     def _drop_contradicting_times(self, parsed: TurnParse) -> None:
         """Leave after X and arrive by Y <= X cannot both hold: the older of the two goes."""

@@ -355,8 +355,9 @@ def build_vocabulary(task_set: str) -> Vocabulary:
         for abbrev, d in (("tues", "tuesday"), ("weds", "wednesday"),
                           ("thurs", "thursday"), ("thur", "thursday"), ("thu", "thursday"),
                           ("fri", "friday"), ("mon", "monday"), ("tue", "tuesday"),
-                          ("wednsday", "wednesday"), ("thrusday", "thursday"),
-                          ("tuesdays", "tuesday"), ("saturady", "saturday")):  # fmt: skip
+                          ("wednsday", "wednesday"), ("wednes", "wednesday"),
+                          ("thrusday", "thursday"), ("tuesdays", "tuesday"),
+                          ("saturady", "saturday")):  # fmt: skip
             _add(phrases, abbrev, "day", d)
     # foods
     foods = set(db.values("restaurant", "food"))
