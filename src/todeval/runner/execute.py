@@ -198,7 +198,7 @@ def execute_plan(
         )
     finished = {
         r.key
-        for r in store.read_episodes(light=True)
+        for r in store.iter_episodes(light=True)
         if r.outcome is not Outcome.INFRASTRUCTURE_ERROR
     }
     pending = [job for job in plan.jobs if job.key not in finished]
@@ -215,7 +215,7 @@ def execute_plan(
         ran = asyncio.run(_run_jobs(plan, pending, store, runner, max_concurrency, progress))
     finally:
         runner.close()
-        records = [r for r in store.read_episodes(light=True) if r.key in wanted]
+        records = (r for r in store.iter_episodes(light=True) if r.key in wanted)
         summary = summarize(
             plan.benchmark,
             records,

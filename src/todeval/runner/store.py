@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
@@ -71,15 +72,29 @@ class RunDirectory:
     def write_summary(self, summary: Summary) -> None:
         write_json_atomic(self.summary_path, summary)
 
-    def read_episodes(self, *, light: bool = False) -> list[EpisodeRecord]:
-        """All complete episode lines, streamed; a torn last line is skipped, later duplicates win.
+    def iter_episodes(self, *, light: bool = False) -> Iterator[EpisodeRecord]:
+        """Complete episode records, streamed; a torn last line is skipped.
 
-        ``light=True`` drops events and details as lines are read, so memory stays small for
-        large runs (enough for summaries and resume bookkeeping).
+        If an episode appears more than once (re-run after an infrastructure error), only its
+        last line is yielded: a first pass notes where each key last appears (keys only), the
+        second yields those lines. ``light=True`` drops events and details, keeping memory
+        small for summaries and resume bookkeeping.
         """
+        last: dict[tuple[str, int], int] = {}
+        for number, record in self._scan(light=True):
+            last[record.key] = number
+        keep = set(last.values())
+        for number, record in self._scan(light=light):
+            if number in keep:
+                yield record
+
+    def read_episodes(self, *, light: bool = False) -> list[EpisodeRecord]:
+        """All complete episode records (see :meth:`iter_episodes`)."""
+        return list(self.iter_episodes(light=light))
+
+    def _scan(self, *, light: bool) -> Iterator[tuple[int, EpisodeRecord]]:
         if not self.episodes_path.exists():
-            return []
-        records: dict[tuple[str, int], EpisodeRecord] = {}
+            return
         with self.episodes_path.open("rb") as fh:
             for number, line in enumerate(fh, start=1):
                 if not line.strip():
@@ -95,8 +110,7 @@ class RunDirectory:
                 if light:
                     record.events = []
                     record.details = {}
-                records[record.key] = record
-        return list(records.values())
+                yield number, record
 
     def repair_tail(self) -> None:
         """Cut a torn last line so the next append starts on a fresh line."""

@@ -1,9 +1,14 @@
-"""Aggregate episode records into a :class:`~todeval.core.records.Summary`."""
+"""Aggregate episode records into a :class:`~todeval.core.records.Summary`.
+
+Aggregation is one streaming pass that keeps only numbers (metric values per task, usage
+totals, call latencies), so memory does not grow with the size of the records' transcripts.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from math import comb
 
 import numpy as np
@@ -21,17 +26,52 @@ def pass_hat_k(successes: int, trials: int, k: int) -> float:
     return comb(successes, k) / comb(trials, k)
 
 
+@dataclass
+class _Accumulator:
+    outcomes: Counter[str] = field(default_factory=Counter)
+    # metric -> task -> [(trial, value)]; sorted by trial before use, so the result does not
+    # depend on the order episodes finished in
+    values: dict[str, dict[str, list[tuple[int, float]]]] = field(default_factory=dict)
+    groups: dict[str, str] = field(default_factory=dict)
+    usage: dict[str, RoleUsage] = field(default_factory=dict)
+    latencies: dict[str, list[float]] = field(default_factory=dict)
+    n_episodes: int = 0
+    n_scored: int = 0
+    episode_seconds: float = 0.0
+
+    def add(self, r: EpisodeRecord) -> None:
+        self.n_episodes += 1
+        self.outcomes[r.outcome.value] += 1
+        self.episode_seconds += r.timing.duration_s
+        for role, u in r.usage.items():
+            total = self.usage.setdefault(role, RoleUsage())
+            total.calls += u.calls
+            total.cached_calls += u.cached_calls
+            total.prompt_tokens += u.prompt_tokens
+            total.completion_tokens += u.completion_tokens
+            total.latency_s += u.latency_s
+            total.cost_usd += u.cost_usd
+            total.flops += u.flops
+            total.estimated = total.estimated or u.estimated
+            self.latencies.setdefault(role, []).extend(u.call_latencies_s)
+        if not r.outcome.counts_in_metrics:
+            return
+        self.n_scored += 1
+        self.groups[r.task_id] = r.group
+        for name, value in r.metrics.items():
+            self.values.setdefault(name, {}).setdefault(r.task_id, []).append((r.trial, value))
+
+    def per_task(self, name: str) -> dict[str, list[float]]:
+        return {t: [v for _, v in sorted(pairs)] for t, pairs in self.values.get(name, {}).items()}
+
+
 def _pass_k_metrics(
-    scored: list[EpisodeRecord],
+    per_task: dict[str, list[float]],
     success_metric: str,
     groups: dict[str, str] | None,
     seed: int,
     resamples: int,
 ) -> dict[str, MetricSummary]:
-    per_task: dict[str, list[float]] = {}
-    for r in scored:
-        if success_metric in r.metrics:
-            per_task.setdefault(r.task_id, []).append(r.metrics[success_metric])
     if not per_task:
         return {}
     max_k = min(len(v) for v in per_task.values())
@@ -43,26 +83,6 @@ def _pass_k_metrics(
         name = f"{success_metric}.pass^{k}"
         out[name] = summarize_metric(values, groups, seed=seed, label=name, resamples=resamples)
     return out
-
-
-def _usage_totals(
-    records: list[EpisodeRecord],
-) -> tuple[dict[str, RoleUsage], dict[str, list[float]]]:
-    usage: dict[str, RoleUsage] = {}
-    latencies: dict[str, list[float]] = {}
-    for r in records:
-        for role, u in r.usage.items():
-            total = usage.setdefault(role, RoleUsage())
-            total.calls += u.calls
-            total.cached_calls += u.cached_calls
-            total.prompt_tokens += u.prompt_tokens
-            total.completion_tokens += u.completion_tokens
-            total.latency_s += u.latency_s
-            total.cost_usd += u.cost_usd
-            total.flops += u.flops
-            total.estimated = total.estimated or u.estimated
-            latencies.setdefault(role, []).extend(u.call_latencies_s)
-    return dict(sorted(usage.items())), latencies
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:
@@ -117,38 +137,35 @@ def summarize(
     (= C(c, k) / C(n, k) averaged over tasks) is reported for k = 2 .. trials.
     The result depends only on the records' content, never on their order.
     """
-    ordered = sorted(records, key=lambda r: (r.task_id, r.trial))
-    outcomes = Counter(r.outcome.value for r in ordered)
-    scored = [r for r in ordered if r.outcome.counts_in_metrics]
-    excluded = {
-        o.value: outcomes[o.value] for o in Outcome if not o.counts_in_metrics and outcomes[o.value]
-    }
-    names = sorted({m for r in scored for m in r.metrics})
-    groups = {r.task_id: r.group for r in scored} if grouped else None
-    metrics = {}
-    for name in names:
-        per_task: dict[str, list[float]] = {}
-        for r in scored:
-            if name in r.metrics:
-                per_task.setdefault(r.task_id, []).append(r.metrics[name])
-        metrics[name] = summarize_metric(
-            per_task, groups, seed=seed, label=name, resamples=resamples
+    acc = _Accumulator()
+    for record in records:
+        acc.add(record)
+    groups = dict(sorted(acc.groups.items())) if grouped else None
+    metrics = {
+        name: summarize_metric(
+            acc.per_task(name), groups, seed=seed, label=name, resamples=resamples
         )
+        for name in sorted(acc.values)
+    }
+    n_success: int | None = None
     if success_metric:
-        metrics.update(_pass_k_metrics(scored, success_metric, groups, seed, resamples))
-    usage, latencies = _usage_totals(ordered)
-    n_success = (
-        sum(r.metrics.get(success_metric, 0.0) == 1.0 for r in scored) if success_metric else 0
-    )
+        success = acc.per_task(success_metric)
+        metrics.update(_pass_k_metrics(success, success_metric, groups, seed, resamples))
+        n_success = sum(1 for v in success.values() for x in v if x == 1.0)
+    usage = dict(sorted(acc.usage.items()))
     return Summary(
         benchmark=benchmark,
-        n_episodes=len(ordered),
-        outcomes={o.value: outcomes[o.value] for o in Outcome},
-        excluded=excluded,
+        n_episodes=acc.n_episodes,
+        outcomes={o.value: acc.outcomes[o.value] for o in Outcome},
+        excluded={
+            o.value: acc.outcomes[o.value]
+            for o in Outcome
+            if not o.counts_in_metrics and acc.outcomes[o.value]
+        },
         metrics=metrics,
         ci=CIMethod(resamples=resamples, seed=seed),
         usage=usage,
-        cost=_cost(usage, len(scored), n_success if success_metric else None),
-        latency={role: _percentiles(v) for role, v in latencies.items() if v},
-        timing={"episode_seconds_total": round(sum(r.timing.duration_s for r in ordered), 3)},
+        cost=_cost(usage, acc.n_scored, n_success),
+        latency={role: _percentiles(v) for role, v in sorted(acc.latencies.items()) if v},
+        timing={"episode_seconds_total": round(acc.episode_seconds, 3)},
     )
