@@ -35,5 +35,7 @@ def test_ray_matches_local(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert main([*common, "--out", str(tmp_path / "local")]) == 0
     assert main([*common, "--out", str(tmp_path / "ray"), "--executor", "ray"]) == 0
     assert _strip(tmp_path / "local") == _strip(tmp_path / "ray")
+    manifest = json.loads((tmp_path / "ray" / "manifest.json").read_text())
+    assert manifest["sessions"][-1]["executor"].startswith("ray (")
     lines = (tmp_path / "ray" / "episodes.jsonl").read_text().splitlines()
     assert len({json.loads(x)["episode_id"] for x in lines}) == 20

@@ -175,6 +175,7 @@ class Session(BaseModel):
     host: str
     episodes_run: int = 0
     command: list[str] = Field(default_factory=list)
+    executor: str = Field("local", description="local, or ray (with the cluster's size)")
 
 
 class Manifest(BaseModel):

@@ -206,10 +206,11 @@ def execute_plan(
         summary = store.read_summary()
         assert summary is not None
         return RunResult(summary, run_dir, 0, already_complete=True)
+    runner = make_executor(executor, plan, max_concurrency=max_concurrency, ray_address=ray_address)
+    session.executor = runner.description
     manifest.sessions.append(session)
     store.write_manifest(manifest)
     ran = 0
-    runner = make_executor(executor, plan, max_concurrency=max_concurrency, ray_address=ray_address)
     progress = ProgressReporter(len(pending), success_metric=plan.success_metric, quiet=quiet)
     try:
         ran = asyncio.run(_run_jobs(plan, pending, store, runner, max_concurrency, progress))

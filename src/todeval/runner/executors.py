@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 
 class Executor(Protocol):
+    description: str
+
     async def play(self, job: EpisodeJob) -> EpisodeRecord: ...
 
     def close(self) -> None: ...
@@ -32,6 +34,8 @@ class Executor(Protocol):
 
 class LocalExecutor:
     """Episodes as asyncio tasks in the driver's event loop."""
+
+    description = "local"
 
     def __init__(self, plan: RunPlan) -> None:
         self._plan = plan
@@ -101,6 +105,8 @@ class RayExecutor:
         actor_cls = ray.remote(num_cpus=0)(_EpisodeWorker).options(max_concurrency=per_worker)
         self._actors = [actor_cls.remote(plan.factory, plan.config) for _ in range(workers)]
         self._next = 0
+        nodes = len(ray.nodes())
+        self.description = f"ray ({workers} workers on {nodes} node(s))"
 
     async def play(self, job: EpisodeJob) -> EpisodeRecord:
         actor = self._actors[self._next % len(self._actors)]

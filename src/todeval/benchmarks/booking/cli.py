@@ -149,7 +149,14 @@ def run_command(args: argparse.Namespace) -> int:
             f"user {config.user}, seed {config.seed} -> {out}",
             file=sys.stderr,
         )
-    result = execute_plan(plan, out, max_concurrency=args.max_concurrency, quiet=args.quiet)
+    result = execute_plan(
+        plan,
+        out,
+        max_concurrency=args.max_concurrency,
+        quiet=args.quiet,
+        executor=args.executor,
+        ray_address=args.ray_address,
+    )
     if result.already_complete:
         print(f"{out} already holds a complete run with this config; its summary:")
     pass_k = sorted(m for m in result.summary.metrics if ".pass^" in m)
