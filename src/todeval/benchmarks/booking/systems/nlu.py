@@ -441,6 +441,8 @@ def _people_mentions(turn: _Turn, vocab: Vocabulary) -> None:
     for m in solo.finditer(turn.masked):
         turn.mentions.append(_Mention("people", "1", m.start(), m.end()))
         turn.mask(m.start(), m.end())
+    if not vocab.unrealistic and not any(x.slot == "people" for x in turn.mentions):
+        _party_list(turn)
     pair = re.compile(
         rf"\b(?:me and my (?:{_COMPANIONS})|my (?:{_COMPANIONS}) and (?:i|me)|the two of us|both of"
         rf" us|(?:with|and) my (?:{_COMPANIONS})(?! and)|a couple)\b"
@@ -451,6 +453,30 @@ def _people_mentions(turn: _Turn, vocab: Vocabulary) -> None:
                 break
             turn.mentions.append(_Mention("people", "2", m.start(), m.end(), weak=True))
             turn.mask(m.start(), m.end())
+
+
+_MEMBER = re.compile(
+    rf"(?:(?:my|our|the)\s+)?(?:(?P<n>{NUMBER_RE})\s+(?:of\s+(?:my|our)\s+)?)?"
+    rf"(?:{_COMPANIONS})(?:s|ren|es)?\b"
+)
+_JOIN = r"(?:\s*,\s*and\s+|\s*,\s*|\s+and\s+|\s+plus\s+)"
+_MEMBERS = rf"(?:{_MEMBER.pattern})(?:{_JOIN}(?:{_MEMBER.pattern})){{0,3}}".replace("?P<n>", "")
+_PARTY = re.compile(
+    rf"\b(?:(?:me|myself|i){_JOIN}{_MEMBERS}|{_MEMBERS}{_JOIN}(?:me|myself|i)\b|(?:with|bringing)"
+    rf"\s+{_MEMBERS})(?!\s+and)"
+)
+
+
+def _party_list(turn: _Turn) -> None:
+    """ "me and my two colleagues" (3), "me, my husband and our 3 children" (5)."""
+    for m in _PARTY.finditer(turn.masked):
+        numbers = [x.group("n") for x in _MEMBER.finditer(m.group(0))]
+        if not any(numbers):
+            continue  # "me and my wife": the loose pair reading below
+        total = 1 + sum((number_value(n) or 1) if n else 1 for n in numbers)
+        turn.mentions.append(_Mention("people", str(total), m.start(), m.end()))
+        turn.mask(m.start(), m.end())
+        return
 
 
 def _bare_number(turn: _Turn, vocab: Vocabulary, ctx: ParseContext) -> None:
@@ -488,8 +514,10 @@ _FEATURE_NEG_BEFORE = re.compile(
     r"really\s+)*$"
 )
 _FEATURE_DONTCARE_AFTER = re.compile(
-    r"^\s*(?:is not|isnt|isn t)?\s*(?:necessary|needed|required|important|a must|optional|"
-    r"doesnt matter|does not matter|either way|or not)\b"
+    r"^\s*(?:(?:is not|isnt|isn t|are not|arent)\s+(?:really\s+|strictly\s+)?(?:necessary|needed|"
+    r"required|important|a must|essential|a priority|a requirement)|(?:is|are|would be)?\s*"
+    r"(?:optional|not necessary|not needed|not required|not important|unimportant|"
+    r"not essential|nice to have|doesnt matter|does not matter|either way|or not|flexible))\b"
 )
 
 
@@ -544,9 +572,25 @@ _HOTEL_EXPLICIT = re.compile(
 )
 
 
+_TYPE_WORD = r"(?:a |an )?(?:hotels?|guest ?houses?|b and bs?|bed and breakfasts?)"
+_TYPE_EITHER = re.compile(
+    rf"\b(?:(?:either|fine with|ok with|okay with|happy with|dont mind|do not mind|whether (?:its|"
+    rf"it is)|no preference between)\s+{_TYPE_WORD}\s+(?:or|and)\s+{_TYPE_WORD}|{_TYPE_WORD}\s+or"
+    rf"\s+{_TYPE_WORD}\s*,?\s*(?:is|are|would be|will be|both|either one|either way|whichever|"
+    rf"(?:it )?doesnt matter|i dont mind)\b(?:\s+(?:fine|ok|okay|good|great|work|works))?)"
+)
+_TYPE_OR = re.compile(rf"\b{_TYPE_WORD}\s+or\s+{_TYPE_WORD}\b")
+
+
 def _negated(turn: _Turn, start: int) -> bool:
+    """A value right after "not", "instead of", "rather than", "rather X than"..."""
     s_start = turn.sentences[turn.sentence_of(start)][0]
-    return bool(P.NEGATED_BEFORE.search(turn.text[max(s_start, start - 30) : start]))
+    if P.NEGATED_BEFORE.search(turn.text[max(s_start, start - 30) : start]):
+        return True
+    return bool(_RATHER_THAN.search(turn.text[max(s_start, start - 60) : start]))
+
+
+_RATHER_THAN = re.compile(r"\brather\b[^.;!?]*\bthan\s+(?:a |an |the |in |in the |at |at the )?$")
 
 
 def _hotel_type(turn: _Turn, vocab: Vocabulary) -> None:
@@ -554,6 +598,21 @@ def _hotel_type(turn: _Turn, vocab: Vocabulary) -> None:
     guesthouse"), else weakly from the bare word "hotel" (see :data:`_HOTEL_TYPE`)."""
     if vocab.unrealistic:
         return
+    either = _TYPE_EITHER.search(turn.text)
+    if either is not None:  # "either a hotel or a guesthouse is fine"
+        turn.mentions = [
+            m for m in turn.mentions
+            if not (m.slot == "type" and either.start() <= m.start < either.end())
+        ]  # fmt: skip
+        turn.mentions.append(_Mention("type", "dontcare", either.start(), either.end(), P.HOTEL))
+        turn.mask(either.start(), either.end())
+        return
+    for both in _TYPE_OR.finditer(turn.text):  # "a hotel or guesthouse": no type asked for
+        turn.mentions = [
+            m for m in turn.mentions
+            if not (m.slot == "type" and both.start() <= m.start < both.end())
+        ]  # fmt: skip
+        turn.mask(both.start(), both.end())
     types = [m for m in turn.mentions if m.slot == "type" and m.domain == P.HOTEL]
     live = [m for m in types if not _negated(turn, m.start)]
     if live or any(m.slot == "name" and m.domain == P.HOTEL for m in turn.mentions):
@@ -792,9 +851,7 @@ def _drop_negated(turn: _Turn) -> None:
         if m.slot in ("internet", "parking") or m.value == "dontcare":
             keep.append(m)
             continue
-        s_start = turn.sentences[turn.sentence_of(m.start)][0]
-        before = turn.text[max(s_start, m.start - 30) : m.start]
-        if P.NEGATED_BEFORE.search(before):
+        if _negated(turn, m.start):
             continue
         keep.append(m)
     turn.mentions = keep
@@ -867,6 +924,43 @@ def _with_turn_values(turn: _Turn, ctx: ParseContext) -> ParseContext:
         if domain is not None:
             known.setdefault(domain, {})[m.slot] = m.value
     return ParseContext(active_domain=ctx.active_domain, expected=ctx.expected, known=known)
+
+
+# "anything cheaper?", "too expensive": another venue, one price range down (or up). "Which one
+# is cheaper?" compares the options on offer and is not read.
+_ANOTHER = r"\b(?:anything|something|somewhere|anywhere|any|some|a|an|one|options?|ones?)\s+"
+_CHEAPER = re.compile(
+    rf"{_ANOTHER}(?:a bit |a little |slightly |much )?(?:cheaper|less expensive|more affordable|"
+    r"lower[- ]priced|less pricey|less costly|more reasonably priced|more budget[- ]friendly)\b|"
+    r"\btoo (?:expensive|pricey|pricy|costly|posh|upscale|fancy)\b|\bout of (?:my|our) (?:budget|"
+    r"price range)\b"
+)
+_DEARER = re.compile(
+    rf"{_ANOTHER}(?:a bit |a little |slightly |much )?(?:more expensive|pricier|more upscale|more "
+    r"upmarket|higher[- ]end|more luxurious|posher|fancier|higher[- ]priced|nicer)\b|"
+    r"\btoo (?:cheap|basic)\b"
+)
+_PRICE_STEPS = ("cheap", "moderate", "expensive")
+
+
+def _relative_price(turn: _Turn, ctx: ParseContext, vocab: Vocabulary) -> None:
+    """ "Anything cheaper?": one price range below the venue on offer (or above, "pricier")."""
+    if vocab.unrealistic:
+        return
+    for pat, step in ((_CHEAPER, -1), (_DEARER, 1)):
+        for m in pat.finditer(turn.text):
+            turn.mentions = [
+                x for x in turn.mentions
+                if not (x.slot == "pricerange" and m.start() <= x.start < m.end())
+            ]  # fmt: skip
+            mention = _Mention("pricerange", "", m.start(), m.end())
+            domain = _assign_domain(turn, mention, ctx)
+            current = ctx.known.get(domain or "", {}).get("pricerange")
+            if domain is None or current not in _PRICE_STEPS:
+                continue
+            index = min(max(_PRICE_STEPS.index(current) + step, 0), len(_PRICE_STEPS) - 1)
+            mention.value, mention.domain = _PRICE_STEPS[index], domain
+            turn.mentions.append(mention)
 
 
 def _relative(turn: _Turn, ctx: ParseContext) -> None:
@@ -959,6 +1053,7 @@ def parse_turn(raw: str, vocab: Vocabulary, ctx: ParseContext | None = None) -> 
     _drop_negated(turn)
     _dontcare(turn, ctx)
     _relative(turn, _with_turn_values(turn, ctx))
+    _relative_price(turn, ctx, vocab)
     requests = _requests(turn, ctx)
     slots: dict[tuple[str, str], SlotValue] = {}
     for m in sorted(turn.mentions, key=lambda x: x.start):

@@ -92,6 +92,9 @@ DONTCARE_SLOT_PATTERNS: tuple[str, ...] = (
     r"\bno\s+(?:particular\s+|specific\s+|real\s+)?(?:preference|preferences)\s+(?:for|on|about|"
     r"regarding|as to|in|with|of)\s+(?:the\s+|a\s+)?(?:(?:price|star)\s+)?(?P<s>{w})\b",
     r"\b(?P<s>{w})\s*(?:-|:|,)?\s*(?:no preference|doesnt matter|dont care|not important|any)\b",
+    r"\b(?P<s>{w})\s+(?:is|are)\s+(?:flexible|open|negotiable|up to you|your call|not a concern)\b",
+    r"\b(?:im|i am|were|we are)\s+(?:pretty\s+|quite\s+|very\s+)?(?:flexible|open)\s+(?:on|about|"
+    r"with|regarding|as to)\s+(?:the\s+)?(?P<s>{w})\b",
     r"\bnot\s+(?:picky|fussy|particular)\s+(?:about|on|with)\s+(?:the\s+)?(?P<s>{w})\b",
     r"\b(?:unsure|not sure)\s+(?:about|of)\s+(?:the\s+)?(?P<s>{w})\b",
 )
@@ -161,7 +164,9 @@ PRICE_NOT_REQUEST = re.compile(
 ACTS: dict[str, re.Pattern[str]] = {
     "affirm": re.compile(
         r"^\W*(?:yes|yeah|yea|yep|yup|sure|ok|okay|alright|all right|sounds (?:good|great|"
-        r"perfect|fine|lovely)|that (?:sounds|works|would be|will be|is fine|one)|perfect|great|"
+        r"perfect|fine|lovely)|that (?:sounds|works|would be (?:great|fine|good|perfect|lovely)|"
+        r"will be (?:great|fine|good|perfect)|will do|is fine|one (?:is fine|works|sounds|please|"
+        r"will do|is perfect|is good)|one\s*[.!]*$)|perfect|great|"
         r"please do|go ahead|absolutely|definitely|of course|correct|fine|excellent|"
         r"wonderful|awesome|lovely|yes please)\b"
     ),

@@ -357,7 +357,7 @@ def build_vocabulary(task_set: str) -> Vocabulary:
                           ("fri", "friday"), ("mon", "monday"), ("tue", "tuesday"),
                           ("wednsday", "wednesday"), ("wednes", "wednesday"),
                           ("thrusday", "thursday"), ("tuesdays", "tuesday"),
-                          ("saturady", "saturday")):  # fmt: skip
+                          ("saturady", "saturday"), ("teusday", "tuesday")):  # fmt: skip
             _add(phrases, abbrev, "day", d)
     # foods
     foods = set(db.values("restaurant", "food"))
