@@ -75,6 +75,7 @@ class ParseContext:
     active_domain: str | None = None
     expected: list[tuple[str, str]] = field(default_factory=list)
     known: dict[str, dict[str, str]] = field(default_factory=dict)
+    closed: set[str] = field(default_factory=set)  # domains already booked
 
 
 @dataclass
@@ -444,8 +445,8 @@ def _people_mentions(turn: _Turn, vocab: Vocabulary) -> None:
     if not vocab.unrealistic and not any(x.slot == "people" for x in turn.mentions):
         _party_list(turn)
     pair = re.compile(
-        rf"\b(?:me and my (?:{_COMPANIONS})|my (?:{_COMPANIONS}) and (?:i|me)|the two of us|both of"
-        rf" us|(?:with|and) my (?:{_COMPANIONS})(?! and)|a couple)\b"
+        rf"\b(?:me and (?:my|me|our) (?:{_COMPANIONS})|my (?:{_COMPANIONS}) and (?:i|me)|the two "
+        rf"of us|both of us|(?:with|and) my (?:{_COMPANIONS})(?! and)|a couple)\b"
     )
     if not vocab.unrealistic:
         for m in pair.finditer(turn.masked):
@@ -479,6 +480,9 @@ def _party_list(turn: _Turn) -> None:
         return
 
 
+_NEED_ONE = re.compile(r"\b(?:need|want|book|get|reserve|buy|like)\s+(?:just\s+|only\s+)?$")
+
+
 def _bare_number(turn: _Turn, vocab: Vocabulary, ctx: ParseContext) -> None:
     """A lone number answering "how many people/nights?"."""
     given = {m.slot for m in turn.mentions}
@@ -488,7 +492,8 @@ def _bare_number(turn: _Turn, vocab: Vocabulary, ctx: ParseContext) -> None:
     tok = _token_alt(vocab.people + vocab.stay, vocab.unrealistic)
     for m in re.finditer(rf"(?<![\w.:£$-])(?P<n>{tok})(?![\w:%-]|\.\d)", turn.masked):
         raw = m.group("n")
-        if raw in ("a", "an", "one") and len(turn.text.split()) > 3:
+        needed_one = raw == "one" and _NEED_ONE.search(turn.masked[: m.start()])
+        if raw in ("a", "an", "one") and len(turn.text.split()) > 3 and not needed_one:
             continue
         value = _value_ok(raw, vocab.people + vocab.stay, vocab.unrealistic)
         if value is None:
@@ -667,6 +672,17 @@ def _domain_cues(turn: _Turn) -> None:
 
 
 def _assign_domain(turn: _Turn, m: _Mention, ctx: ParseContext) -> str | None:
+    domain = _cue_domain(turn, m, ctx)
+    if domain in ctx.closed and m.slot in ("people", "day", "stay", "time") and m.domain is None:
+        # the answer to the question just asked about an open domain, not a change to a
+        # booked one ("the same two I'm taking to the restaurant, so three of us")
+        asked = [d for d, s in ctx.expected if s == m.slot and d not in ctx.closed]
+        if asked:
+            return asked[0]
+    return domain
+
+
+def _cue_domain(turn: _Turn, m: _Mention, ctx: ParseContext) -> str | None:
     candidates = m.candidates or P.SLOT_DOMAINS.get(m.slot, P.DOMAINS)
     if m.domain is not None:
         return m.domain
@@ -923,7 +939,8 @@ def _with_turn_values(turn: _Turn, ctx: ParseContext) -> ParseContext:
         domain = m.domain or _assign_domain(turn, m, ctx)
         if domain is not None:
             known.setdefault(domain, {})[m.slot] = m.value
-    return ParseContext(active_domain=ctx.active_domain, expected=ctx.expected, known=known)
+    return ParseContext(active_domain=ctx.active_domain, expected=ctx.expected, known=known,
+                        closed=ctx.closed)  # fmt: skip
 
 
 # "anything cheaper?", "too expensive": another venue, one price range down (or up). "Which one
@@ -1056,10 +1073,13 @@ def parse_turn(raw: str, vocab: Vocabulary, ctx: ParseContext | None = None) -> 
     _relative_price(turn, ctx, vocab)
     requests = _requests(turn, ctx)
     slots: dict[tuple[str, str], SlotValue] = {}
+    assigned = {m.domain for m in turn.mentions if m.domain in P.DOMAINS}
     for m in sorted(turn.mentions, key=lambda x: x.start):
         if m.slot in ("drop", "station"):
             continue
         domain = _assign_domain(turn, m, ctx) if m.domain is None else m.domain
+        if domain is None and len(assigned) == 1:
+            domain = next(iter(assigned))  # "sunday after 14:00": the day of that train
         if domain is None or m.slot not in P.SLOT_DOMAINS or domain not in P.SLOT_DOMAINS[m.slot]:
             continue
         key = (domain, m.slot)

@@ -171,6 +171,7 @@ class RuleSystem:
         for p in self.progress.values():
             p.attempts = 0
         before = {d: dict(self.tracker.state(d).slots) for d in DOMAINS}
+        self.tracker.closed = {d for d in DOMAINS if self.progress[d].reference is not None}
         parsed = self.tracker.update(text)
         self.last_parse = parsed
         booked_before = {d for d in DOMAINS if self.progress[d].reference is not None}
@@ -726,7 +727,6 @@ class RuleSystem:
             f"I'm sorry, there is no {R.constraint_text(d, flat)} in my database. "
             "Would you like to change one of your requirements?"
         )
-        self.asked_now += [(d, s) for s in flat if s != "name"]
 
     def _answer_requests(self, d: str, row: dict[str, str]) -> None:
         p = self.progress[d]

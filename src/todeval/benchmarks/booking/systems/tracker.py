@@ -46,6 +46,7 @@ class SlotTracker:
         self.venues: dict[str, dict[str, str]] = {}
         self.turns = 0
         self.links: list[tuple[str, str, str | None]] = []
+        self.closed: set[str] = set()  # domains the system has booked (set by the system)
 
     # -- context from the system side ----------------------------------------------------------
     def expect(self, pairs: list[tuple[str, str]]) -> None:
@@ -76,7 +77,7 @@ class SlotTracker:
 
     def context(self) -> ParseContext:
         return ParseContext(active_domain=self.active, expected=list(self.expected),
-                            known=self.known())  # fmt: skip
+                            known=self.known(), closed=set(self.closed))  # fmt: skip
 
     def parse(self, text: str) -> TurnParse:
         """Read a turn without changing the state."""
