@@ -183,11 +183,11 @@ def test_slot_f1_on_test_corpus_user_turns() -> None:
     scores = evaluate_tracker("test")
     assert scores.turns == 786
     print(f"test: P={scores.precision:.3f} R={scores.recall:.3f} F1={scores.f1:.3f}")
-    assert scores.f1 >= 0.8
+    assert scores.f1 >= 0.924  # the figure before the self-play fixes: they must not lower it
     assert scores.precision >= 0.8 and scores.recall >= 0.8
 
 
 def test_slot_f1_on_dev_corpus_user_turns() -> None:
     scores = evaluate_tracker("dev")
     print(f"dev: P={scores.precision:.3f} R={scores.recall:.3f} F1={scores.f1:.3f}")
-    assert scores.f1 >= 0.8
+    assert scores.f1 >= 0.925

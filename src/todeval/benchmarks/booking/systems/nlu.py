@@ -419,8 +419,10 @@ def _people_mentions(turn: _Turn, vocab: Vocabulary) -> None:
     for pat in patterns:
         for m in re.finditer(pat, turn.masked):
             raw = m.group("n")
-            if raw == "one" and _PRONOUN_ONE.search(turn.text[: m.start("n")]):
-                continue  # "I didn't ask for one", "looking for one with parking"
+            if raw == "one" and (
+                _PRONOUN_ONE.search(turn.text[: m.start("n")]) or m.group(0).startswith("be")
+            ):
+                continue  # "I didn't ask for one", "it should be one without parking"
             if raw in ("a", "an") and not re.search(
                 r"\b(?:person|adult|guest|individual|"
                 r"traveller|traveler|passenger|ticket|seat)\b",
