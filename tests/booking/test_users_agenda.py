@@ -361,3 +361,167 @@ def test_a_confirmation_question_is_answered_without_repeating_the_booking() -> 
     answer = replies[1].lower()
     assert answer.count("thursday") == 1 and answer.count("3 nights") == 1
     assert "8" in answer
+
+
+# ---------------------------------------------------------------------------------------------
+# Pursuing the goal: every constraint, checked offers and bookings, misread searches
+
+CHINESE_EAST = _task(
+    "You are looking for a place to dine. The restaurant should be in the east and should "
+    "serve chinese food.\nOnce you find the restaurant you want to book a table for 2 people "
+    "at 19:30 on monday.\nMake sure you get the reference number",
+    {
+        "restaurant": DomainGoal(
+            info={"food": "chinese", "area": "east"},
+            book={"people": "2", "day": "monday", "time": "19:30"},
+        )
+    },
+)
+CHEAP_GUESTHOUSE = _task(
+    "You are looking for a place to stay. The hotel should be in the cheap price range and "
+    "should be in the type of guesthouse.\nOnce you find the hotel you want to book it for 2 "
+    "people and 3 nights starting from friday.\nMake sure you get the reference number",
+    {
+        "hotel": DomainGoal(
+            info={"pricerange": "cheap", "type": "guesthouse"},
+            book={"people": "2", "day": "friday", "stay": "3"},
+        )
+    },
+)
+
+
+def test_an_offer_contradicting_an_unstated_constraint_is_turned_down() -> None:
+    for seed in range(8):
+        _check_offer_turned_down(seed)
+
+
+def _check_offer_turned_down(seed: int) -> None:
+    replies: list[str] = []
+
+    def system(text: str) -> str:
+        replies.append(text)
+        low = text.lower()
+        if "book" in low and "chinese" in " ".join(replies).lower():
+            return "Booked at yu garden. Your reference number is 4RT6YU."
+        if "chinese" in low:
+            return "How about yu garden, a chinese restaurant in the east? Shall I book it?"
+        return (
+            "How about the missing sock, a cheap international restaurant in the east? "
+            "How many people is the table for, which day and what time?"
+        )
+
+    user, said = _talk(CHINESE_EAST, system, seed=seed)
+    first = next(i for i, s in enumerate(said) if "chinese" in s.lower())
+    # the offer named another food: the user says what it wants instead of giving details
+    assert not any(w in said[first].lower() for w in ("19:30", "monday", "2 people"))
+    assert user.references == {"restaurant": "4RT6YU"} and is_done(said[-1])
+
+
+def test_booking_details_never_come_before_the_constraints() -> None:
+    def system(text: str) -> str:
+        if "19:30" in text:
+            return "Booked at yu garden. Your reference number is 4RT6YU."
+        return "Sure. How many people is the table for, which day and what time?"
+
+    for seed in range(8):
+        _, said = _talk(CHINESE_EAST, system, seed=seed)
+        detail = next(i for i, s in enumerate(said) if "19:30" in s)
+        before = " ".join(said[: detail + 1]).lower()
+        assert "chinese" in before and "east" in before, said
+
+
+def test_a_booking_that_breaks_the_goal_is_changed() -> None:
+    log: list[str] = []
+
+    def system(text: str) -> str:
+        log.append(text)
+        if len(log) == 1:
+            return "How about gonville hotel, an expensive 3-star hotel in the centre?"
+        if len(log) == 2:
+            return "I have booked gonville hotel for 2 people. Your reference number is AAA111."
+        return (
+            "I have booked alexander bed and breakfast, a cheap guesthouse, for 2 people for "
+            "3 nights from friday. Your reference number is BBB222."
+        )
+
+    user, said = _talk(CHEAP_GUESTHOUSE, system)
+    change = said[2].lower()
+    assert "cheap" in change and "guesthouse" in change and "booking" in change
+    assert user.references == {"hotel": "BBB222"} and is_done(said[-1])
+
+
+def test_wrong_booking_details_are_corrected() -> None:
+    booked: list[str] = []
+
+    def system(text: str) -> str:
+        if booked:
+            return "Updated: 2 people, 3 nights from friday. Your reference number is CCC333."
+        if "book" in text.lower() or "night" in text:
+            booked.append(text)
+            return "Booked for 1 person, 3 nights from friday. Your reference number is BBB222."
+        return "How about alexander bed and breakfast, a cheap guesthouse? Shall I book it?"
+
+    user, said = _talk(CHEAP_GUESTHOUSE, system)
+    change = said[said.index(booked[0]) + 1]
+    assert "2 people" in change or "of 2" in change
+    assert user.references == {"hotel": "CCC333"} and is_done(said[-1])
+
+
+def test_keeps_a_booking_the_system_stands_by() -> None:
+    def system(text: str) -> str:
+        if "book" in text.lower() or "night" in text:
+            return "Booked for 1 person, 3 nights from friday. Your reference number is BBB222."
+        return "How about alexander bed and breakfast, a cheap guesthouse? Shall I book it?"
+
+    user, said = _talk(CHEAP_GUESTHOUSE, system)
+    assert user.references == {"hotel": "BBB222"} and not user.gave_up
+    assert is_done(said[-1]) and len(said) == 4
+
+
+def test_keeps_a_booking_the_system_does_not_change() -> None:
+    def system(text: str) -> str:
+        if "book" in text.lower() and "gonville" not in text:
+            if "anything else" in " ".join(log):
+                return "Is there anything else I can help you with?"
+            log.append("anything else")
+            return "I have booked gonville hotel, an expensive hotel. Reference number DDD444."
+        return "How about alexander bed and breakfast, a cheap guesthouse? Shall I book it?"
+
+    log: list[str] = []
+    user, said = _talk(CHEAP_GUESTHOUSE, system)
+    assert user.references == {"hotel": "DDD444"} and not user.gave_up
+    assert is_done(said[-1]) and sum(is_done(s) for s in said) == 1
+
+
+def test_a_misread_search_is_pointed_out_before_giving_up() -> None:
+    task = _task(
+        "You are looking for a train. The train should leave after 12:00 and should leave on "
+        "monday.\nThe train should depart from cambridge and should go to ely.\nOnce you find "
+        "the train you want to make a booking for 3 people.",
+        {
+            "train": DomainGoal(
+                info={
+                    "leaveat": "12:00",
+                    "day": "monday",
+                    "departure": "cambridge",
+                    "destination": "ely",
+                },
+                book={"people": "3"},
+            )
+        },
+    )
+    failure = (
+        "I'm sorry, there is no train from cambridge to ely on monday leaving after 12:00 "
+        "arriving by 12:00. Would you like to change one of your requirements?"
+    )
+
+    def system(text: str) -> str:
+        return failure if "ely" in text.lower() else "Where are you travelling to?"
+
+    user, said = _talk(task, system)
+    first = next(i for i, s in enumerate(said) if "ely" in s.lower())
+    correction = said[first + 1].lower()
+    assert "arriv" in correction and "12:00" in correction.split("arriv")[0] + "12:00"
+    assert "arriving by 12:00" not in correction and "arrives by 12:00" not in correction
+    # the correction is progress: the user tries once more before giving up
+    assert user.gave_up and len(said) - first >= 4

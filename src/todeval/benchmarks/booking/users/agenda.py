@@ -31,6 +31,7 @@ from todeval.benchmarks.booking.users.checking import (
     booking_mismatches,
     contradictions,
     misreadings,
+    says_something,
 )
 from todeval.benchmarks.booking.users.ending import EndReason
 from todeval.benchmarks.booking.users.goal import DomainPlan, Fallbacks, plan_goal
@@ -232,26 +233,39 @@ class AgendaUser:
         d.notes.remember(message)
         known = set(self.references.values()) | self._refused
         if reading.reference and reading.reference not in known:
-            bad = [*self._violations(d, evidence), *self._wrong_details(d, message)]
-            if bad and d.rebook_asks < self.rebook_limit:
-                # booked, but not what the goal asks for: ask for a change (a new booking in
-                # the domain replaces the old one)
-                d.rebook_asks += 1
+            # booked, but not what the goal asks for: ask for a change (a new booking in the
+            # domain replaces the old one); the venue at most rebook_limit times
+            venue = self._violations(d, evidence) if d.rebook_asks < self.rebook_limit else []
+            details = self._wrong_details(d, message)
+            if venue or details:
+                d.rebook_asks += bool(venue)
                 d.pending = reading.reference
                 self._refused.add(reading.reference)
-                return self._reject(d, bad, message, "rebook")
+                act = "rebook" if venue else "rebook_details"
+                return self._reject(d, [*venue, *details], message, act)
             d.reference = reading.reference
             self.references[d.domain] = reading.reference
             return True, self._after_booking()
+        if d.pending is not None and reading.reference == d.pending:
+            return True, self._keep_booking(d)  # the system stands by the booking it made
         if d.reference is not None and d.pending is None:
             return True, self._advance()
         if reading.failure:
             return self._on_failure(d, message, reading)
         return self._on_message(d, message, evidence, reading)
 
-    def _violations(self, d: _DomainState, evidence: str) -> list[str]:
-        """Goal constraints (stated or not) that what the system said about a venue violates."""
-        return contradictions(evidence, d.info, self._vocab[d.domain], self._names)
+    def _violations(self, d: _DomainState, evidence: tuple[str, str]) -> list[str]:
+        """Goal constraints (stated or not) that what the system said about a venue violates:
+        in this message, or earlier for what this message says nothing about."""
+        now, earlier = evidence
+        vocab = self._vocab[d.domain]
+        bad = contradictions(now, d.info, vocab, self._names)
+        silent = {
+            s: v
+            for s, v in d.info.items()
+            if s not in bad and not says_something(now, s, v, vocab, self._names)
+        }
+        return [*bad, *contradictions(earlier, silent, vocab, self._names)]
 
     def _wrong_details(self, d: _DomainState, message: str) -> list[str]:
         """Booking slots the message gives another value for than the goal's (either value of
@@ -338,7 +352,7 @@ class AgendaUser:
         return " ".join(parts)
 
     def _on_message(
-        self, d: _DomainState, message: str, evidence: str, r: SystemReading
+        self, d: _DomainState, message: str, evidence: tuple[str, str], r: SystemReading
     ) -> tuple[bool, str]:
         if r.claims_booking and d.booking_requests and not r.asked:
             # "It's booked" without a reference the user could spot: ask for it.

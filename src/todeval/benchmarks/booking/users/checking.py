@@ -41,7 +41,10 @@ _FACILITY_WORD = {"parking": r"parking", "internet": r"(?:internet|wifi|wi-fi)"}
 _GUESTHOUSE = re.compile(r"\b(?:guest ?houses?|b ?(?:&|and) ?bs?|bed and breakfasts?)\b")
 # "a moderately priced 2-star hotel": "hotel" described as what the venue is, not the generic
 # word ("your hotel booking").
-_HOTEL = re.compile(r"\b(?:a|an)\s+(?:[\w'-]+\s+){0,4}hotel\b")
+_HOTEL = re.compile(
+    r"\b(?:a|an)\s+(?:(?!(?:at|in|for|of|to|from|with|near|on|the|this|that|your|our)\b)"
+    r"[\w'-]+\s+){0,4}hotel\b"
+)
 _FROM_WORDS = r"(?:from|leav\w*|depart\w*(?: from)?|starting (?:at|from))"
 _TO_WORDS = r"(?:to|arriv\w*(?: in| at)?|destination(?: is)?|going to|heading to|bound for)"
 _LEAVE_WORDS = r"(?:leav\w*|depart\w*)"
@@ -90,6 +93,7 @@ def strip_names(low: str, names: Iterable[str]) -> str:
 def _facility(plain: str, slot: str) -> str | None:
     """``yes``/``no`` when the text says the venue has / lacks free parking or internet."""
     word = _FACILITY_WORD[slot]
+    plain = re.sub(r"\bwith or without\b", " ", plain)  # a question, not a property
     negative = (
         rf"\b(?:no|without|not have|doesn't have|does not have|doesn't offer|does not offer"
         rf"|lacks|lacking|not include|paid) (?:free )?{word}"
@@ -223,6 +227,25 @@ def misreadings(
         elif _names_some_value(low, plain, slot, vocabulary):
             out[slot] = None
     return out
+
+
+def says_something(
+    text: str, slot: str, value: str, vocabulary: Vocabulary, names: Iterable[str] = ()
+) -> bool:
+    """Does the text say anything about ``slot`` (the user's ``value`` or another one)?"""
+    low = text.lower()
+    plain = strip_names(low, names)
+    if slot == "name":
+        return _mentions(low, value) or bool(_said_values(low, slot, vocabulary.get(slot, ())))
+    if slot in FACILITIES and value not in ("yes", "no"):
+        return bool(_said_values(plain, slot, [value, *vocabulary.get(slot, ())]))
+    if slot in ("departure", "destination"):
+        stations = [value, *vocabulary.get("station", ())]
+        other = "destination" if slot == "departure" else "departure"
+        return bool(_stations(low, slot, stations)) or value in _stations(low, other, [value])
+    if _names_some_value(low, plain, slot, vocabulary):
+        return True
+    return any(_mentions(plain, v) for v in value_variants(slot, value))
 
 
 def _names_some_value(low: str, plain: str, slot: str, vocabulary: Vocabulary) -> bool:

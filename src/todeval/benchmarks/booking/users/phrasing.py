@@ -227,6 +227,11 @@ ACTS: dict[str, tuple[str, ...]] = {
         "Sorry, that booking doesn't fit, {need}. Can you book another instead?",
         "Wait, that's wrong for me. {Need}. Please change the booking.",
     ),
+    "rebook_details": (
+        "Hmm, that's not quite right. {Need}. Could you change the booking?",
+        "Sorry, the booking isn't right, {need}. Can you correct it, please?",
+        "Wait, {need}. Please change the booking.",
+    ),
     "keep": (
         "Alright, I'll keep the booking you made then.",
         "Okay, never mind, I'll keep that booking.",

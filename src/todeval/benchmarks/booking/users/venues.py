@@ -41,7 +41,7 @@ class VenueNotes:
         found += [(m.start(), m.group(0)) for m in _TRAIN_ID.finditer(low)]
         return [name for _, name in sorted(found)]
 
-    def evidence(self, text: str) -> str:
+    def evidence(self, text: str) -> tuple[str, str]:
         """What to check an offer or booking in ``text`` against: the message's sentences that
         do not report a failure, and what was said earlier about the one venue it names (or,
         when it names none, about the venue discussed last)."""
@@ -49,7 +49,7 @@ class VenueNotes:
         named = set(self.venues(" ".join(own)))
         key = self.last if not named else next(iter(named)) if len(named) == 1 else None
         earlier = self._notes.get(key, []) if key is not None else []
-        return " ".join([*earlier, *own])
+        return " ".join(own), " ".join(earlier)
 
     def remember(self, text: str) -> None:
         """File the message's describing sentences under the venue they are about (a sentence
