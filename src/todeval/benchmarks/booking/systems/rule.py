@@ -124,7 +124,7 @@ class _Progress:
     booked_row: dict[str, str] | None = None
     unbookable: bool = False
     attempts: int = 0
-    rebooks: int = 0
+    rebooks: int = 0  # re-bookings in this user turn (one per turn: a change, then done)
     refine: str = ""  # "pending" while a narrower train query is out, "done" after it
     confirmed: bool = False  # the user accepted the offered row (needed after a relaxation)
     strict: bool = False  # the user insisted on a constraint we had relaxed: relax no more
@@ -169,7 +169,7 @@ class RuleSystem:
         self.turns += 1
         self.parts, self.asked_now, self.calls = [], [], 0
         for p in self.progress.values():
-            p.attempts = 0
+            p.attempts = p.rebooks = 0
         before = {d: dict(self.tracker.state(d).slots) for d in DOMAINS}
         self.tracker.closed = {d for d in DOMAINS if self.progress[d].reference is not None}
         parsed = self.tracker.update(text)
@@ -376,7 +376,7 @@ class RuleSystem:
         st = self.tracker.state(d)
         if p.reference is not None:
             args = self._rebook_args(d)
-            if args is not None and p.rebooks < 2:
+            if args is not None and p.rebooks < 1:
                 p.rebooks += 1
                 self._pending_booking = args
                 return ToolCall(name=_BOOK_TOOL[d], arguments=args)
