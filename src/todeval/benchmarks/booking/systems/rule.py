@@ -216,7 +216,12 @@ class RuleSystem:
         fits: say so (with the venue and the reference) instead of staying silent."""
         for d in DOMAINS:
             p = self.progress[d]
-            said = [s for s in parsed.slots if s.domain == d and s.value != "dontcare"]
+            # the venue's own name ("after we eat at the Royal Standard") asks for nothing
+            said = [
+                s
+                for s in parsed.slots
+                if s.domain == d and s.value != "dontcare" and s.slot != "name"
+            ]
             if d not in booked_before or p.reference is None or p.booked_row is None or not said:
                 continue
             if self._rebook_args(d) is not None:
