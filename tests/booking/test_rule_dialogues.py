@@ -139,3 +139,14 @@ def test_a_named_venue_gives_way_to_a_later_constraint() -> None:
     d.say("Do you have anything that has a 3 star rating?")
     assert "name" not in queries(d, "hotel")[-1]
     assert queries(d, "hotel")[-1]["stars"] == {"operator": "=", "value": "3"}
+
+
+def test_dont_mind_removes_a_time_instead_of_guessing_one() -> None:
+    d = Driver()
+    d.say("I need a train from cambridge to ely on monday arriving by 12:00.")
+    d.say("Actually I don't mind about the arrival time. I want to leave after 14:00.")
+    last = queries(d, "train")[-1]
+    assert "arriveby" not in last and last["leaveat"] == {"operator": ">=", "value": "14:00"}
+    d.say("For 2 people.")
+    [booking] = d.bookings()
+    assert booking["leaveat"] >= "14:00" and booking["people"] == "2"
