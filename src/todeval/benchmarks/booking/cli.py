@@ -103,6 +103,18 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         help="response cache file (default: ~/.cache/todeval/responses.sqlite)",
     )
     parser.add_argument(
+        "--max-turns",
+        type=int,
+        default=15,
+        help="user-turn cap (default 15, the protocol's; lower only for smoke tests)",
+    )
+    parser.add_argument(
+        "--max-calls-per-turn",
+        type=int,
+        default=15,
+        help="system outputs per user turn (default 15, the protocol's)",
+    )
+    parser.add_argument(
         "--executor",
         choices=["local", "ray"],
         default="local",
@@ -139,6 +151,8 @@ def run_command(args: argparse.Namespace) -> int:
         seed=args.seed,
         trials=args.trials,
         on_violation=args.on_violation,
+        max_turns=args.max_turns,
+        max_calls_per_turn=args.max_calls_per_turn,
     )
     runtime = RuntimeOptions(cache=not args.no_cache, cache_path=args.cache_path)
     plan, tasks = build_plan(config, runtime)
