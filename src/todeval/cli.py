@@ -38,6 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks for internal errors")
     verbs = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
     verbs.required = True
+    for name, command in sorted(registry.commands["top"].items()):
+        sub = verbs.add_parser(name, help=command.help, description=command.help)
+        command.add_arguments(sub)
+        sub.set_defaults(_run=command.run)
     for verb in VERBS:
         commands = registry.commands[verb]
         verb_parser = verbs.add_parser(verb, help=_VERB_HELP[verb])

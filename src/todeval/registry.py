@@ -1,8 +1,9 @@
 """Plug-in discovery: benchmarks and scorers add CLI commands without edits elsewhere.
 
 A plug-in is any module that defines ``register(registry: Registry) -> None``. Built-in plug-ins
-are the sub-packages of :mod:`todeval.benchmarks` and :mod:`todeval.scoring` (found by walking
-the packages); third-party ones declare an entry point in the ``todeval.plugins`` group::
+are the sub-modules of :mod:`todeval.benchmarks`, :mod:`todeval.scoring` and
+:mod:`todeval.commands` (found by walking the packages); ``registry.add("top", ...)`` adds a
+command directly under ``todeval`` (``todeval compare``); third-party ones declare an entry point in the ``todeval.plugins`` group::
 
     [project.entry-points."todeval.plugins"]
     mybench = "mypackage.todeval_plugin"
@@ -20,8 +21,8 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Literal
 
-Verb = Literal["run", "score", "data"]
-VERBS: tuple[Verb, ...] = ("run", "score", "data")
+Verb = Literal["run", "score", "data", "top"]
+VERBS: tuple[Verb, ...] = ("run", "score", "data")  # "top": commands directly under todeval
 
 
 @dataclass(frozen=True)
@@ -37,17 +38,18 @@ class Command:
 @dataclass
 class Registry:
     commands: dict[Verb, dict[str, Command]] = field(
-        default_factory=lambda: {verb: {} for verb in VERBS}
+        default_factory=lambda: {verb: {} for verb in (*VERBS, "top")}
     )
 
     def add(self, verb: Verb, command: Command) -> None:
         existing = self.commands[verb]
         if command.name in existing:
-            raise ValueError(f"two plug-ins define 'todeval {verb} {command.name}'")
+            where = command.name if verb == "top" else f"{verb} {command.name}"
+            raise ValueError(f"two plug-ins define 'todeval {where}'")
         existing[command.name] = command
 
 
-_BUILTIN_PACKAGES = ("todeval.benchmarks", "todeval.scoring")
+_BUILTIN_PACKAGES = ("todeval.benchmarks", "todeval.scoring", "todeval.commands")
 
 
 def discover() -> Registry:
