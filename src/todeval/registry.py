@@ -3,7 +3,8 @@
 A plug-in is any module that defines ``register(registry: Registry) -> None``. Built-in plug-ins
 are the sub-modules of :mod:`todeval.benchmarks`, :mod:`todeval.scoring` and
 :mod:`todeval.commands` (found by walking the packages); ``registry.add("top", ...)`` adds a
-command directly under ``todeval`` (``todeval compare``); third-party ones declare an entry point in the ``todeval.plugins`` group::
+command directly under ``todeval`` (``todeval compare``); third-party plug-ins declare an entry
+point in the ``todeval.plugins`` group::
 
     [project.entry-points."todeval.plugins"]
     mybench = "mypackage.todeval_plugin"
