@@ -106,6 +106,9 @@ class EpisodeRecord(BaseModel):
     events: list[Event] = Field(default_factory=list)
     usage: dict[str, RoleUsage] = Field(default_factory=dict)
     timing: Timing
+    labels: dict[str, str] = Field(
+        default_factory=dict, description="categorical labels, e.g. failure_class; counted"
+    )
     details: dict[str, Any] = Field(
         default_factory=dict, description="benchmark-specific extras (booked slots, goal, ...)"
     )
@@ -162,6 +165,9 @@ class Summary(BaseModel):
         default_factory=dict,
         description="usd_total, usd_per_episode, usd_per_success, flops_total, flop_usd_total, "
         "flop_usd_per_episode, flop_usd_per_success, tokens_total, new_calls, cached_calls",
+    )
+    labels: dict[str, dict[str, int]] = Field(
+        default_factory=dict, description="per label (e.g. failure_class): value -> episodes"
     )
     latency: dict[str, dict[str, float]] = Field(
         default_factory=dict, description="per role: p50, p90, p99, max, mean of call latency (s)"

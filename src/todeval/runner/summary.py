@@ -35,6 +35,7 @@ class _Accumulator:
     groups: dict[str, str] = field(default_factory=dict)
     usage: dict[str, RoleUsage] = field(default_factory=dict)
     latencies: dict[str, list[float]] = field(default_factory=dict)
+    labels: dict[str, Counter[str]] = field(default_factory=dict)
     n_episodes: int = 0
     n_scored: int = 0
     episode_seconds: float = 0.0
@@ -43,6 +44,8 @@ class _Accumulator:
         self.n_episodes += 1
         self.outcomes[r.outcome.value] += 1
         self.episode_seconds += r.timing.duration_s
+        for label, label_value in r.labels.items():
+            self.labels.setdefault(label, Counter())[label_value] += 1
         for role, u in r.usage.items():
             total = self.usage.setdefault(role, RoleUsage())
             total.calls += u.calls
@@ -167,5 +170,6 @@ def summarize(
         usage=usage,
         cost=_cost(usage, acc.n_scored, n_success),
         latency={role: _percentiles(v) for role, v in sorted(acc.latencies.items()) if v},
+        labels={k: dict(sorted(v.items())) for k, v in sorted(acc.labels.items())},
         timing={"episode_seconds_total": round(acc.episode_seconds, 3)},
     )

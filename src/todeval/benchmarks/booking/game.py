@@ -35,6 +35,7 @@ from todeval.benchmarks.booking.protocol import (
 from todeval.benchmarks.booking.schema import slot_values, tool_definitions
 from todeval.benchmarks.booking.scoring import score_episode
 from todeval.benchmarks.booking.tasks import BookingTask
+from todeval.benchmarks.booking.taxonomy import classify, unrealistic_class
 from todeval.core.outcome import Outcome
 from todeval.core.records import CallUsage, EpisodeRecord, Event, Timing, episode_id, sum_usage
 from todeval.core.rng import derive_seed, episode_rng
@@ -260,6 +261,12 @@ class GameMaster:
                 sum(1 for e in self.log.events if e.kind == "booking_request")
             ),
         }
+        failure_class = classify(
+            outcome, end.reason, end.completed, self.env.bookings, self.task, self.log.violations
+        )
+        labels = {"failure_class": failure_class}
+        if self.task.task_set == "unrealistic":
+            labels["unrealistic"] = unrealistic_class(self.task, failure_class, self.log.events)
         reason = end.reason
         user_end = getattr(self.user, "end_reason", None)
         if user_end:
@@ -278,6 +285,7 @@ class GameMaster:
             events=self.log.events,
             usage=sum_usage(self.log.usage),
             timing=Timing(started_at=started_at, ended_at=_now(), duration_s=round(duration, 6)),
+            labels=labels,
             details={
                 "goal": {d: g.model_dump() for d, g in self.task.domains.items()},
                 "bookings": {d: b.model_dump() for d, b in self.env.bookings.items()},
