@@ -7,6 +7,17 @@ import sys
 from pathlib import Path
 
 from todeval.benchmarks.booking.audit import audit_task
+from todeval.benchmarks.booking.panel import (
+    PANEL_FILE,
+    PanelFile,
+    PlayerSpec,
+    load_panel_file,
+    panel_json,
+    panel_table,
+    parse_members,
+    run_dir_name,
+    summarize_panel,
+)
 from todeval.benchmarks.booking.players import SYSTEMS, USERS
 from todeval.benchmarks.booking.run import (
     BookingConfig,
@@ -17,6 +28,7 @@ from todeval.benchmarks.booking.run import (
 from todeval.benchmarks.booking.tasks import TASK_SETS, load_tasks, select_tasks
 from todeval.errors import choice_error
 from todeval.report.table import render_rows, summary_table, usage_table
+from todeval.runner.execute import RunResult
 
 HEADLINE = [
     "booking.booking_accuracy",
@@ -125,15 +137,29 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="address of an existing Ray cluster (default: start a local one)",
     )
+    panel = parser.add_argument_group("simulator panels")
+    panel.add_argument(
+        "--users",
+        default=None,
+        metavar="LIST",
+        help="run against several user simulators: agenda,corpus,llm=<spec>,...",
+    )
+    panel.add_argument(
+        "--systems",
+        default=None,
+        metavar="LIST",
+        help="several systems for rank stability: rule,monolithic=<spec>,...",
+    )
+    panel.add_argument(
+        "--users-file", default=None, metavar="FILE", help="TOML panel: [[users]] and [[systems]]"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress output")
 
 
-def run_command(args: argparse.Namespace) -> int:
-    from todeval.runner.execute import execute_plan
-
+def _config(args: argparse.Namespace) -> BookingConfig:
     if args.tasks not in TASK_SETS:
         raise choice_error("task set", args.tasks, list(TASK_SETS))
-    config = BookingConfig(
+    return BookingConfig(
         system_model=args.system_model,
         user_model=args.user_model,
         module_model=args.module_model,
@@ -154,16 +180,20 @@ def run_command(args: argparse.Namespace) -> int:
         max_turns=args.max_turns,
         max_calls_per_turn=args.max_calls_per_turn,
     )
+
+
+def _execute(config: BookingConfig, out: Path, args: argparse.Namespace) -> RunResult:
+    from todeval.runner.execute import execute_plan
+
     runtime = RuntimeOptions(cache=not args.no_cache, cache_path=args.cache_path)
     plan, tasks = build_plan(config, runtime)
-    out = Path(args.out or config.default_out())
     if not args.quiet:
         print(
             f"booking: {len(tasks)} tasks x {config.trials} trial(s), system {config.system}, "
             f"user {config.user}, seed {config.seed} -> {out}",
             file=sys.stderr,
         )
-    result = execute_plan(
+    return execute_plan(
         plan,
         out,
         max_concurrency=args.max_concurrency,
@@ -171,6 +201,14 @@ def run_command(args: argparse.Namespace) -> int:
         executor=args.executor,
         ray_address=args.ray_address,
     )
+
+
+def run_command(args: argparse.Namespace) -> int:
+    if args.users or args.users_file or args.systems:
+        return _run_panel(args)
+    config = _config(args)
+    out = Path(args.out or config.default_out())
+    result = _execute(config, out, args)
     if result.already_complete:
         print(f"{out} already holds a complete run with this config; its summary:")
     pass_k = sorted(m for m in result.summary.metrics if ".pass^" in m)
@@ -180,6 +218,54 @@ def run_command(args: argparse.Namespace) -> int:
     if usage:
         print("\n" + usage)
     print(f"\nrun directory: {out}")
+    return 0
+
+
+def _run_panel(args: argparse.Namespace) -> int:
+    base = _config(args)
+    from_file = load_panel_file(args.users_file) if args.users_file else PanelFile()
+    users = parse_members(args.users) if args.users else from_file.users
+    if not users:
+        users = [PlayerSpec(name=base.user, player=base.user, model=base.user_model)]
+    if args.systems:
+        systems = parse_members(args.systems)
+    elif from_file.systems:
+        systems = from_file.systems
+    else:
+        name = base.system if not base.system_model else f"{base.system}-{base.system_model}"
+        systems = [PlayerSpec(name=name, player=base.system, model=base.system_model)]
+    configs = {
+        (s.name, u.name): (
+            base.model_copy(
+                update={
+                    "system": s.player,
+                    "system_model": s.model,
+                    "user": u.player,
+                    "user_model": u.model,
+                }
+            ),
+            run_dir_name(s, u),
+        )
+        for s in systems
+        for u in users
+    }
+    for config, _ in configs.values():  # fail on a bad member before running anything
+        build_plan(config, RuntimeOptions(cache=False))
+    names = "+".join(s.name for s in systems)
+    out = Path(args.out or f"runs/panel-{base.task_set}-{names}-s{base.seed}")
+    summaries = {}
+    for key, (config, dirname) in configs.items():
+        summaries[key] = _execute(config, out / dirname, args).summary
+    panel = summarize_panel(
+        summaries,
+        [s.name for s in systems],
+        [u.name for u in users],
+        {f"{s}|{u}": dirname for (s, u), (_, dirname) in configs.items()},
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    (out / PANEL_FILE).write_text(panel_json(panel), encoding="utf-8")
+    print(panel_table(panel))
+    print(f"\npanel directory: {out} ({PANEL_FILE} and one run directory per pair)")
     return 0
 
 

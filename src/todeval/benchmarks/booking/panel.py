@@ -1,0 +1,219 @@
+"""Simulator panels: one or more systems against several user simulators.
+
+``todeval run booking --system S --users agenda,corpus,llm=<spec>`` (or ``--users-file``) runs
+each (system, user) pair into ``<out>/<system>__<user>/`` and writes ``<out>/panel.json``:
+per-simulator scores with CIs, the spread of each system's score across simulators (max - min,
+as the clem:todd paper defines it, and the sample standard deviation, both labelled), and with
+several systems (``--systems A,B``) the ranking of systems under each simulator, Kendall's tau
+between every pair of rankings, and whether the top system changes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError
+
+from todeval.core.records import Estimate, Summary
+from todeval.errors import BadInputError, UsageError
+
+PANEL_SCHEMA_VERSION = 1
+PANEL_FILE = "panel.json"
+
+
+class PlayerSpec(BaseModel):
+    """One panel member: a name, a player, and optionally its model."""
+
+    name: str
+    player: str
+    model: str | None = None
+
+
+class PanelFile(BaseModel):
+    users: list[PlayerSpec] = Field(default_factory=list)
+    systems: list[PlayerSpec] = Field(default_factory=list)
+
+
+def _slug(text: str) -> str:
+    text = text.split("@", 1)[0]
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
+
+
+def parse_members(text: str) -> list[PlayerSpec]:
+    """``agenda,corpus,llm=<spec>`` -> specs (a model spec may itself contain ``:``)."""
+    members: list[PlayerSpec] = []
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        player, _, model = item.partition("=")
+        name = player if not model else f"{player}-{_slug(model)}"
+        members.append(PlayerSpec(name=name, player=player, model=model or None))
+    names = [m.name for m in members]
+    if len(set(names)) != len(names):
+        raise UsageError(f"panel members must be distinct: {', '.join(names)}")
+    if not members:
+        raise UsageError("empty panel")
+    return members
+
+
+def load_panel_file(path: str) -> PanelFile:
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        panel = PanelFile.model_validate(data)
+    except OSError as exc:
+        raise BadInputError(f"{path}: cannot read the panel file ({exc.strerror})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise BadInputError(f"{path}: not valid TOML ({exc})") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise BadInputError(f"{path}: invalid panel file at {where}: {first['msg']}") from None
+    return panel
+
+
+class SystemSpread(BaseModel):
+    per_user: dict[str, Estimate]
+    spread_max_min: float | None = Field(description="max - min over simulators (the paper's)")
+    std_sample: float | None = Field(description="sample standard deviation over simulators")
+    best_user: str | None = None
+    worst_user: str | None = None
+
+
+class RankStability(BaseModel):
+    rankings: dict[str, list[str]] = Field(description="per simulator: systems, best first")
+    kendall_tau: dict[str, float | None] = Field(description="'<user a>|<user b>' -> tau-b")
+    top_system: dict[str, str]
+    top_changes: bool
+
+
+class PanelSummary(BaseModel):
+    schema_version: int = PANEL_SCHEMA_VERSION
+    benchmark: str = "booking"
+    metric: str
+    systems: list[str]
+    users: list[str]
+    runs: dict[str, str] = Field(description="'<system>|<user>' -> run directory (relative)")
+    spread: dict[str, SystemSpread] = Field(description="per system")
+    rank_stability: RankStability | None = None
+
+
+def _rank(scores: dict[str, float | None]) -> list[str]:
+    return [s for s, _ in sorted(scores.items(), key=lambda kv: (-(kv[1] or 0.0), kv[0]))]
+
+
+def summarize_panel(
+    summaries: dict[tuple[str, str], Summary],
+    systems: list[str],
+    users: list[str],
+    runs: dict[str, str],
+    metric: str = "booking.booking_accuracy",
+) -> PanelSummary:
+    from todeval.stats import kendall_tau
+
+    spread: dict[str, SystemSpread] = {}
+    for system in systems:
+        per_user = {
+            u: summaries[(system, u)].metrics[metric].micro
+            for u in users
+            if metric in summaries[(system, u)].metrics
+        }
+        values = {u: e.value for u, e in per_user.items() if e.value is not None}
+        if values:
+            best = max(values, key=lambda u: (values[u], u))
+            worst = min(values, key=lambda u: (values[u], u))
+            spread[system] = SystemSpread(
+                per_user=per_user,
+                spread_max_min=values[best] - values[worst],
+                std_sample=statistics.stdev(values.values()) if len(values) > 1 else None,
+                best_user=best,
+                worst_user=worst,
+            )
+        else:
+            spread[system] = SystemSpread(per_user=per_user, spread_max_min=None, std_sample=None)
+    stability = None
+    if len(systems) > 1:
+        scores = {
+            u: {
+                s: spread[s].per_user[u].value if u in spread[s].per_user else None for s in systems
+            }
+            for u in users
+        }
+        rankings = {u: _rank(scores[u]) for u in users}
+        taus: dict[str, float | None] = {}
+        for a, b in itertools.combinations(users, 2):
+            xs = [scores[a][s] or 0.0 for s in systems]
+            ys = [scores[b][s] or 0.0 for s in systems]
+            taus[f"{a}|{b}"] = kendall_tau(xs, ys)
+        top = {u: rankings[u][0] for u in users}
+        stability = RankStability(
+            rankings=rankings,
+            kendall_tau=taus,
+            top_system=top,
+            top_changes=len(set(top.values())) > 1,
+        )
+    return PanelSummary(
+        metric=metric,
+        systems=systems,
+        users=users,
+        runs=runs,
+        spread=spread,
+        rank_stability=stability,
+    )
+
+
+def panel_table(panel: PanelSummary) -> str:
+    from todeval.report.table import fmt_estimate, render_rows
+
+    rows = []
+    for system, sp in panel.spread.items():
+        for user in panel.users:
+            est = sp.per_user.get(user)
+            rows.append([system, user, fmt_estimate(est)])
+    out = [
+        f"{panel.metric} per simulator (micro, 95% CI)",
+        render_rows(["system", "user simulator", "value [95% CI]"], rows),
+    ]
+    spread_rows = [
+        [
+            s,
+            "-" if sp.spread_max_min is None else f"{sp.spread_max_min:.3f}",
+            "-" if sp.std_sample is None else f"{sp.std_sample:.3f}",
+            f"{sp.best_user} / {sp.worst_user}",
+        ]
+        for s, sp in panel.spread.items()
+    ]
+    out += [
+        "",
+        "spread across simulators",
+        render_rows(
+            ["system", "max - min (paper)", "std (sample)", "best / worst simulator"], spread_rows
+        ),
+    ]
+    rs = panel.rank_stability
+    if rs is not None:
+        out += ["", "rank stability"]
+        out.append(
+            render_rows(
+                ["simulator", "ranking (best first)"],
+                [[u, " > ".join(r)] for u, r in rs.rankings.items()],
+            )
+        )
+        tau_rows = [
+            [pair.replace("|", " vs "), "-" if t is None else f"{t:.3f}"]
+            for pair, t in rs.kendall_tau.items()
+        ]
+        if tau_rows:
+            out.append(render_rows(["simulators", "Kendall tau-b"], tau_rows))
+        out.append(f"top system changes across simulators: {'yes' if rs.top_changes else 'no'}")
+    return "\n".join(out)
+
+
+def panel_json(panel: PanelSummary) -> str:
+    return panel.model_dump_json(indent=2) + "\n"
+
+
+def run_dir_name(system: PlayerSpec, user: PlayerSpec) -> str:
+    return f"{_slug(system.name)}__{_slug(user.name)}"
