@@ -69,6 +69,7 @@ class RunResult:
     run_dir: Path
     episodes_run: int
     already_complete: bool
+    notes: list[str] = field(default_factory=list)
 
 
 def config_hash(config: dict[str, Any]) -> str:
@@ -181,9 +182,20 @@ def execute_plan(
     store = RunDirectory(run_dir)
     wanted = {job.key for job in plan.jobs}
     session = Session(started_at=_now(), host=socket.gethostname(), command=command or sys.argv[1:])
+    notes: list[str] = []
     if store.exists():
         manifest = store.read_manifest()
         _check_resume(manifest, plan, run_dir)
+        commit = _git_commit()
+        if manifest.package_version != __version__ or (
+            commit and manifest.git_commit and manifest.git_commit != commit
+        ):
+            notes.append(
+                f"note: {run_dir} was started with todeval {manifest.package_version} "
+                f"(commit {(manifest.git_commit or '?')[:10]}); this is {__version__} "
+                f"(commit {(commit or '?')[:10]}): finished episodes are kept as they are; "
+                "use a new --out directory to re-run them with this version"
+            )
     else:
         manifest = Manifest(
             benchmark=plan.benchmark,
@@ -205,7 +217,7 @@ def execute_plan(
     if not pending and store.read_summary() is not None and manifest.sessions:
         summary = store.read_summary()
         assert summary is not None
-        return RunResult(summary, run_dir, 0, already_complete=True)
+        return RunResult(summary, run_dir, 0, already_complete=True, notes=notes)
     runner = make_executor(executor, plan, max_concurrency=max_concurrency, ray_address=ray_address)
     session.executor = runner.description
     manifest.sessions.append(session)
@@ -228,4 +240,4 @@ def execute_plan(
         session.ended_at = _now()
         session.episodes_run = ran
         store.write_manifest(manifest)
-    return RunResult(summary, run_dir, ran, already_complete=False)
+    return RunResult(summary, run_dir, ran, already_complete=False, notes=notes)

@@ -193,7 +193,7 @@ def _execute(config: BookingConfig, out: Path, args: argparse.Namespace) -> RunR
             f"user {config.user}, seed {config.seed} -> {out}",
             file=sys.stderr,
         )
-    return execute_plan(
+    result = execute_plan(
         plan,
         out,
         max_concurrency=args.max_concurrency,
@@ -201,6 +201,9 @@ def _execute(config: BookingConfig, out: Path, args: argparse.Namespace) -> RunR
         executor=args.executor,
         ray_address=args.ray_address,
     )
+    for note in result.notes:
+        print(note, file=sys.stderr)
+    return result
 
 
 def run_command(args: argparse.Namespace) -> int:
