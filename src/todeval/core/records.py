@@ -129,6 +129,12 @@ class Estimate(BaseModel):
     ci_low: float | None = None
     ci_high: float | None = None
     n: int = Field(description="number of episodes (micro, by_group) or groups (macro)")
+    wilson_low: float | None = Field(
+        None, description="95% Wilson score interval (binary metrics only; a check on the CI)"
+    )
+    wilson_high: float | None = Field(
+        None, description="95% Wilson score interval (binary metrics only; a check on the CI)"
+    )
 
 
 class MetricSummary(BaseModel):

@@ -3,6 +3,9 @@
 The resampling unit is the task: with several trials per task, a task contributes all its
 episodes together, so trials of one task are never treated as independent evidence. The point
 estimate is the plain mean over episodes (micro) or the mean of group means (macro).
+
+For binary metrics (every value 0 or 1) the micro and per-group estimates also carry the 95%
+Wilson score interval, a closed-form check that assumes independent episodes.
 """
 
 from __future__ import annotations
@@ -13,16 +16,19 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from todeval.core.records import Estimate, MetricSummary
+from todeval.stats.proportions import is_binary, wilson_interval
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_LEVEL = 0.95
 
 
-def _rng(seed: int, label: str) -> np.random.Generator:
+def seeded_rng(seed: int, label: str) -> np.random.Generator:
+    """A generator determined by the run seed and a label (e.g. the metric's name)."""
     return np.random.default_rng([seed, zlib.crc32(label.encode())])
 
 
-def _interval(samples: np.ndarray, level: float) -> tuple[float, float]:
+def interval(samples: np.ndarray, level: float) -> tuple[float, float]:
+    """Percentile interval of bootstrap replicates."""
     alpha = (1.0 - level) / 2.0
     low, high = np.quantile(samples, [alpha, 1.0 - alpha])
     return float(low), float(high)
@@ -49,22 +55,32 @@ def bootstrap_mean(
     label: str = "",
     resamples: int = DEFAULT_RESAMPLES,
     level: float = DEFAULT_LEVEL,
+    wilson: bool | None = None,
 ) -> Estimate:
     """Mean over all episodes with a percentile-bootstrap CI resampling tasks.
 
     ``per_task`` holds, for each task, the metric's values over that task's episodes.
+    ``wilson``: add the Wilson score interval (``None``: when every value is 0 or 1).
     """
     per_task = [v for v in per_task if len(v) > 0]
     if not per_task:
         return Estimate(value=None, n=0)
+    if wilson is None:
+        wilson = is_binary(x for v in per_task for x in v)
     sums, counts = _task_arrays(per_task)
     value = float(sums.sum() / counts.sum())
     n_episodes = int(counts.sum())
+    w_low, w_high = (
+        wilson_interval(round(float(sums.sum())), n_episodes, level) if wilson else (None, None)
+    )
     if len(per_task) < 2:
-        return Estimate(value=value, ci_low=value, ci_high=value, n=n_episodes)
-    means = _resampled_means(sums, counts, _rng(seed, label), resamples)
-    low, high = _interval(means, level)
-    return Estimate(value=value, ci_low=low, ci_high=high, n=n_episodes)
+        low, high = value, value
+    else:
+        means = _resampled_means(sums, counts, seeded_rng(seed, label), resamples)
+        low, high = interval(means, level)
+    return Estimate(
+        value=value, ci_low=low, ci_high=high, n=n_episodes, wilson_low=w_low, wilson_high=w_high
+    )
 
 
 def bootstrap_macro(
@@ -80,7 +96,7 @@ def bootstrap_macro(
     groups = {g: tasks for g, tasks in groups.items() if tasks}
     if not groups:
         return Estimate(value=None, n=0)
-    rng = _rng(seed, "macro:" + label)
+    rng = seeded_rng(seed, "macro:" + label)
     point = []
     samples = np.zeros(resamples, dtype=float)
     for tasks in groups.values():
@@ -89,7 +105,7 @@ def bootstrap_macro(
         samples += _resampled_means(sums, counts, rng, resamples)
     samples /= len(groups)
     value = float(np.mean(point))
-    low, high = _interval(samples, level)
+    low, high = interval(samples, level)
     return Estimate(value=value, ci_low=low, ci_high=high, n=len(groups))
 
 
@@ -104,12 +120,21 @@ def summarize_metric(
 ) -> MetricSummary:
     """Micro, macro and per-group estimates of one metric.
 
+    If every value of the metric is 0 or 1, the micro and per-group estimates also carry the
+    Wilson score interval (the macro estimate does not: it is no binomial proportion).
+
     ``values`` maps task id to the metric's values over that task's episodes; ``groups`` maps
     task id to its group (``None`` or empty: no macro average, no per-group figures).
     """
     task_ids = sorted(values)
+    binary = is_binary(x for t in task_ids for x in values[t])
     micro = bootstrap_mean(
-        [values[t] for t in task_ids], seed=seed, label=label, resamples=resamples, level=level
+        [values[t] for t in task_ids],
+        seed=seed,
+        label=label,
+        resamples=resamples,
+        level=level,
+        wilson=binary,
     )
     if not groups:
         return MetricSummary(micro=micro)
@@ -117,7 +142,14 @@ def summarize_metric(
     for t in task_ids:
         per_group.setdefault(groups.get(t, ""), []).append(values[t])
     by_group = {
-        g: bootstrap_mean(tasks, seed=seed, label=f"{label}@{g}", resamples=resamples, level=level)
+        g: bootstrap_mean(
+            tasks,
+            seed=seed,
+            label=f"{label}@{g}",
+            resamples=resamples,
+            level=level,
+            wilson=binary,
+        )
         for g, tasks in sorted(per_group.items())
     }
     macro = bootstrap_macro(per_group, seed=seed, label=label, resamples=resamples, level=level)

@@ -1,0 +1,237 @@
+"""Paired comparison of runs over the tasks they share (``todeval compare``).
+
+The first run is the baseline A; every other run B is compared with it. The pairing unit is
+the task (with several trials, the task's mean in each run). Runs over different task sets are
+refused; runs over different selections of one task set (``--limit``, ``--task-ids``) are
+compared on the tasks both scored, and the result says how many were dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from todeval.core.records import Summary
+from todeval.errors import RefusedError, UsageError
+from todeval.stats.bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES
+from todeval.stats.comparison import (
+    Comparison,
+    ComparisonMethod,
+    MetricComparison,
+    PairComparison,
+    Ratio,
+    RunInfo,
+)
+from todeval.stats.paired import paired_bootstrap
+from todeval.stats.proportions import is_binary, mcnemar_exact
+from todeval.stats.runs import LoadedRun, load_run
+
+_SELECTION_KEYS = ("task_ids", "limit")
+_COST_KEYS = ("usd_per_episode", "usd_per_success", "flop_usd_per_episode", "flop_usd_per_success")
+_LATENCY_STATS = ("p50", "p90", "mean")
+
+
+def _labels(paths: Sequence[Path]) -> list[str]:
+    names = [p.name or str(p) for p in paths]
+    return [n if names.count(n) == 1 else str(p) for n, p in zip(names, paths, strict=True)]
+
+
+def _check_comparable(a: LoadedRun, b: LoadedRun, la: str, lb: str) -> None:
+    """Refuse runs of different benchmarks, task sets, or task contents."""
+    if a.manifest.benchmark != b.manifest.benchmark:
+        raise RefusedError(
+            f"{lb} is a {b.manifest.benchmark!r} run but the baseline {la} is "
+            f"{a.manifest.benchmark!r}; compare runs of one benchmark"
+        )
+    if a.task_set != b.task_set:
+        raise RefusedError(
+            f"{lb} ran task set {b.task_set!r} but the baseline {la} ran {a.task_set!r}; "
+            "compare runs on the same task set"
+        )
+    same_selection = all(
+        a.manifest.config.get(k) == b.manifest.config.get(k) for k in _SELECTION_KEYS
+    )
+    if same_selection and a.manifest.task_set_hash != b.manifest.task_set_hash:
+        raise RefusedError(
+            f"{lb} and the baseline {la} selected the same tasks but their content differs "
+            f"(task_set_hash {b.manifest.task_set_hash} != {a.manifest.task_set_hash})"
+        )
+
+
+def _config_diff(a: dict[str, Any], b: dict[str, Any]) -> dict[str, list[Any]]:
+    return {k: [a.get(k), b.get(k)] for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)}
+
+
+def _metric(
+    name: str, a: LoadedRun, b: LoadedRun, *, seed: int, resamples: int, level: float
+) -> MetricComparison | None:
+    va, vb = a.values.get(name, {}), b.values.get(name, {})
+    tasks = sorted(set(va) & set(vb))
+    if not tasks:
+        return None
+    xa = [sum(va[t]) / len(va[t]) for t in tasks]
+    xb = [sum(vb[t]) / len(vb[t]) for t in tasks]
+    est = paired_bootstrap(xa, xb, seed=seed, label=name, resamples=resamples, level=level)
+    binary = is_binary(x for t in tasks for x in (*va[t], *vb[t]))
+    mcnemar = None
+    if binary and all(len(va[t]) == 1 and len(vb[t]) == 1 for t in tasks):
+        b_count = sum(1 for x, y in zip(xa, xb, strict=True) if x == 1.0 and y == 0.0)
+        c_count = sum(1 for x, y in zip(xa, xb, strict=True) if x == 0.0 and y == 1.0)
+        mcnemar = mcnemar_exact(b_count, c_count)
+    return MetricComparison(
+        metric=name,
+        n_tasks=est.n,
+        mean_a=est.mean_a,
+        mean_b=est.mean_b,
+        diff=est.diff,
+        ci_low=est.ci_low,
+        ci_high=est.ci_high,
+        p_value=est.p_value,
+        binary=binary,
+        mcnemar=mcnemar,
+    )
+
+
+def _scored(summary: Summary) -> int:
+    return summary.n_episodes - sum(summary.excluded.values())
+
+
+def _summary_figures(s: Summary) -> dict[str, float]:
+    """Cost and latency figures of one summary (only those present)."""
+    out: dict[str, float] = {}
+    for key in _COST_KEYS:
+        value = s.cost.get(key)
+        if value is not None:
+            out[f"cost.{key}"] = value
+    n = _scored(s)
+    tokens = s.cost.get("tokens_total")
+    if tokens is not None and n > 0:
+        out["cost.tokens_per_episode"] = tokens / n
+    for role, usage in s.usage.items():
+        if n > 0:
+            out[f"usage.{role}.calls_per_episode"] = usage.calls / n
+            out[f"usage.{role}.latency_s_per_episode"] = usage.latency_s / n
+    for role, stats in s.latency.items():
+        for stat in _LATENCY_STATS:
+            if stat in stats:
+                out[f"latency.{role}.{stat}"] = stats[stat]
+    return out
+
+
+def _ratios(a: Summary | None, b: Summary | None) -> list[Ratio]:
+    if a is None or b is None:
+        return []
+    fa, fb = _summary_figures(a), _summary_figures(b)
+    out = []
+    for name in sorted(set(fa) & set(fb)):
+        x, y = fa[name], fb[name]
+        if x == 0.0 and y == 0.0:
+            continue
+        out.append(Ratio(name=name, a=x, b=y, ratio=y / x if x != 0.0 else None))
+    return out
+
+
+def _pair(
+    a: LoadedRun,
+    b: LoadedRun,
+    la: str,
+    lb: str,
+    metrics: Sequence[str] | None,
+    *,
+    seed: int,
+    resamples: int,
+    level: float,
+) -> PairComparison:
+    _check_comparable(a, b, la, lb)
+    shared = a.tasks & b.tasks
+    if not shared:
+        raise RefusedError(f"{lb} and the baseline {la} share no scored tasks")
+    common = sorted(set(a.values) & set(b.values))
+    names = list(metrics) if metrics is not None else common
+    notes = []
+    for name in names:
+        if name not in common:
+            raise UsageError(
+                f"metric {name!r} is not in both {la} and {lb}; valid choices: {', '.join(common)}"
+            )
+    one_sided = sorted(set(a.values) ^ set(b.values))
+    if metrics is None and one_sided:
+        notes.append(f"metrics in only one run (not compared): {', '.join(one_sided)}")
+    if max(a.max_trials, b.max_trials) > 1:
+        notes.append("several trials per task: tasks compared by their mean; no McNemar test")
+    for run, label in ((a, la), (b, lb)):
+        if run.n_excluded:
+            notes.append(f"{label}: {run.n_excluded} episodes left out (do not count in metrics)")
+    results = [
+        m
+        for name in names
+        if (m := _metric(name, a, b, seed=seed, resamples=resamples, level=level)) is not None
+    ]
+    if a.summary is None or b.summary is None:
+        notes.append("no cost/latency ratios: a run has no readable summary.json")
+    return PairComparison(
+        baseline=la,
+        run=lb,
+        shared_tasks=len(shared),
+        dropped_baseline_only=len(a.tasks - b.tasks),
+        dropped_run_only=len(b.tasks - a.tasks),
+        config_diff=_config_diff(a.manifest.config, b.manifest.config),
+        metrics=results,
+        ratios=_ratios(a.summary, b.summary),
+        notes=notes,
+    )
+
+
+def _info(run: LoadedRun, label: str) -> RunInfo:
+    return RunInfo(
+        label=label,
+        path=str(run.path),
+        benchmark=run.manifest.benchmark,
+        task_set=run.task_set,
+        config_hash=run.manifest.config_hash,
+        task_set_hash=run.manifest.task_set_hash,
+        n_tasks=len(run.tasks),
+        n_episodes=run.n_episodes,
+        n_excluded=run.n_excluded,
+        max_trials=run.max_trials,
+    )
+
+
+def compare_runs(
+    paths: Sequence[str | Path],
+    *,
+    metrics: Sequence[str] | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    level: float = DEFAULT_LEVEL,
+) -> Comparison:
+    """Compare every run with the first (the baseline) over the tasks they share.
+
+    Raises :class:`UsageError` for fewer than two runs, bad options or an unknown metric,
+    :class:`BadInputError` for a missing or malformed run directory, and
+    :class:`RefusedError` for runs of different benchmarks or task sets, or with no shared
+    task. Deterministic for a given ``seed``.
+    """
+    if len(paths) < 2:
+        raise UsageError("compare needs at least two runs (the first is the baseline)")
+    if resamples < 1:
+        raise UsageError("--resamples must be at least 1")
+    if not 0.0 < level < 1.0:
+        raise UsageError("the level must lie between 0 and 1")
+    run_paths = [Path(p) for p in paths]
+    labels = _labels(run_paths)
+    runs = [load_run(p) for p in run_paths]
+    base, base_label = runs[0], labels[0]
+    pairs = [
+        _pair(base, run, base_label, label, metrics, seed=seed, resamples=resamples, level=level)
+        for run, label in zip(runs[1:], labels[1:], strict=True)
+    ]
+    return Comparison(
+        benchmark=base.manifest.benchmark,
+        task_set=base.task_set,
+        baseline=base_label,
+        runs=[_info(r, lab) for r, lab in zip(runs, labels, strict=True)],
+        method=ComparisonMethod(level=level, resamples=resamples, seed=seed),
+        pairs=pairs,
+    )

@@ -1,0 +1,94 @@
+"""The :class:`Comparison` record written by ``todeval compare -o OUT.json``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from todeval.stats.proportions import McNemar
+
+COMPARISON_SCHEMA_VERSION = 1
+
+
+class RunInfo(BaseModel):
+    """One compared run."""
+
+    label: str = Field(description="the run directory's name (its path if names collide)")
+    path: str
+    benchmark: str
+    task_set: str | None
+    config_hash: str
+    task_set_hash: str
+    n_tasks: int = Field(description="tasks with at least one scored episode")
+    n_episodes: int = Field(description="scored episodes (infrastructure errors left out)")
+    n_excluded: int = Field(description="episodes left out of every metric")
+    max_trials: int = Field(description="most scored episodes of any one task")
+
+
+class MetricComparison(BaseModel):
+    """One metric, run B against the baseline A, over the tasks both runs scored."""
+
+    metric: str
+    n_tasks: int = Field(description="paired tasks (the resampling unit)")
+    mean_a: float = Field(description="baseline: mean over paired tasks of the task means")
+    mean_b: float
+    diff: float = Field(description="mean_b - mean_a")
+    ci_low: float = Field(description="paired percentile bootstrap, resampling tasks")
+    ci_high: float
+    p_value: float = Field(description="two-sided bootstrap p (percentile-interval inversion)")
+    binary: bool = Field(description="every episode value in both runs is 0 or 1")
+    mcnemar: McNemar | None = Field(
+        None, description="exact McNemar test (binary metrics with one trial per task)"
+    )
+
+
+class Ratio(BaseModel):
+    """A cost or latency figure of B over A, from the runs' summaries (no CI)."""
+
+    name: str
+    a: float
+    b: float
+    ratio: float | None = Field(description="b / a; null when a is 0")
+
+
+class PairComparison(BaseModel):
+    """Run B against the baseline A."""
+
+    baseline: str
+    run: str
+    shared_tasks: int = Field(description="tasks scored in both runs")
+    dropped_baseline_only: int = Field(description="tasks only the baseline scored (left out)")
+    dropped_run_only: int = Field(description="tasks only run B scored (left out)")
+    config_diff: dict[str, list[Any]] = Field(
+        default_factory=dict, description="config keys that differ: [baseline value, B value]"
+    )
+    metrics: list[MetricComparison] = Field(default_factory=list)
+    ratios: list[Ratio] = Field(
+        default_factory=list, description="from summary.json of each run (whole runs)"
+    )
+    notes: list[str] = Field(default_factory=list)
+
+
+class ComparisonMethod(BaseModel):
+    pairing: str = "task (with several trials, the task's mean)"
+    ci: str = "paired percentile bootstrap over shared tasks (same draws for both runs)"
+    p_value: str = (
+        "two-sided, inverting the percentile bootstrap: 2 (min(#<0, #>0) + ties/2 + 1) / (R + 1)"
+    )
+    mcnemar: str = "exact: binomial test of b against b + c at 1/2, two-sided"
+    level: float = 0.95
+    resamples: int = 2000
+    seed: int = 0
+
+
+class Comparison(BaseModel):
+    """``todeval compare`` output: every run against the first (the baseline)."""
+
+    schema_version: int = COMPARISON_SCHEMA_VERSION
+    benchmark: str
+    task_set: str | None
+    baseline: str = Field(description="label of the baseline run")
+    runs: list[RunInfo]
+    method: ComparisonMethod
+    pairs: list[PairComparison]

@@ -1,0 +1,69 @@
+"""Closed-form statistics for 0/1 outcomes: the Wilson score interval and McNemar's exact test.
+
+Both assume independent episodes (the Wilson interval) or independent pairs (McNemar), unlike
+the bootstrap, which resamples tasks. They are checks beside the bootstrap, not replacements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from math import comb, sqrt
+from statistics import NormalDist
+
+from pydantic import BaseModel, Field
+
+
+def is_binary(values: Iterable[float]) -> bool:
+    """True if every value is exactly 0 or 1 (and there is at least one)."""
+    seen = False
+    for v in values:
+        if v != 0.0 and v != 1.0:
+            return False
+        seen = True
+    return seen
+
+
+def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion ``successes / n``.
+
+    The interval inverts the score test: the set of rates ``p`` with
+    ``|phat - p| <= z * sqrt(p (1 - p) / n)``. Unlike the Wald or percentile-bootstrap
+    intervals it stays inside [0, 1] and keeps its width when ``phat`` is 0 or 1.
+    """
+    if n <= 0:
+        raise ValueError("n must be positive")
+    if not 0 <= successes <= n:
+        raise ValueError("successes must lie in [0, n]")
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    phat = successes / n
+    z2 = z * z
+    centre = (phat + z2 / (2 * n)) / (1 + z2 / n)
+    half = z / (1 + z2 / n) * sqrt(phat * (1 - phat) / n + z2 / (4 * n * n))
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return low, high
+
+
+class McNemar(BaseModel):
+    """McNemar's exact test on paired 0/1 outcomes (baseline A, run B)."""
+
+    b: int = Field(description="pairs where A succeeded and B failed")
+    c: int = Field(description="pairs where A failed and B succeeded")
+    p_value: float = Field(description="two-sided exact p: binomial test of b vs c at 1/2")
+
+
+def mcnemar_exact(b: int, c: int) -> McNemar:
+    """Two-sided exact McNemar test: under no difference, ``b ~ Binomial(b + c, 1/2)``.
+
+    The p-value is ``min(1, 2 * P(X <= min(b, c)))``, computed with exact integers (no
+    overflow or rounding in the tail sum). With no discordant pairs, p = 1.
+    """
+    if b < 0 or c < 0:
+        raise ValueError("counts must be non-negative")
+    n = b + c
+    if n == 0:
+        return McNemar(b=b, c=c, p_value=1.0)
+    k = min(b, c)
+    tail = sum(comb(n, i) for i in range(k + 1))
+    p = min(1.0, 2 * tail / 2**n)
+    return McNemar(b=b, c=c, p_value=p)
