@@ -31,8 +31,15 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The full parser; with ``argv``, only the chosen command's options are built (the
+    others' modules are never imported, which keeps start-up fast)."""
     registry = discover()
+    words = [a for a in (argv or []) if not a.startswith("-")]
+
+    def wanted(*path: str) -> bool:
+        return argv is None or words[: len(path)] == list(path)
+
     parser = _Parser(prog="todeval", description="Evaluate task-oriented dialogue agents.")
     parser.add_argument("--version", action="version", version=f"todeval {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for internal errors")
@@ -40,7 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     verbs.required = True
     for name, command in sorted(registry.commands["top"].items()):
         sub = verbs.add_parser(name, help=command.help, description=command.help)
-        command.add_arguments(sub)
+        if wanted(name):
+            command.add_arguments(sub)
         sub.set_defaults(_run=command.run)
     for verb in VERBS:
         commands = registry.commands[verb]
@@ -49,19 +57,25 @@ def build_parser() -> argparse.ArgumentParser:
         subs.required = True
         for name, command in sorted(commands.items()):
             sub = subs.add_parser(name, help=command.help, description=command.help)
-            command.add_arguments(sub)
+            if wanted(verb, name):
+                command.add_arguments(sub)
             sub.set_defaults(_run=command.run)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:
         return int(args._run(args))
     except TodevalError as exc:
         print(f"todeval: error: {exc.message}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:  # output piped into e.g. `head`: not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print("todeval: interrupted; finished episodes are on disk", file=sys.stderr)
         return 130

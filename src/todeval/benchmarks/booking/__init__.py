@@ -4,19 +4,25 @@ scores Inform, Booking accuracy and Attributes."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from todeval.registry import Command, Registry
 
 
-def register(registry: Registry) -> None:
-    from todeval.benchmarks.booking import cli
+def _cli() -> Any:
+    from todeval.benchmarks.booking import cli  # imported only when a booking command runs
 
+    return cli
+
+
+def register(registry: Registry) -> None:
     registry.add(
         "run",
         Command(
             "booking",
             "self-play booking (clem:todd protocol)",
-            cli.add_run_arguments,
-            cli.run_command,
+            lambda parser: _cli().add_run_arguments(parser),
+            lambda args: int(_cli().run_command(args)),
         ),
     )
     registry.add(
@@ -24,7 +30,10 @@ def register(registry: Registry) -> None:
         Command(
             "check",
             "audit the feasibility of booking goals against their DB",
-            cli.add_check_arguments,
-            cli.check_command,
+            lambda parser: _cli().add_check_arguments(parser),
+            lambda args: int(_cli().check_command(args)),
         ),
     )
+
+
+__all__ = ["register"]
