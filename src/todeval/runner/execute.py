@@ -15,7 +15,7 @@ import json
 import socket
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,6 +57,9 @@ class RunPlan:
     factory: str | None = None  # "module:function" rebuilding this plan from ``config`` (Ray)
     aclose: Callable[[], Awaitable[None]] | None = None  # release backends at the end
     success_metric: str | None = None
+    # Corpus-level benchmarks (BLEU over all turns) summarise the full records themselves;
+    # called with the run's episodes (events and details included) instead of ``summarize``.
+    finalize: Callable[[Iterable[EpisodeRecord]], Summary] | None = None
 
     @property
     def config_hash(self) -> str:
@@ -228,14 +231,16 @@ def execute_plan(
         ran = asyncio.run(_run_jobs(plan, pending, store, runner, max_concurrency, progress))
     finally:
         runner.close()
-        records = (r for r in store.iter_episodes(light=True) if r.key in wanted)
-        summary = summarize(
-            plan.benchmark,
-            records,
-            seed=plan.seed,
-            grouped=plan.grouped,
-            success_metric=plan.success_metric,
-        )
+        if plan.finalize is not None:
+            summary = plan.finalize(r for r in store.iter_episodes() if r.key in wanted)
+        else:
+            summary = summarize(
+                plan.benchmark,
+                (r for r in store.iter_episodes(light=True) if r.key in wanted),
+                seed=plan.seed,
+                grouped=plan.grouped,
+                success_metric=plan.success_metric,
+            )
         store.write_summary(summary)
         session.ended_at = _now()
         session.episodes_run = ran
