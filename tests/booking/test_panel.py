@@ -1,0 +1,103 @@
+"""Simulator panels through the CLI: several users (and systems), spread and rank stability."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import pytest
+
+from todeval.benchmarks.booking.panel import parse_members
+from todeval.cli import main
+from todeval.errors import UsageError
+
+ROOT = Path(__file__).resolve().parents[2]
+ORACLE = "tests.booking.scripted:OracleSystem"
+
+
+def test_parse_members() -> None:
+    members = parse_members("agenda,corpus,llm=openai:llama3:8b@http://127.0.0.1:1/v1")
+    assert [m.player for m in members] == ["agenda", "corpus", "llm"]
+    assert members[2].model == "openai:llama3:8b@http://127.0.0.1:1/v1"
+    assert members[2].name == "llm-openai_llama3_8b"
+    with pytest.raises(UsageError):
+        parse_members("agenda,agenda")
+
+
+def test_panel_one_system_three_users(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sys.path.insert(0, str(ROOT))
+    out = tmp_path / "panel"
+    code = main(
+        [
+            "run",
+            "booking",
+            "--users",
+            f"agenda,corpus,{ORACLE.replace('System', 'User')}",
+            "--limit",
+            "10",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
+    assert code == 0
+    panel = json.loads((out / "panel.json").read_text())
+    assert panel["users"] == ["agenda", "corpus", "tests.booking.scripted:OracleUser"]
+    spread = panel["spread"]["rule"]
+    values = [spread["per_user"][u]["value"] for u in panel["users"]]
+    assert spread["spread_max_min"] == pytest.approx(max(values) - min(values))
+    assert spread["std_sample"] == pytest.approx(statistics.stdev(values))
+    assert panel["rank_stability"] is None
+    for rel in panel["runs"].values():
+        assert (out / rel / "summary.json").exists()
+    assert "max - min (paper)" in capsys.readouterr().out
+
+
+def test_panel_two_systems_rank_stability(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sys.path.insert(0, str(ROOT))
+    out = tmp_path / "panel"
+    code = main(
+        [
+            "run",
+            "booking",
+            "--systems",
+            f"rule,{ORACLE}",
+            "--users",
+            "agenda,corpus",
+            "--limit",
+            "10",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
+    assert code == 0
+    panel = json.loads((out / "panel.json").read_text())
+    rs = panel["rank_stability"]
+    assert set(rs["rankings"]) == {"agenda", "corpus"}
+    assert all(sorted(r) == sorted(panel["systems"]) for r in rs["rankings"].values())
+    assert "agenda|corpus" in rs["kendall_tau"]
+    assert rs["top_changes"] == (len(set(rs["top_system"].values())) > 1)
+    assert "Kendall tau-b" in capsys.readouterr().out
+
+
+def test_panel_refuses_corpus_user_on_synthetic(tmp_path: Path) -> None:
+    code = main(
+        [
+            "run",
+            "booking",
+            "--tasks",
+            "synthetic",
+            "--users",
+            "agenda,corpus",
+            "--out",
+            str(tmp_path / "p"),
+            "--quiet",
+        ]
+    )
+    assert code == 2
+    assert not (tmp_path / "p").exists()
