@@ -91,9 +91,10 @@ def format_comparison(comparison: Comparison) -> str:
     blocks = [format_pair(p, comparison) for p in comparison.pairs]
     m = comparison.method
     blocks.append(
-        f"paired percentile bootstrap over shared tasks ({m.resamples} resamples, seed {m.seed}); "
-        "p: two-sided, from the bootstrap (CI inversion); McNemar p: exact, b = A only "
-        "succeeded, c = B only succeeded"
+        f"CI: paired percentile bootstrap over shared tasks ({m.resamples} resamples, "
+        f"seed {m.seed}); p: two-sided, inverting that bootstrap\n"
+        "McNemar p: exact, for 0/1 metrics with one trial per task; b = tasks where A scored 1 "
+        "and B 0, c = A 0 and B 1"
     )
     return "\n\n".join(blocks)
 

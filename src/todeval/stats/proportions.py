@@ -47,8 +47,8 @@ def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float,
 class McNemar(BaseModel):
     """McNemar's exact test on paired 0/1 outcomes (baseline A, run B)."""
 
-    b: int = Field(description="pairs where A succeeded and B failed")
-    c: int = Field(description="pairs where A failed and B succeeded")
+    b: int = Field(description="pairs where A scored 1 and B 0")
+    c: int = Field(description="pairs where A scored 0 and B 1")
     p_value: float = Field(description="two-sided exact p: binomial test of b vs c at 1/2")
 
 
