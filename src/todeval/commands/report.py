@@ -1,0 +1,90 @@
+"""``todeval report RUN_DIR... [-o report.html] [--table csv|md|latex]``.
+
+Writes one self-contained HTML report (leaderboard with CIs, figures, failure taxonomy,
+simulator panels, transcript browser, manifests) or, with ``--table``, only the leaderboard
+table. Inputs: run directories, panel directories (``panel.json``) and corpus-scoring
+summaries (``todeval score ... -o X.json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from todeval.errors import UsageError
+from todeval.registry import Command, Registry
+from todeval.report import (
+    DEFAULT_TITLE,
+    TABLE_FORMATS,
+    boards,
+    build_html,
+    export_table,
+    load_inputs,
+)
+
+DEFAULT_OUTPUT = "report.html"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="RUN_DIR",
+        help="run directories, panel directories (panel.json) or corpus-score summaries (.json)",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help=f"output file (default {DEFAULT_OUTPUT}; with --table: standard output)",
+    )
+    parser.add_argument(
+        "--table",
+        choices=TABLE_FORMATS,
+        help="write only the leaderboard table (with CIs) in this format",
+    )
+    parser.add_argument("--title", default=DEFAULT_TITLE, help="page title")
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write the output ({exc.strerror or exc})") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    inputs = load_inputs([Path(p) for p in args.inputs])
+    if args.table:
+        text = export_table(boards(inputs), args.table)
+        if args.output in (None, "-"):
+            sys.stdout.write(text)
+        else:
+            _write(Path(args.output), text)
+            print(
+                f"wrote {args.output} ({args.table}, {len(inputs.runs) + len(inputs.scores)} rows)"
+            )
+        return 0
+    out = Path(args.output or DEFAULT_OUTPUT)
+    html = build_html(inputs, title=args.title)
+    _write(out, html)
+    episodes = sum(len(r.episodes) for r in inputs.runs)
+    size = len(html.encode("utf-8"))
+    print(
+        f"wrote {out} ({len(inputs.runs)} run(s), {episodes:,} episodes, "
+        f"{len(inputs.scores)} corpus summary file(s), {size / 1e6:.2f} MB)"
+    )
+    return 0
+
+
+def register(registry: Registry) -> None:
+    registry.add(
+        "top",
+        Command(
+            "report",
+            "write a self-contained HTML report (or a leaderboard table) of runs",
+            add_arguments,
+            run,
+        ),
+    )

@@ -1,0 +1,91 @@
+"""``todeval view RUNS_DIR [--port 8765] [--host 127.0.0.1]``: the report, served live.
+
+Serves the report of every run directory (and panel) found under RUNS_DIR with the standard
+library's HTTP server, on loopback by default. The page polls a version hash of the run files
+and reloads when a run writes an episode. Ctrl-C stops the server (exit code 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+from types import FrameType
+
+from todeval.errors import BadInputError, UsageError
+from todeval.registry import Command, Registry
+from todeval.report import DEFAULT_TITLE, ViewState, make_server
+from todeval.report._server import is_loopback
+
+DEFAULT_PORT = 8765
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("runs_dir", metavar="RUNS_DIR", help="directory holding run directories")
+    parser.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any free)"
+    )
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind (default 127.0.0.1; anything else exposes your transcripts)",
+    )
+    parser.add_argument(
+        "--poll", type=float, default=2.0, help="seconds between the page's update checks"
+    )
+    parser.add_argument("--title", default=DEFAULT_TITLE, help="page title")
+
+
+def run(args: argparse.Namespace) -> int:
+    root = Path(args.runs_dir)
+    if not root.is_dir():
+        raise BadInputError(f"{root}: not a directory")
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port {args.port}: not a port number (0-65535)")
+    state = ViewState(root, title=args.title, poll_ms=max(250, int(args.poll * 1000)))
+    try:
+        server = make_server(state, args.host, args.port)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot listen on {args.host}:{args.port} ({exc.strerror or exc}); "
+            "choose another --port"
+        ) from None
+    host, port = str(server.server_address[0]), int(server.server_address[1])
+    shown = f"[{host}]" if ":" in host else host
+    if not is_loopback(host):
+        print(
+            f"todeval: warning: serving on {host}, reachable from other machines",
+            file=sys.stderr,
+        )
+    print(f"serving {root} at http://{shown}:{port}/ (Ctrl-C to stop)", flush=True)
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    # Ctrl-C works even when started in the background (where SIGINT may be ignored), and a
+    # polite kill stops the server the same way.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        server.serve_forever(poll_interval=0.25)
+    except KeyboardInterrupt:
+        print("stopped", flush=True)
+    finally:
+        server.server_close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 0
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def register(registry: Registry) -> None:
+    registry.add(
+        "top",
+        Command(
+            "view",
+            "serve the report of every run under a directory on 127.0.0.1, refreshing live",
+            add_arguments,
+            run,
+        ),
+    )

@@ -1,0 +1,362 @@
+"""Reading what a report shows: run directories, simulator panels and corpus-score summaries.
+
+Inputs are given explicitly (``todeval report A B panel/ scores.json``) or found under a
+directory (``todeval view RUNS_DIR``):
+
+* a **run directory** holds ``manifest.json`` (and ``episodes.jsonl``, ``summary.json``);
+* a **panel directory** holds ``panel.json``; its runs are expanded (paths relative to it);
+* a **JSON file** is a corpus-scoring summary (``todeval score ... -o X.json``) or a
+  ``panel.json``.
+
+A run that is still in progress (its last session has not ended) or has no summary yet gets a
+summary computed here from its finished episodes, marked provisional.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from todeval.core.records import EpisodeRecord, Estimate, Manifest, Summary
+from todeval.errors import BadInputError
+from todeval.report._profiles import profile_for
+from todeval.runner.store import MANIFEST, RunDirectory
+from todeval.runner.summary import summarize
+
+PANEL_FILE = "panel.json"
+
+
+class PanelSpread(BaseModel):
+    """One system's scores across simulators, as written in ``panel.json``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    per_user: dict[str, Estimate] = Field(default_factory=dict)
+    spread_max_min: float | None = None
+    std_sample: float | None = None
+    best_user: str | None = None
+    worst_user: str | None = None
+
+
+class PanelRanks(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    rankings: dict[str, list[str]] = Field(default_factory=dict)
+    kendall_tau: dict[str, float | None] = Field(default_factory=dict)
+    top_system: dict[str, str] = Field(default_factory=dict)
+    top_changes: bool | None = None
+
+
+class PanelFile(BaseModel):
+    """``panel.json`` (schema version 1), read leniently: unknown keys are kept, not refused."""
+
+    model_config = ConfigDict(extra="allow")
+
+    schema_version: int = 1
+    benchmark: str = "booking"
+    systems: list[str]
+    users: list[str]
+    runs: dict[str, str] = Field(description="'<system>|<user>' -> run directory (relative)")
+    metric: str = "booking.booking_accuracy"
+    spread: dict[str, PanelSpread] = Field(default_factory=dict)
+    rank_stability: PanelRanks | None = None
+
+
+@dataclass
+class RunInput:
+    key: str
+    path: Path
+    manifest: Manifest
+    summary: Summary
+    episodes: list[EpisodeRecord]
+    provisional: bool = False
+    panel: str | None = None
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.manifest.config
+
+    @property
+    def system(self) -> str:
+        return str(self.manifest.players.get("system") or self.config.get("system") or "?")
+
+    @property
+    def user(self) -> str:
+        return str(self.manifest.players.get("user") or self.config.get("user") or "?")
+
+    @property
+    def task_set(self) -> str:
+        return str(self.config.get("task_set") or "")
+
+    def model_name(self, role: str) -> str | None:
+        """The display name of the model behind ``<role>_model`` (models-file name or spec)."""
+        spec = self.config.get(f"{role}_model")
+        if not spec:
+            return None
+        info = self.manifest.players.get("models", {}).get(spec)
+        if isinstance(info, dict) and info.get("name"):
+            return str(info["name"])
+        return str(spec)
+
+    @property
+    def models(self) -> str:
+        """Models of the run in one short string: the system's first, then the others by role."""
+        parts = []
+        system = self.model_name("system")
+        if system:
+            parts.append(system)
+        module = self.model_name("module")
+        if module and module != system:
+            parts.append(f"modules: {module}")
+        user = self.model_name("user")
+        if user:
+            parts.append(f"user: {user}")
+        return "; ".join(parts)
+
+    @property
+    def user_label(self) -> str:
+        """The user simulator with its model, e.g. ``llm (qwen32b)``."""
+        model = self.model_name("user")
+        return f"{self.user} ({model})" if model else self.user
+
+
+@dataclass
+class ScoreInput:
+    """A corpus-scoring summary file (``todeval score multiwoz ... -o X.json``)."""
+
+    key: str
+    path: Path
+    summary: Summary
+    source: str = ""
+    scheme: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PanelInput:
+    key: str
+    path: Path
+    panel: PanelFile
+    run_keys: dict[str, str] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ReportInputs:
+    runs: list[RunInput] = field(default_factory=list)
+    panels: list[PanelInput] = field(default_factory=list)
+    scores: list[ScoreInput] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+_SLUG = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def _slug(text: str) -> str:
+    return _SLUG.sub("_", text).strip("_") or "run"
+
+
+class _Keys:
+    """Assigns short, unique, URL-safe keys (the directory name, qualified on a clash)."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+
+    def take(self, path: Path) -> str:
+        candidates = [_slug(path.stem if path.is_file() else path.name)]
+        if path.parent.name:
+            candidates.append(_slug(f"{path.parent.name}--{candidates[0]}"))
+        for key in candidates:
+            if key not in self.used:
+                self.used.add(key)
+                return key
+        n = 2
+        while f"{candidates[-1]}-{n}" in self.used:
+            n += 1
+        key = f"{candidates[-1]}-{n}"
+        self.used.add(key)
+        return key
+
+
+def load_run(path: Path, key: str) -> RunInput:
+    """One run directory; recomputes the summary if the run is in progress or has none."""
+    store = RunDirectory(path)
+    if not store.exists():
+        raise BadInputError(f"{path}: not a run directory (no {MANIFEST})")
+    manifest = store.read_manifest()
+    episodes = store.read_episodes()
+    summary = store.read_summary()
+    in_progress = bool(manifest.sessions) and manifest.sessions[-1].ended_at is None
+    provisional = summary is None or in_progress or summary.n_episodes != len(episodes)
+    if provisional:
+        success = profile_for(manifest.benchmark).success_metric
+        summary = summarize(
+            manifest.benchmark, episodes, seed=manifest.seed, success_metric=success
+        )
+    assert summary is not None
+    return RunInput(key, path, manifest, summary, episodes, provisional)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise BadInputError(f"{path}: cannot read ({exc.strerror})") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadInputError(f"{path}: not valid JSON ({exc})") from None
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "top level"
+    return f"{where}: {err['msg']}"
+
+
+def read_panel(path: Path) -> PanelFile:
+    try:
+        return PanelFile.model_validate(_read_json(path))
+    except ValidationError as exc:
+        raise BadInputError(f"{path}: not a valid panel file ({_first_error(exc)})") from None
+
+
+def _is_panel(data: Any) -> bool:
+    return isinstance(data, dict) and {"systems", "users", "runs"} <= data.keys()
+
+
+def load_score(path: Path, key: str) -> ScoreInput:
+    data = _read_json(path)
+    try:
+        summary = Summary.model_validate(data)
+    except ValidationError as exc:
+        raise BadInputError(
+            f"{path}: neither a score summary nor a panel file ({_first_error(exc)})"
+        ) from None
+    warnings = data.get("warnings") if isinstance(data.get("warnings"), list) else []
+    return ScoreInput(
+        key=key,
+        path=path,
+        summary=summary,
+        source=str(data.get("source") or ""),
+        scheme=str(data.get("scheme") or summary.ci.method),
+        warnings=[str(w) for w in warnings],
+    )
+
+
+class _Loader:
+    """Collects inputs, loading each run directory once however it was named."""
+
+    def __init__(self, strict: bool) -> None:
+        self.strict = strict
+        self.keys = _Keys()
+        self.out = ReportInputs()
+        self.by_path: dict[Path, RunInput] = {}
+
+    def _problem(self, exc: BadInputError) -> None:
+        if self.strict:
+            raise exc
+        self.out.problems.append(exc.message)
+
+    def run(self, path: Path) -> RunInput | None:
+        real = path.resolve()
+        if real in self.by_path:
+            return self.by_path[real]
+        try:
+            run = load_run(path, self.keys.take(path))
+        except BadInputError as exc:
+            self._problem(exc)
+            return None
+        self.by_path[real] = run
+        self.out.runs.append(run)
+        return run
+
+    def panel(self, file: Path) -> None:
+        try:
+            panel = read_panel(file)
+        except BadInputError as exc:
+            self._problem(exc)
+            return
+        base = file.parent
+        item = PanelInput(self.keys.take(base), base, panel)
+        for pair, rel in panel.runs.items():
+            run_path = base / rel
+            if not (run_path / MANIFEST).exists():
+                item.missing.append(pair)
+                continue
+            run = self.run(run_path)
+            if run is not None:
+                run.panel = run.panel or item.key
+                item.run_keys[pair] = run.key
+        self.out.panels.append(item)
+
+    def path(self, path: Path) -> None:
+        if path.is_dir():
+            if (path / PANEL_FILE).exists():
+                self.panel(path / PANEL_FILE)
+            elif (path / MANIFEST).exists():
+                self.run(path)
+            else:
+                self._problem(
+                    BadInputError(
+                        f"{path}: not a run directory (no {MANIFEST}) or panel (no {PANEL_FILE})"
+                    )
+                )
+        elif path.is_file():
+            try:
+                data = _read_json(path)
+                if _is_panel(data):
+                    self.panel(path)
+                else:
+                    self.out.scores.append(load_score(path, self.keys.take(path)))
+            except BadInputError as exc:
+                self._problem(exc)
+        else:
+            self._problem(BadInputError(f"{path}: no such file or directory"))
+
+
+def load_inputs(paths: Sequence[Path]) -> ReportInputs:
+    """Load the given inputs; any unreadable one is a :class:`BadInputError`."""
+    loader = _Loader(strict=True)
+    for path in paths:
+        loader.path(path)
+    return loader.out
+
+
+def _walk(root: Path) -> Iterable[Path]:
+    """Directories under ``root`` holding a panel or a run (not descending into runs)."""
+    for here, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        if PANEL_FILE in files:
+            yield Path(here)
+        elif MANIFEST in files:
+            dirs[:] = []
+            yield Path(here)
+
+
+def discover_inputs(root: Path) -> ReportInputs:
+    """Every panel and run under ``root``; unreadable ones are listed in ``problems``."""
+    loader = _Loader(strict=False)
+    found = list(_walk(root))
+    panels = [p for p in found if (p / PANEL_FILE).exists()]
+    for path in panels:  # panels first, so their runs are attributed to them
+        loader.path(path)
+    for path in found:
+        if path not in panels:
+            loader.path(path)
+    return loader.out
+
+
+def watch_files(root: Path) -> list[Path]:
+    """The files whose change means the report of ``root`` is out of date."""
+    names = {MANIFEST, PANEL_FILE, "episodes.jsonl", "summary.json"}
+    out: list[Path] = []
+    for here, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        out.extend(Path(here) / f for f in sorted(files) if f in names)
+    return out
