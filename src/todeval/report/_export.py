@@ -68,7 +68,7 @@ def _headers(board: Board) -> list[str]:
     if board.kind == "score":
         ident = ["file", "system", "n"]
     cost = ["cost / dialogue"] if board.profile.cost else []
-    return ident + [c.title for c in board.profile.columns] + cost
+    return ident + [c.heading for c in board.profile.columns] + cost
 
 
 def _row_parts(board: Board, row: Row) -> list[tuple[str, str]]:

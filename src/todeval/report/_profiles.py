@@ -29,6 +29,11 @@ class Column:
     def key(self) -> str:
         return f"{self.metric}:{self.aggregate}"
 
+    @property
+    def heading(self) -> str:
+        """The column's name in a flat table header (e.g. ``Inform (macro)``)."""
+        return self.title + (" (macro)" if self.aggregate == "macro" else "")
+
 
 @dataclass(frozen=True)
 class Profile:
@@ -48,9 +53,9 @@ def _booking() -> Profile:
         primary_title="Booking accuracy",
         columns=(
             Column(acc, "micro", "Booking acc."),
-            Column(acc, "macro", "Booking acc. (macro)"),
+            Column(acc, "macro", "Booking acc."),
             Column(inf, "micro", "Inform"),
-            Column(inf, "macro", "Inform (macro)"),
+            Column(inf, "macro", "Inform"),
             Column("booking.attributes", "micro", "Attributes"),
             Column("booking.aborted", "micro", "Abort rate"),
             Column("booking.turns", "micro", "Turns", "number"),

@@ -87,22 +87,44 @@ def _axis_range(board: Board, column: Column) -> tuple[float, float]:
     return (min(lo, 0.0), hi) if hi > lo else (lo - 1, hi + 1)
 
 
+def _header_rows(board: Board, primary: Column, lo: float, hi: float) -> Markup:
+    """Two header rows: identity and single columns span both; a metric with micro and macro
+    gets a spanning name over 'micro', '95% CI' (the error bar) and 'macro'."""
+    p = board.profile
+    runs = board.kind == "run"
+    ident = ["#", "Run" if runs else "File", "System"]
+    if runs:
+        ident += ["User sim.", "Model(s)", "Task set"]
+    ident.append("n")
+    top = [el("th", {"class": "txt", "rowspan": 2}, h) for h in ident]
+    sub: list[Markup] = []
+    groups: list[list[Column]] = []
+    for c in p.columns:
+        if groups and groups[-1][0].metric == c.metric:
+            groups[-1].append(c)
+        else:
+            groups.append([c])
+    for group in groups:
+        has_bar = any(c.key == primary.key for c in group)
+        if len(group) == 1 and not has_bar:
+            top.append(el("th", {"class": "num", "rowspan": 2}, group[0].title))
+            continue
+        span = len(group) + int(has_bar)
+        top.append(el("th", {"class": "grp", "colspan": span}, group[0].title))
+        for c in group:
+            sub.append(el("th", {"class": "num"}, c.aggregate))
+            if c.key == primary.key:
+                sub.append(el("th", {"class": "eb-h"}, f"95% CI ({lo:g}–{hi:g})"))
+    if p.cost:
+        top.append(el("th", {"class": "num", "rowspan": 2}, "Cost / dialogue"))
+    return join([el("tr", None, *top), el("tr", {"class": "sub"}, *sub)])
+
+
 def leaderboard_table(board: Board, num: Numbering) -> Markup:
     p = board.profile
     primary = Column(p.primary, "micro", p.primary_title)
     lo, hi = _axis_range(board, primary)
     runs = board.kind == "run"
-    head = ["#", "Run" if runs else "File", "System"]
-    if runs:
-        head += ["User sim.", "Model(s)", "Task set"]
-    head.append("n")
-    header_cells = [el("th", {"class": "txt"}, h) for h in head]
-    for c in p.columns:
-        header_cells.append(el("th", {"class": "num"}, c.title))
-        if c.key == primary.key:
-            header_cells.append(el("th", {"class": "eb-h"}, f"{c.title}: 95% CI ({lo:g}–{hi:g})"))
-    if p.cost:
-        header_cells.append(el("th", {"class": "num"}, "Cost / dialogue"))
     body = []
     for i, row in enumerate(board.rows, start=1):
         href = anchor(run=row.key) if runs else None
@@ -111,7 +133,7 @@ def leaderboard_table(board: Board, num: Numbering) -> Markup:
             name.append(el("span", {"class": "badge live"}, "in progress"))
         if row.excluded:
             name.append(el("span", {"class": "badge"}, f"{row.excluded} excluded"))
-        cells = [el("td", {"class": "rank"}, str(i)), el("td", {"class": "txt"}, *name)]
+        cells = [el("td", {"class": "rank"}, str(i)), el("td", {"class": "txt name"}, *name)]
         cells.append(el("td", {"class": "txt"}, row.system))
         if runs:
             cells += [
@@ -123,9 +145,8 @@ def leaderboard_table(board: Board, num: Numbering) -> Markup:
         for c in p.columns:
             cells.append(est_cell(row.cells.get(c.key), c.kind))
             if c.key == primary.key:
-                cells.append(
-                    el("td", {"class": "eb-c"}, error_bar_cell(row.cells.get(c.key), lo, hi))
-                )
+                bar = error_bar_cell(row.cells.get(c.key), lo, hi)
+                cells.append(el("td", {"class": "eb-c"}, bar))
         if p.cost:
             cells.append(el("td", {"class": "num"}, fmt_usd(row.cost_per_dialogue)))
         attrs = {"data-run": row.key, "data-href": href, "class": "clickable" if runs else None}
@@ -138,13 +159,14 @@ def leaderboard_table(board: Board, num: Numbering) -> Markup:
         f"{board.title}: one row per {what}, best first by {p.primary_title.lower()} (micro). "
         "Each cell: value and 95% CI.",
     )
-    return el(
+    table = el(
         "table",
         {"class": "lb", "id": f"lb-{board.profile.benchmark}-{board.kind}"},
         caption,
-        el("thead", None, el("tr", None, *header_cells)),
+        el("thead", None, _header_rows(board, primary, lo, hi)),
         el("tbody", None, *body),
     )
+    return el("div", {"class": "tscroll"}, table)
 
 
 def ci_note(inputs: ReportInputs) -> Markup:

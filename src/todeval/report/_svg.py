@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from todeval.core.records import Estimate
 from todeval.report._markup import AttrValue, Markup, anchor, el, join
@@ -39,7 +40,7 @@ def shape(i: int) -> str:
 
 
 def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
-    """Round tick values covering [lo, hi]."""
+    """Round tick values from at or below ``lo`` to at or above ``hi``."""
     if hi <= lo:
         hi = lo + 1.0
     raw = (hi - lo) / max(n, 1)
@@ -50,8 +51,7 @@ def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     k = 0
     while True:
         v = round(start + k * step, 12)
-        if v >= lo - step * 1e-6:
-            ticks.append(v)
+        ticks.append(v)
         if v >= hi - step * 1e-6:
             return ticks
         k += 1
@@ -195,7 +195,7 @@ def _whisker(x: float, scale: Scale, est: Estimate, cap: float = 4.0) -> Markup:
 # --- leaderboard error bar -------------------------------------------------------------------
 
 
-def error_bar_cell(est: Estimate | None, lo: float, hi: float, width: int = 120) -> Markup:
+def error_bar_cell(est: Estimate | None, lo: float, hi: float, width: int = 104) -> Markup:
     """A one-row forest plot: the estimate and its CI on a shared [lo, hi] axis."""
     h = 16
     sx = Scale(lo, hi, 4, width - 4)
@@ -236,10 +236,17 @@ class ScatterPoint:
     est: Estimate | None
 
 
-def _usd_fmt(v: float) -> str:
-    if v == 0:
-        return "0"
-    return f"{v:.4f}".rstrip("0") if v >= 0.001 else f"{v:.1e}"
+def tick_formatter(ticks: Sequence[float]) -> Callable[[float], str]:
+    """Fixed decimals, just enough to tell the ticks apart (``0``, ``0.0005``, ``0.0010``)."""
+    step = min((b - a for a, b in pairwise(ticks)), default=1.0) or 1.0
+    decimals = 0
+    while decimals < 8 and abs(round(step, decimals) - step) > step * 1e-6:
+        decimals += 1
+
+    def fmt(v: float) -> str:
+        return "0" if v == 0 else f"{v:.{decimals}f}"
+
+    return fmt
 
 
 def _place_labels(
@@ -274,9 +281,11 @@ def cost_scatter(points: Sequence[ScatterPoint], y_title: str, rate: bool) -> Ma
     sx = Scale(-0.04 * xticks[-1], xticks[-1], ml, w - mr)
     sy = y_scale([p.est for p in pts], rate, h - mb, mt)
     yticks = nice_ticks(sy.lo, sy.hi, 5)
+    pad = (sy.hi - sy.lo) * 0.04  # room so that points at 0 or 1 do not sit on the frame
+    sy = Scale(sy.lo - pad, sy.hi + pad, h - mb, mt)
     body: list[Markup] = [
         _y_axis(sy, yticks, ml, w - mr, _rate_fmt if rate else _num_fmt),
-        _x_axis(sx, xticks, h - mb, mt, _usd_fmt),
+        _x_axis(sx, xticks, h - mb, mt, tick_formatter(xticks)),
         _text((ml + w - mr) / 2, h - 10, "Cost per dialogue (USD)", **{"class": "axis-title"}),
         _text(
             14,

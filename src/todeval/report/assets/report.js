@@ -406,6 +406,11 @@
       .catch(function () { setTimeout(poll, DATA.poll_ms * 3); });
   }
 
+  // printing (a paper appendix): show every manifest
+  window.addEventListener("beforeprint", function () {
+    Array.prototype.forEach.call(document.querySelectorAll("details"), function (d) { d.open = true; });
+  });
+
   function ready() {
     if (window.performance && performance.mark) performance.mark("todeval-ready");
     document.documentElement.setAttribute("data-ready", "1");

@@ -1,0 +1,130 @@
+"""Size of the one-file report of a 117-episode run and its load time in headless Chromium.
+
+Runs `todeval run booking` (rule system, agenda user, test set: 117 episodes) into a temporary
+directory, builds the report (`todeval report`), then loads it from file:// in headless
+Chromium (selenium with the system chromedriver) several times and prints, from the
+Navigation Timing API: navigation start to DOMContentLoaded, to the load event, and to the
+page's own `todeval-ready` mark (leaderboard shown, transcript browser built); plus the time
+to open one transcript. Ratios are against a 1-second load budget.
+
+Run: python bench/bench_report_load.py [--loads 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+LOAD_BUDGET_MS = 1000.0
+
+
+def _driver(profile: Path) -> Any:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1400,1000",
+        f"--user-data-dir={profile}",
+    ):
+        options.add_argument(arg)
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+
+
+_TIMING = """
+const nav = performance.getEntriesByType('navigation')[0];
+const ready = performance.getEntriesByName('todeval-ready')[0];
+return {dcl: nav.domContentLoadedEventEnd, load: nav.loadEventEnd,
+        ready: ready ? ready.startTime : null,
+        rows: document.querySelectorAll('#lb-booking-run tbody tr').length};
+"""
+
+_OPEN = """
+const t0 = performance.now();
+document.querySelector('.ep-row').click();
+const ms = performance.now() - t0;
+return [ms, document.querySelectorAll('#ep-detail .msg').length];
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--loads", type=int, default=7, help="page loads to time (default 7)")
+    args = parser.parse_args()
+    for path in (CHROMIUM, CHROMEDRIVER):
+        if not Path(path).exists():
+            print(f"{path} missing: apt-get install chromium chromium-driver", file=sys.stderr)
+            return 1
+    from todeval.cli import main as todeval
+
+    with tempfile.TemporaryDirectory() as tmp:
+        run, report = Path(tmp) / "run", Path(tmp) / "report.html"
+        with contextlib.redirect_stdout(io.StringIO()):
+            if todeval(["run", "booking", "--out", str(run), "--quiet"]) != 0:
+                return 1
+            t0 = time.perf_counter()
+            if todeval(["report", str(run), "-o", str(report)]) != 0:
+                return 1
+        build_s = time.perf_counter() - t0
+        size = report.stat().st_size
+        driver = _driver(Path(tmp) / "profile")
+        try:
+            samples = []
+            for _ in range(args.loads):
+                driver.get(report.as_uri())
+                for _wait in range(200):
+                    timing = driver.execute_script(_TIMING)
+                    if timing["load"] and timing["ready"] is not None:
+                        break
+                    time.sleep(0.05)
+                samples.append(timing)
+            open_ms, messages = driver.execute_script(_OPEN)
+        finally:
+            driver.quit()
+    n = 117
+    dcl = statistics.median(s["dcl"] for s in samples)
+    load = statistics.median(s["load"] for s in samples)
+    ready = statistics.median(s["ready"] for s in samples)
+    print(
+        f"report of a {n}-episode run: {size / 1e6:.2f} MB ({size / n / 1e3:.1f} kB/episode), "
+        f"built in {build_s:.2f} s (todeval report, incl. loading the run)"
+    )
+    print(
+        f"Chromium (headless, file://, median of {len(samples)} loads, "
+        f"{samples[-1]['rows']} leaderboard row):"
+    )
+    lines = [
+        ("navigation start -> page script done (leaderboard, browser ready)", ready),
+        ("navigation start -> DOMContentLoaded", dcl),
+        ("navigation start -> load event", load),
+        (f"open one transcript (click -> rendered, {messages} messages)", open_ms),
+    ]
+    for label, ms in lines:
+        print(f"  {label:<68}{ms:7.1f} ms")
+    print(
+        f"ratio of load time to the {LOAD_BUDGET_MS:.0f} ms budget: {load / LOAD_BUDGET_MS:.2f} "
+        f"({LOAD_BUDGET_MS / load:.1f}x under budget)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

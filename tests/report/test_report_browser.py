@@ -1,0 +1,239 @@
+"""The report and the view server in real headless Chromium (selenium + system chromedriver).
+
+Checks what a reader sees: leaderboard rows, rendered figures, clicking a row filters the
+transcript list, clicking an episode shows its transcript, and that transcripts full of
+script payloads execute nothing. Screenshots go to test-artifacts/. With CI=true a missing
+chromium, chromedriver or selenium fails these tests instead of skipping them.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from tests.report.helpers import PAYLOADS, chromium_driver, screenshot
+from tests.report.test_view_server import start_view
+from todeval.report import build_html, load_inputs
+
+WAIT_S = 30
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    d = chromium_driver(tmp_path_factory.mktemp("chromium-profile"))
+    try:
+        yield d
+    finally:
+        d.quit()
+
+
+def _wait(driver: Any, condition: Any) -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, WAIT_S).until(condition)
+
+
+def _open(driver: Any, url: str) -> None:
+    driver.get(url)
+    _wait(driver, lambda d: d.execute_script("return document.documentElement.dataset.ready"))
+
+
+def _js(driver: Any, script: str) -> Any:
+    return driver.execute_script(script)
+
+
+def _count(driver: Any) -> str:
+    return str(_js(driver, "return document.getElementById('f-count').textContent"))
+
+
+def _no_alert(driver: Any) -> None:
+    from selenium.common.exceptions import NoAlertPresentException
+
+    with pytest.raises(NoAlertPresentException):
+        driver.switch_to.alert  # noqa: B018 (the property raises when no alert is open)
+
+
+def _severe_logs(driver: Any) -> list[Any]:
+    return [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def _css(driver: Any, selector: str) -> list[Any]:
+    from selenium.webdriver.common.by import By
+
+    return list(driver.find_elements(By.CSS_SELECTOR, selector))
+
+
+def test_report_file_in_chromium(driver: Any, runs: dict[str, Path], tmp_path: Path) -> None:
+    report = tmp_path / "report.html"
+    report.write_text(build_html(load_inputs(list(runs.values()))), encoding="utf-8")
+    url = report.as_uri()
+    _open(driver, url)
+
+    rows = _css(driver, "#lb-booking-run tbody tr")
+    assert [r.get_attribute("data-run") for r in rows] == [
+        "rule-agenda",
+        "rule-unreal",
+        "rule-corpus",
+        "mono-toy",
+    ]
+    assert (
+        "0.897" in rows[2].text and "[0.838, 0.949]" in rows[2].text and "$0.0024" in rows[3].text
+    )
+
+    # figures are rendered SVG with one mark per run / group / class, and real size
+    assert len(_css(driver, "#fig-scatter g.pt")) == 4
+    assert (
+        len(_css(driver, "#fig-groups g.bar")) == 6 + 2 + 6 + 6
+    )  # unrealistic --limit 30: 2 groups
+    assert len(_css(driver, "#fig-tax-failure_class g.seg")) == 1 + 1 + 3 + 2
+    assert len(_css(driver, "#fig-panel-auto-0 g.fpt")) == 2
+    assert len(_css(driver, "svg.eb")) == 4
+    for fig in ("fig-scatter", "fig-groups", "fig-tax-failure_class"):
+        box = _js(driver, f"return document.getElementById('{fig}').getBoundingClientRect()")
+        assert box["width"] > 300 and box["height"] > 100, (fig, box)
+    marker_w = _js(
+        driver,
+        "return document.querySelector('#fig-scatter g.pt[data-run=\"mono-toy\"]').getBBox().width",
+    )
+    assert marker_w > 5
+    screenshot(driver, "report-top.png")
+
+    # clicking a leaderboard row (not its link) filters the transcript list to that run
+    rows[2].find_elements("css selector", "td")[2].click()
+    _wait(driver, lambda d: _count(d).startswith("117 of 381"))
+    assert "run=rule-corpus" in _js(driver, "return location.hash")
+    subs = [e.text for e in _css(driver, ".ep-row .sub")]
+    assert len(subs) == 117 and all(s.startswith("rule-corpus") for s in subs)
+    top = _js(driver, "return document.getElementById('transcripts').getBoundingClientRect().top")
+    assert abs(top) < 120  # scrolled to the browser
+
+    # clicking an episode shows its transcript: messages, tool calls, DB rows
+    first = _css(driver, ".ep-row")[0]
+    episode_id = first.find_element("css selector", ".id").text
+    first.click()
+    _wait(
+        driver,
+        lambda d: _css(d, "#ep-detail h3") and _css(d, "#ep-detail h3")[0].text == episode_id,
+    )
+    assert len(_css(driver, "#ep-detail .msg.user")) >= 2
+    assert _css(driver, "#ep-detail .ev.call") and _css(driver, "#ep-detail table.rows")
+    assert "Goal · " in _js(driver, "return document.getElementById('ep-detail').textContent")
+    screenshot(driver, "report-transcript.png")
+
+    # a taxonomy cell links to that run's episodes of that class
+    link = _css(driver, 'a[href="#run=rule-corpus&label=failure_class%3Awrong_booking"]')[0]
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", link)
+    link.click()
+    _wait(driver, lambda d: _count(d).startswith("6 of 381"))
+    assert _js(driver, "return document.getElementById('f-class').value") == "wrong_booking"
+
+    # a scatter point filters to its run
+    point = _css(driver, '#fig-scatter g.pt[data-run="mono-toy"]')[0]
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", point)
+    point.click()
+    _wait(driver, lambda d: _count(d).startswith("117 of 381"))
+    assert _js(driver, "return document.getElementById('f-run').value") == "mono-toy"
+
+    # full-text search across runs, with highlighting in the transcript
+    _css(driver, "#f-clear")[0].click()
+    box = _css(driver, "#f-q")[0]
+    box.send_keys("volcano")
+    _wait(driver, lambda d: not _count(d).startswith("381 of"))
+    n = int(_count(driver).split(" ", 1)[0])
+    assert 0 < n < 381
+    assert all(e.text.startswith("rule-unreal") for e in _css(driver, ".ep-row .sub"))
+    _css(driver, ".ep-row")[0].click()
+    _wait(driver, lambda d: _css(d, "#ep-detail mark"))
+    assert _css(driver, "#ep-detail mark")[0].text.lower() == "volcano"
+
+    # each episode has a stable anchor
+    anchor = quote("rule-corpus/test/000-sng01936#0", safe="")
+    _open(driver, f"{url}#ep={anchor}")
+    _wait(
+        driver,
+        lambda d: (
+            _css(d, "#ep-detail h3") and _css(d, "#ep-detail h3")[0].text == "test/000-sng01936#0"
+        ),
+    )
+    assert "run rule-corpus" in _css(driver, "#ep-detail .facts")[0].text
+    assert not _severe_logs(driver)
+
+
+def test_payloads_in_transcripts_execute_nothing(
+    driver: Any, xss: Path, runs: dict[str, Path], tmp_path: Path
+) -> None:
+    report = tmp_path / "xss.html"
+    report.write_text(build_html(load_inputs([xss, runs["rule"]])), encoding="utf-8")
+    _open(driver, report.as_uri())
+    xss_key = load_inputs([xss]).runs[0].key
+    driver.execute_script("location.hash = arguments[0]", "#run=" + quote(xss_key, safe=""))
+    _wait(driver, lambda d: _count(d).startswith(f"{len(PAYLOADS)} of"))
+    for i in range(len(PAYLOADS)):
+        row = _css(driver, ".ep-row")[i]
+        row.click()
+        _wait(
+            driver,
+            lambda d, i=i: d.execute_script(
+                "return document.getElementById('ep-detail').textContent.includes(arguments[0])",
+                f"test/{i:03d}-{PAYLOADS[i]}#0",
+            ),
+        )
+        assert _js(driver, "return typeof window.__pwned") == "undefined"
+    detail = _js(driver, "return document.getElementById('ep-detail').textContent")
+    assert "and <b>bold</b> & ampersand" in detail  # shown as text, not markup
+    for el in _css(driver, "details"):
+        driver.execute_script("arguments[0].open = true", el)
+    box = _css(driver, "#f-q")[0]
+    box.send_keys("<img src=x")
+    _wait(driver, lambda d: _count(d).startswith("2 of"))
+    _css(driver, ".ep-row")[0].click()
+    _wait(driver, lambda d: _css(d, "#ep-detail mark"))
+    screenshot(driver, "report-xss.png")
+    _no_alert(driver)
+    assert _js(driver, "return typeof window.__pwned") == "undefined"
+    assert _js(driver, "return document.querySelectorAll('img, iframe, object, embed').length") == 0
+    assert _js(driver, "return document.querySelectorAll('[onload], [onerror]').length") == 0
+    assert _js(driver, "return document.scripts.length") == 2
+    assert not _severe_logs(driver)
+
+
+def test_view_server_in_chromium(
+    driver: Any, xss: Path, runs: dict[str, Path], tmp_path: Path
+) -> None:
+    root = tmp_path / "runs"
+    root.mkdir()
+    shutil.copytree(runs["rule"], root / "alpha")
+    shutil.copytree(xss, root / "xss")
+    proc, url = start_view(root, "--poll", "0.5")
+    try:
+        _open(driver, url)
+        assert [r.get_attribute("data-run") for r in _css(driver, "#lb-booking-run tbody tr")] == [
+            "alpha",
+            "xss",
+        ]
+        _css(driver, "#lb-booking-run tbody tr")[0].find_elements("css selector", "td")[2].click()
+        _wait(driver, lambda d: _count(d).startswith("117 of 124"))
+        _css(driver, ".ep-row")[3].click()
+        _wait(driver, lambda d: _css(d, "#ep-detail .msg.system"))
+        assert _css(driver, "#live")
+        # a new run appears: the page notices the version change and reloads, keeping its state
+        shutil.copytree(runs["corpus"], root / "beta")
+        _wait(driver, lambda d: len(_css(d, "#lb-booking-run tbody tr")) == 3)
+        _wait(driver, lambda d: d.execute_script("return document.documentElement.dataset.ready"))
+        assert "run=alpha" in _js(driver, "return location.hash")
+        assert _count(driver).startswith("117 of 241")
+        assert _css(driver, "#ep-detail .msg.system")
+        screenshot(driver, "view-live.png")
+        _no_alert(driver)
+        assert _js(driver, "return typeof window.__pwned") == "undefined"
+        assert not _severe_logs(driver)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    assert proc.returncode == 0
