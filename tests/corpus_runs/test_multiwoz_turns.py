@@ -36,7 +36,11 @@ from todeval.cli import main
 from todeval.core.outcome import Outcome
 from todeval.runner import RunDirectory
 from todeval.scoring.multiwoz import CorpusData, evaluate, to_summary
-from todeval.scoring.multiwoz._normalize import PLACEHOLDER_CLASS
+from todeval.scoring.multiwoz._normalize import (
+    PLACEHOLDER_CLASS,
+    canonicalize_placeholders,
+    moses_round_trip,
+)
 
 
 def _config(n: int, **kwargs: Any) -> MultiwozTurnsConfig:
@@ -73,6 +77,16 @@ def test_placeholders_map_back_to_their_classes() -> None:
     assert dialogue.systems[1] == (
         "booking completed! your taxi will be [value_type] contact number is [value_phone]"
     )
+
+
+def test_rendered_references_normalize_back_to_the_references() -> None:
+    """The history's system turns are the BLEU references in the model's placeholder form."""
+    corpus = CorpusData()
+    round_trip = moses_round_trip()
+    by_id = {d.dialogue_id: d for d in load_dialogues(corpus)}
+    for dialogue_id, references in corpus.references.items():
+        for reference, shown in zip(references, by_id[dialogue_id].systems, strict=True):
+            assert round_trip(canonicalize_placeholders(shown)) == reference, shown
 
 
 def test_gold_states_fit_the_reply_schema() -> None:

@@ -12,6 +12,7 @@ from todeval.benchmarks.multiwoz_turns.run import (
     Scored,
     build_plan,
 )
+from todeval.benchmarks.multiwoz_turns.shared.generation import release_models
 from todeval.benchmarks.multiwoz_turns.shared.options import (
     add_common_arguments,
     common_config,
@@ -61,6 +62,7 @@ def run_command(args: argparse.Namespace) -> int:
     for note in result.notes:
         print(note, file=sys.stderr)
     if result.already_complete:
+        release_models(plan)  # nothing ran, so the runner did not release the model
         print(f"{out} already holds a complete run with this config; its scores:")
     print(_table(scored, out, config))
     print(run_footer(result.summary, out, PREDICTIONS_FILE, "multiwoz"))

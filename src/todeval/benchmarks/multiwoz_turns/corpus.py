@@ -36,7 +36,11 @@ PLACEHOLDERS: dict[str, str] = {
     "FOOD": "value_food",
     "TYPE": "value_type",
 }
-_CLASS_RE = re.compile(r"\b(" + "|".join(sorted(PLACEHOLDERS, key=len, reverse=True)) + r")\b")
+# A class word is upper case; lower-case letters may follow it (``COUNTtar``, ``TIMEpm``: the
+# references keep what followed a placeholder), other capitals may not.
+_CLASS_RE = re.compile(
+    r"(?<![A-Za-z])(" + "|".join(sorted(PLACEHOLDERS, key=len, reverse=True)) + r")(?![A-Z])"
+)
 
 N_TEST_DIALOGUES = 1000
 N_TEST_TURNS = 7372

@@ -26,6 +26,7 @@ from todeval.core.records import CallUsage, EpisodeRecord, Timing, episode_id, s
 if TYPE_CHECKING:
     from todeval.backends import Backend, RetryPolicy
     from todeval.backends.scripted import ReplyFunction
+    from todeval.runner.execute import RunPlan
 
 ROLE = "system"
 """The ``role`` of every call (usage is reported per role)."""
@@ -112,6 +113,18 @@ class ModelPool:
         if self._cache is not None:
             self._cache.close()
             self._cache = None
+
+
+def release_models(plan: RunPlan) -> None:
+    """Close a plan's backends when the runner did not (a run that was already complete)."""
+    close = plan.aclose
+    if close is None:
+        return
+
+    async def run() -> None:
+        await close()
+
+    asyncio.run(run())
 
 
 class TurnReply(BaseModel):
