@@ -87,19 +87,20 @@ def test_report_file_in_chromium(driver: Any, runs: dict[str, Path], tmp_path: P
     )
 
     # figures are rendered SVG with one mark per run / group / class, and real size
-    assert len(_css(driver, "#fig-scatter g.pt")) == 4
+    assert len(_css(driver, "#fig-scatter-booking g.pt")) == 4
     assert (
-        len(_css(driver, "#fig-groups g.bar")) == 6 + 2 + 6 + 6
+        len(_css(driver, "#fig-groups-booking g.bar")) == 6 + 2 + 6 + 6
     )  # unrealistic --limit 30: 2 groups
     assert len(_css(driver, "#fig-tax-failure_class g.seg")) == 1 + 1 + 3 + 2
     assert len(_css(driver, "#fig-panel-auto-0 g.fpt")) == 2
     assert len(_css(driver, "svg.eb")) == 4
-    for fig in ("fig-scatter", "fig-groups", "fig-tax-failure_class"):
+    for fig in ("fig-scatter-booking", "fig-groups-booking", "fig-tax-failure_class"):
         box = _js(driver, f"return document.getElementById('{fig}').getBoundingClientRect()")
         assert box["width"] > 300 and box["height"] > 100, (fig, box)
     marker_w = _js(
         driver,
-        "return document.querySelector('#fig-scatter g.pt[data-run=\"mono-toy\"]').getBBox().width",
+        "return document.querySelector('#fig-scatter-booking g.pt[data-run=\"mono-toy\"]')"
+        ".getBBox().width",
     )
     assert marker_w > 5
     screenshot(driver, "report-top.png")
@@ -134,7 +135,7 @@ def test_report_file_in_chromium(driver: Any, runs: dict[str, Path], tmp_path: P
     assert _js(driver, "return document.getElementById('f-class').value") == "wrong_booking"
 
     # a scatter point filters to its run
-    point = _css(driver, '#fig-scatter g.pt[data-run="mono-toy"]')[0]
+    point = _css(driver, '#fig-scatter-booking g.pt[data-run="mono-toy"]')[0]
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", point)
     point.click()
     _wait(driver, lambda d: _count(d).startswith("117 of 381"))

@@ -204,3 +204,39 @@ def test_clashing_directory_names_get_distinct_keys(runs: dict[str, Path], tmp_p
     shutil.copytree(a, b)
     keys = [r.key for r in load_inputs([a, b]).runs]
     assert keys == ["run", "b--run"]
+
+
+def test_panel_from_the_panel_runner(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    panel = tmp_path / "panel"
+    args = ["run", "booking", "--systems", "rule", "--users", "agenda,corpus", "--limit", "20"]
+    assert main([*args, "--out", str(panel), "--quiet"]) == 0
+    capsys.readouterr()
+    inputs = load_inputs([panel])
+    assert len(inputs.runs) == 2 and inputs.panels[0].missing == []
+    assert set(inputs.panels[0].run_keys) == {"rule|agenda", "rule|corpus"}
+    out = tmp_path / "r.html"
+    code, _, _ = _report(capsys, str(panel), "-o", str(out))
+    assert code == 0
+    html = out.read_text(encoding="utf-8")
+    assert 'id="panel-panel-spread"' in html and "max − min (paper)" in html
+    assert "One system: no rank stability" in html
+
+
+def test_generation_runs_get_corpus_columns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(
+        json.dumps({"default": {"text": '{"response": "Booked <b>it</b>.", "state": {}}'}}),
+        encoding="utf-8",
+    )
+    run = tmp_path / "turns"
+    argv = ["run", "multiwoz-turns", "--model", f"scripted:{script}", "--limit", "3"]
+    assert main([*argv, "--no-cache", "--out", str(run), "--quiet"]) == 0
+    capsys.readouterr()
+    [board] = boards(load_inputs([run]))
+    assert board.profile.primary == "multiwoz.combined"
+    assert [c.title for c in board.profile.columns][-1] == "Format failures %"
+    assert board.rows[0].models == f"scripted:{script}"
+    code, out, _ = _report(capsys, str(run), "--table", "md")
+    assert code == 0 and "| Combined |" in out and "| turns |" in out

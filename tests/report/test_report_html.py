@@ -141,9 +141,9 @@ def test_nice_ticks_cover_the_range() -> None:
 
 def test_figures_have_one_mark_per_run_and_group(runs: dict[str, Path]) -> None:
     html = build_html(load_inputs([runs["rule"], runs["corpus"], runs["llm"]]))
-    scatter = html.split('id="fig-scatter"', 1)[1].split("</svg>", 1)[0]
+    scatter = html.split('id="fig-scatter-booking"', 1)[1].split("</svg>", 1)[0]
     assert scatter.count('<g class="pt"') == 3
     assert "Cost per dialogue (USD)" in scatter and "Booking accuracy (micro, 95% CI)" in scatter
-    bars = html.split('id="fig-groups"', 1)[1].split("</svg>", 1)[0]
+    bars = html.split('id="fig-groups-booking"', 1)[1].split("</svg>", 1)[0]
     assert bars.count('<g class="bar"') == 3 * 6
     assert html.count('class="eb"') == 3  # one error bar per leaderboard row

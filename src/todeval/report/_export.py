@@ -90,11 +90,12 @@ def to_markdown(boards: Sequence[Board]) -> str:
     parts = []
     for board in boards:
         header = _headers(board)
+        n_text = 2 if board.kind == "score" else 5
         lines = [
             f"**{_md_escape(board.title)}** -- value [95% CI]",
             "",
             "| " + " | ".join(_md_escape(h) for h in header) + " |",
-            "|" + "|".join("---" if i < 2 else "---:" for i in range(len(header))) + "|",
+            "|" + "|".join("---" if i < n_text else "---:" for i in range(len(header))) + "|",
         ]
         for row in board.rows:
             texts = [f"{t} {ci}".strip() for t, ci in _row_parts(board, row)]

@@ -85,19 +85,21 @@ class RunInput:
 
     @property
     def system(self) -> str:
-        return str(self.manifest.players.get("system") or self.config.get("system") or "?")
+        return str(self.manifest.players.get("system") or self.config.get("system") or "–")
 
     @property
     def user(self) -> str:
-        return str(self.manifest.players.get("user") or self.config.get("user") or "?")
+        return str(self.manifest.players.get("user") or self.config.get("user") or "–")
 
     @property
     def task_set(self) -> str:
-        return str(self.config.get("task_set") or "")
+        return str(self.config.get("task_set") or "–")
 
     def model_name(self, role: str) -> str | None:
         """The display name of the model behind ``<role>_model`` (models-file name or spec)."""
         spec = self.config.get(f"{role}_model")
+        if not spec and role == "system":
+            spec = self.config.get("model")  # generation runs (multiwoz-turns): one model
         if not spec:
             return None
         info = self.manifest.players.get("models", {}).get(spec)

@@ -21,6 +21,7 @@ from todeval.report._payload import Payload, embed, episode_view, run_view
 from todeval.report._profiles import profile_for
 from todeval.report._sections import (
     Numbering,
+    ci_methods,
     ci_note,
     corpus_notes,
     groups_section,
@@ -167,7 +168,8 @@ def _sections(inputs: ReportInputs, run_boards: list[Board]) -> list[tuple[str, 
         out.append(("problems", el("div", {"class": "warn"}, "Skipped: ", el("ul", None, *items))))
     if run_b:
         tables = [leaderboard_table(b, num) for b in run_b]
-        out.append(("leaderboard", section("leaderboard", "Leaderboard", ci_note(inputs), *tables)))
+        lb = section("leaderboard", "Leaderboard", ci_note(inputs), *tables, ci_methods(inputs))
+        out.append(("leaderboard", lb))
     elif not score_b:
         out.append(("leaderboard", section("leaderboard", "Leaderboard", note("No runs found."))))
     figs = [f for b in run_b if b.profile.cost and (f := scatter_section(inputs, b, num))]

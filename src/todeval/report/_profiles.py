@@ -64,27 +64,32 @@ def _booking() -> Profile:
     )
 
 
-def _corpus(benchmark: str, names: tuple[tuple[str, str], ...]) -> Profile:
-    columns = tuple(Column(f"{benchmark}.{m}", "micro", t, "score") for m, t in names)
+_MWZ = (("inform", "Inform"), ("success", "Success"), ("bleu", "BLEU"), ("combined", "Combined"))
+_INCAR = (("match", "Match"), ("succ_f1", "SuccF1"), ("bleu", "BLEU"), ("combined", "Combined"))
+
+
+def _corpus(benchmark: str, prefix: str, names: tuple[tuple[str, str], ...], run: bool) -> Profile:
+    """Corpus metrics (0-100 scale) ranked by Combined; generation runs also show format
+    failures and cost."""
+    columns = tuple(Column(f"{prefix}.{m}", "micro", t, "score") for m, t in names)
+    if run:
+        columns += (Column(f"{prefix}.format_failure_rate", "micro", "Format failures %", "score"),)
+    combined = f"{prefix}.combined"
     return Profile(
         benchmark=benchmark,
-        primary=columns[0].metric,
-        primary_title=columns[0].title,
+        primary=combined,
+        primary_title="Combined",
         columns=columns,
-        cost=False,
+        cost=run,
     )
 
 
 _PROFILES: dict[str, Profile] = {
     "booking": _booking(),
-    "multiwoz": _corpus(
-        "multiwoz",
-        (("inform", "Inform"), ("success", "Success"), ("bleu", "BLEU"), ("combined", "Combined")),
-    ),
-    "incar": _corpus(
-        "incar",
-        (("match", "Match"), ("succ_f1", "SuccF1"), ("bleu", "BLEU"), ("combined", "Combined")),
-    ),
+    "multiwoz": _corpus("multiwoz", "multiwoz", _MWZ, run=False),
+    "incar": _corpus("incar", "incar", _INCAR, run=False),
+    "multiwoz-turns": _corpus("multiwoz-turns", "multiwoz", _MWZ, run=True),
+    "incar-turns": _corpus("incar-turns", "incar", _INCAR, run=True),
 }
 
 GENERIC_COLUMNS = 6

@@ -170,14 +170,25 @@ def leaderboard_table(board: Board, num: Numbering) -> Markup:
 
 
 def ci_note(inputs: ReportInputs) -> Markup:
-    methods = sorted({(r.summary.ci.method, r.summary.ci.resamples) for r in inputs.runs})
-    text = "; ".join(f"{m}, {n:,} resamples" for m, n in methods) or "percentile bootstrap"
     return note(
-        f"95% CIs: {text}. Micro = mean over episodes; macro = mean of the domain-group means "
-        "(the clem:todd aggregate). Abort rate = share of episodes ended by a format "
-        "violation or the inner-loop cap. Cost / dialogue = model cost per scored episode "
-        "(USD; $0 for players without a model). Click a row to browse its transcripts."
+        "Micro = mean over episodes; macro = mean of the domain-group means (the clem:todd "
+        "aggregate). Abort rate = share of episodes ended by a format violation or the "
+        "inner-loop cap. Cost / dialogue = model cost per scored episode (USD; $0 for players "
+        "without a model). Click a row to browse its transcripts."
     )
+
+
+def ci_methods(inputs: ReportInputs) -> Markup:
+    """How each benchmark's CIs were computed (from the runs' summaries)."""
+    methods: dict[str, set[str]] = {}
+    for r in inputs.runs:
+        ci = r.summary.ci
+        text = f"{ci.method}; {ci.resamples:,} resamples, level {ci.level:g}"
+        methods.setdefault(r.summary.benchmark, set()).add(text)
+    items = [
+        el("li", None, el("b", None, b), ": ", "; ".join(sorted(m))) for b, m in methods.items()
+    ]
+    return el("ul", {"class": "notes"}, el("li", None, "95% confidence intervals:"), *items)
 
 
 # --- cost vs accuracy --------------------------------------------------------------------------
@@ -202,8 +213,11 @@ def scatter_section(inputs: ReportInputs, board: Board, num: Numbering) -> Marku
         )
     if not points:
         return None
-    rate = all(is_rate(r.summary, board.profile.primary) for r in inputs.runs if r.key in runs)
-    fig = cost_scatter(points, board.profile.primary_title, rate)
+    primary = board.profile.primary
+    rate = all(is_rate(runs[r.key].summary, primary) for r in board.rows if r.key in runs)
+    fig = cost_scatter(
+        f"fig-scatter-{board.profile.benchmark}", points, board.profile.primary_title, rate
+    )
     cap = el(
         "figcaption",
         None,
@@ -231,7 +245,8 @@ def groups_section(
         BarSeries(r.key, r.key, dict(r.summary.metrics[metric].by_group)) for r in with_groups
     ]
     rate = all(is_rate(r.summary, metric) for r in with_groups)
-    fig = group_bars("fig-groups", groups, series, title, rate)
+    bench = with_groups[0].summary.benchmark
+    fig = group_bars(f"fig-groups-{bench}", groups, series, title, rate)
     kind = "rate" if rate else "number"
     head = [el("th", {"class": "txt"}, "Run")] + [el("th", {"class": "num"}, g) for g in groups]
     head.append(el("th", {"class": "num"}, "macro"))
@@ -250,7 +265,7 @@ def groups_section(
         rows.append(el("tr", None, *cells))
     table = el(
         "table",
-        {"class": "lb compact", "id": "groups-table"},
+        {"class": "lb compact", "id": f"groups-{bench}"},
         el(
             "caption",
             None,

@@ -57,6 +57,17 @@ def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
         k += 1
 
 
+def ticks_within(lo: float, hi: float, n: int = 5) -> list[float]:
+    """Round ticks inside [lo, hi] (for an axis whose range is already fixed)."""
+    eps = (hi - lo) * 1e-9
+    return [t for t in nice_ticks(lo, hi, n) if lo - eps <= t <= hi + eps]
+
+
+def clip(text: str, limit: int = 28) -> str:
+    """Shorten a label for a figure (the full text stays in the mark's tooltip)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 @dataclass(frozen=True)
 class Scale:
     lo: float
@@ -268,7 +279,7 @@ def _place_labels(
     return out
 
 
-def cost_scatter(points: Sequence[ScatterPoint], y_title: str, rate: bool) -> Markup:
+def cost_scatter(fig_id: str, points: Sequence[ScatterPoint], y_title: str, rate: bool) -> Markup:
     """Cost per dialogue (x) against a score with its CI (y), by architecture and model."""
     pts = [p for p in points if p.est is not None and p.est.value is not None]
     systems = list(dict.fromkeys(p.system for p in pts))
@@ -280,7 +291,7 @@ def cost_scatter(points: Sequence[ScatterPoint], y_title: str, rate: bool) -> Ma
     # a little room left of zero, so points at no cost do not sit on the axis
     sx = Scale(-0.04 * xticks[-1], xticks[-1], ml, w - mr)
     sy = y_scale([p.est for p in pts], rate, h - mb, mt)
-    yticks = nice_ticks(sy.lo, sy.hi, 5)
+    yticks = ticks_within(sy.lo, sy.hi, 5)
     pad = (sy.hi - sy.lo) * 0.04  # room so that points at 0 or 1 do not sit on the frame
     sy = Scale(sy.lo - pad, sy.hi + pad, h - mb, mt)
     body: list[Markup] = [
@@ -300,7 +311,7 @@ def cost_scatter(points: Sequence[ScatterPoint], y_title: str, rate: bool) -> Ma
     ]
     order = sorted(range(len(pts)), key=lambda i: sy(pts[i].est.value or 0.0))  # type: ignore[union-attr]
     coords = {i: (sx(pts[i].cost or 0.0), sy(pts[i].est.value or 0.0)) for i in order}  # type: ignore[union-attr]
-    labels = _place_labels([(coords[i][0], coords[i][1], pts[i].label) for i in order])
+    labels = _place_labels([(coords[i][0], coords[i][1], clip(pts[i].label)) for i in order])
     for (lx, ly), i in zip(labels, order, strict=True):
         p = pts[i]
         assert p.est is not None
@@ -321,15 +332,15 @@ def cost_scatter(points: Sequence[ScatterPoint], y_title: str, rate: bool) -> Ma
                 marker(shape(k), x, y, 6.0, color(k)),
             )
         )
-        body.append(_text(lx, ly, p.label, **{"class": "pt-label"}))
+        body.append(_text(lx, ly, clip(p.label), **{"class": "pt-label"}))
     lx0 = w - legend_w + 6
     body.append(_text(lx0, mt + 4, "Architecture (system)", **{"class": "legend-title"}))
     for k, system in enumerate(systems):
         y = mt + 24 + k * 20
         body.append(marker(shape(k), lx0 + 7, y - 4, 6.0, color(k)))
-        body.append(_text(lx0 + 20, y, system, **{"class": "legend"}))
+        body.append(_text(lx0 + 20, y, clip(system, 24), **{"class": "legend"}))
     title = f"Cost per dialogue vs {y_title}"
-    return _svg("fig-scatter", w, h, title, *body)
+    return _svg(fig_id, w, h, title, *body)
 
 
 # --- grouped bars ----------------------------------------------------------------------------
@@ -361,7 +372,7 @@ def group_bars(
     h = 340.0
     ests = [s.values.get(g) for s in series for g in groups]
     sy = y_scale(ests, rate, h - mb, mt)
-    yticks = nice_ticks(sy.lo, sy.hi, 5)
+    yticks = ticks_within(sy.lo, sy.hi, 5)
     body: list[Markup] = [
         _y_axis(sy, yticks, ml, w - mr, _rate_fmt if rate else _num_fmt),
         _line(ml, h - mb, w - mr, h - mb, "axis"),
@@ -477,7 +488,12 @@ def stacked_bars(
         y = mt + ri * (bar_h + 10) + 4
         total = sum(row.counts.values()) or 1
         body.append(
-            _text(ml - 8, y + bar_h * 0.7, row.run, **{"class": "tick", "text-anchor": "end"})
+            _text(
+                ml - 8,
+                y + bar_h * 0.7,
+                clip(row.run, 22),
+                **{"class": "tick", "text-anchor": "end"},
+            )
         )
         x = 0.0
         for ci, cls in enumerate(classes):
@@ -545,14 +561,16 @@ def forest(fig_id: str, rows: Sequence[ForestRow], x_title: str, rate: bool) -> 
     else:
         tmp = y_scale(ests, False, ml, w - mr)
         sx = Scale(tmp.lo, tmp.hi, ml, w - mr)
-    xticks = nice_ticks(sx.lo, sx.hi, 5)
+    xticks = ticks_within(sx.lo, sx.hi, 5)
     body: list[Markup] = [
         _x_axis(sx, xticks, h - mb, mt, _rate_fmt if rate else _num_fmt),
         _text((ml + w - mr) / 2, h - 8, f"{x_title} (95% CI)", **{"class": "axis-title"}),
     ]
     for i, row in enumerate(rows):
         y = mt + i * row_h + row_h / 2
-        body.append(_text(ml - 8, y + 4, row.label, **{"class": "tick", "text-anchor": "end"}))
+        body.append(
+            _text(ml - 8, y + 4, clip(row.label), **{"class": "tick", "text-anchor": "end"})
+        )
         est = row.est
         if est is None or est.value is None:
             continue
