@@ -31,8 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _table(scored: Scored, out: Path, config: IncarTurnsConfig) -> str:
-    from todeval.scoring.incar import evaluate
-    from todeval.scoring.incar._report import format_table
+    from todeval.scoring.incar import evaluate, format_table
 
     if scored.result is None:  # an already complete run: score its prediction file again
         predictions = out / PREDICTIONS_FILE

@@ -34,8 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _table(scored: Scored, out: Path, config: MultiwozTurnsConfig) -> str:
-    from todeval.scoring.multiwoz import evaluate, to_summary
-    from todeval.scoring.multiwoz._cli import format_table
+    from todeval.scoring.multiwoz import evaluate, format_table, to_summary
 
     if scored.result is None or scored.summary is None:  # an already complete run: re-score
         predictions = out / PREDICTIONS_FILE

@@ -33,6 +33,7 @@ from todeval.scoring.incar._export import gold_as_predictions, gold_document
 from todeval.scoring.incar._gold import SPLITS, GoldDialogue, GoldSplit, GoldTurn, Split, load_gold
 from todeval.scoring.incar._ontology import INFORMABLE, REQUESTABLE, Lexicon, load_lexicon
 from todeval.scoring.incar._predictions import IncarPredictions, PredictedTurn, parse_predictions
+from todeval.scoring.incar._report import format_table
 from todeval.scoring.incar._text import normalize
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "PredictedTurn",
     "Split",
     "evaluate",
+    "format_table",
     "gold_as_predictions",
     "gold_document",
     "load_gold",

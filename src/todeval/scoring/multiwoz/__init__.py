@@ -15,7 +15,7 @@ only when scoring runs, so importing this package (and plug-in discovery) stays 
 from __future__ import annotations
 
 from todeval.registry import Command, Registry
-from todeval.scoring.multiwoz._cli import HELP, add_arguments, run
+from todeval.scoring.multiwoz._cli import HELP, add_arguments, format_table, run
 from todeval.scoring.multiwoz._corpus import CorpusData
 from todeval.scoring.multiwoz._database import VenueDatabase
 from todeval.scoring.multiwoz._evaluate import evaluate
@@ -40,6 +40,7 @@ __all__ = [
     "RichnessScores",
     "VenueDatabase",
     "evaluate",
+    "format_table",
     "register",
     "to_summary",
 ]
