@@ -52,7 +52,8 @@ def summary_table(
         out.append(f"excluded from metrics: {excl}")
     out.append(
         f"CIs: {summary.ci.method}, {summary.ci.resamples} resamples, seed {summary.ci.seed}, "
-        f"level {summary.ci.level:.2f}; macro = mean over non-empty groups"
+        f"level {summary.ci.level:.2f}; macro = mean over non-empty groups; Wilson: a "
+        "closed-form check for 0/1 metrics (trust it near 0 and 1)"
     )
     return "\n".join(out)
 
