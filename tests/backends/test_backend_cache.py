@@ -60,7 +60,10 @@ def test_hit_is_marked_cached_with_original_tokens_and_cost(tmp_path: Path) -> N
         assert second.usage.cached and second.usage.role == "user"
         assert (second.usage.prompt_tokens, second.usage.completion_tokens) == (100, 20)
         assert second.usage.latency_s == 0
-        assert (second.usage.cost_usd, second.usage.flops) == (first.usage.cost_usd, first.usage.flops)
+        assert (second.usage.cost_usd, second.usage.flops) == (
+            first.usage.cost_usd,
+            first.usage.flops,
+        )
         assert (second.text, second.tool_calls) == (first.text, first.tool_calls)
 
     asyncio.run(run())
