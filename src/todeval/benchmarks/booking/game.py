@@ -19,9 +19,10 @@ from todeval.benchmarks.booking.db import load_database
 from todeval.benchmarks.booking.environment import BookingEnvironment
 from todeval.benchmarks.booking.protocol import (
     ActionParser,
-    BookingRequest,
+    BookingResult,
     BookingSystem,
     DbQuery,
+    DbResult,
     FollowUp,
     Observation,
     SystemContext,
@@ -177,34 +178,19 @@ class GameMaster:
             if isinstance(action, FollowUp):
                 self.log.add("system_message", "system", text=action.message)
                 return action.message
+            result: DbResult | BookingResult
             if isinstance(action, DbQuery):
                 self.log.add(
                     "db_query", "system", domain=action.domain, arguments=action.constraints
                 )
                 result = self.env.search(action.domain, action.constraints)
-                self.log.add(
-                    "db_result",
-                    "game_master",
-                    domain=result.domain,
-                    total=result.total,
-                    rows=result.rows,
-                    message=result.message,
-                )
-                observation = result
-            elif isinstance(action, BookingRequest):
+            else:
                 self.log.add(
                     "booking_request", "system", domain=action.domain, arguments=action.slots
                 )
-                booking = self.env.book(action.domain, action.slots)
-                self.log.add(
-                    "booking_result",
-                    "game_master",
-                    domain=booking.domain,
-                    ok=booking.ok,
-                    reference=booking.reference,
-                    message=booking.message,
-                )
-                observation = booking
+                result = self.env.book(action.domain, action.slots)
+            self.log.add(result.kind, "game_master", **result.model_dump(exclude={"kind", "query"}))
+            observation = result
         raise _EpisodeEnd(
             Outcome.ABORTED,
             f"inner-loop cap: {self.rules.max_calls_per_turn} calls without a follow-up",
