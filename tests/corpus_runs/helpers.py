@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from todeval.backends import GenerationRequest
+from todeval.benchmarks._turns.options import RuntimeOptions
 from todeval.benchmarks.incar_turns import prompts as incar_prompts
 from todeval.benchmarks.incar_turns.corpus import IncarDialogue
 from todeval.benchmarks.incar_turns.corpus import load_dialogues as load_incar
 from todeval.benchmarks.multiwoz_turns import prompts as multiwoz_prompts
 from todeval.benchmarks.multiwoz_turns.corpus import MultiwozDialogue
 from todeval.benchmarks.multiwoz_turns.corpus import load_dialogues as load_multiwoz
-from todeval.benchmarks.multiwoz_turns.shared.options import RuntimeOptions
 from todeval.core.records import EpisodeRecord, Summary
 from todeval.core.rng import derive_seed
 from todeval.runner import RunDirectory, RunResult, execute_plan

@@ -10,12 +10,12 @@ from typing import Any
 
 from tests.corpus_runs.helpers import Key, incar_gold, multiwoz_gold, records
 from todeval.backends import RetryPolicy, Script
+from todeval.benchmarks._turns.options import RuntimeOptions
 from todeval.benchmarks.incar_turns.run import IncarTurnsConfig
 from todeval.benchmarks.incar_turns.run import build_plan as incar_plan
 from todeval.benchmarks.multiwoz_turns.prompts import messages, reply_schema
 from todeval.benchmarks.multiwoz_turns.run import MultiwozTurnsConfig
 from todeval.benchmarks.multiwoz_turns.run import build_plan as multiwoz_plan
-from todeval.benchmarks.multiwoz_turns.shared.options import RuntimeOptions
 from todeval.runner import execute_plan
 from todeval.scoring.incar import evaluate as incar_evaluate
 from todeval.scoring.multiwoz import evaluate as multiwoz_evaluate

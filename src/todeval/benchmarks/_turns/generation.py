@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from todeval.backends.types import ChatMessage, GenerationRequest
-from todeval.benchmarks.multiwoz_turns.shared.replies import ReplyChecker
+from todeval.benchmarks._turns.replies import ReplyChecker
 from todeval.core.outcome import Outcome
 from todeval.core.records import CallUsage, EpisodeRecord, Timing, episode_id, sum_usage
 
@@ -180,6 +180,20 @@ class PredictedTurn(BaseModel):
     active_domains: list[str] | None = None
     format_error: str | None = Field(None, description="why the reply was rejected")
     raw: str | None = Field(None, description="the raw reply text, kept for format failures")
+
+
+def failed_turn(
+    reply: TurnReply, previous: PredictedTurn | None, active_domains: list[str] | None = None
+) -> PredictedTurn:
+    """The turn recorded for a format failure: an empty response and ``previous``'s state
+    (no state change), with the reason and the raw reply kept."""
+    return PredictedTurn(
+        response="",
+        state=dict(previous.state) if previous is not None else {},
+        active_domains=active_domains,
+        format_error=reply.format_error,
+        raw=reply.raw,
+    )
 
 
 def _now() -> str:

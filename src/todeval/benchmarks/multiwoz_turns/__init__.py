@@ -3,34 +3,16 @@
 For each system turn of each test dialogue the model reads the gold history and writes the
 delexicalised response, the dialogue state and the active domains as JSON; the predictions are
 then scored by :mod:`todeval.scoring.multiwoz` (standard MultiWOZ evaluator rules). See
-``docs/corpus-runs.md``. The ``shared`` sub-package is also used by ``incar-turns``.
+``docs/corpus-runs.md``. What the generation runs share is in :mod:`todeval.benchmarks._turns`.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from todeval.registry import Command, Registry
+from todeval.benchmarks._turns.plugin import run_plugin
 
 HELP = "generate MultiWOZ test responses and states from the gold history, then score them"
 
-
-def _cli() -> Any:
-    from todeval.benchmarks.multiwoz_turns import cli  # imported only when the command runs
-
-    return cli
-
-
-def register(registry: Registry) -> None:
-    registry.add(
-        "run",
-        Command(
-            "multiwoz-turns",
-            HELP,
-            lambda parser: _cli().add_arguments(parser),
-            lambda args: int(_cli().run_command(args)),
-        ),
-    )
-
+# the CLI module is imported only when the command runs
+register = run_plugin("multiwoz-turns", HELP, "todeval.benchmarks.multiwoz_turns.cli")
 
 __all__ = ["register"]

@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
+from todeval.benchmarks._turns.command import execute_run
+from todeval.benchmarks._turns.options import add_common_arguments, common_config
+from todeval.benchmarks._turns.plan import PREDICTIONS_FILE
 from todeval.benchmarks.multiwoz_turns.run import (
-    PREDICTIONS_FILE,
+    METRIC_PREFIX,
     MultiwozTurnsConfig,
     Scored,
     build_plan,
 )
-from todeval.benchmarks.multiwoz_turns.shared.generation import release_models
-from todeval.benchmarks.multiwoz_turns.shared.options import (
-    add_common_arguments,
-    common_config,
-    runtime_options,
-)
-from todeval.benchmarks.multiwoz_turns.shared.report import run_footer
-from todeval.runner.execute import execute_plan
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,22 +41,14 @@ def _table(scored: Scored, out: Path, config: MultiwozTurnsConfig) -> str:
 
 def run_command(args: argparse.Namespace) -> int:
     config = MultiwozTurnsConfig(**common_config(args), active_domains=args.active_domains)
-    out = Path(args.out or config.default_out())
     scored = Scored()
-    plan, dialogues = build_plan(config, runtime_options(args, out), scored)
-    if not args.quiet:
-        turns = sum(d.n_turns for d in dialogues)
-        print(
-            f"multiwoz-turns: {len(dialogues)} dialogues ({turns} system turns), model "
-            f"{config.model}, seed {config.seed} -> {out}",
-            file=sys.stderr,
-        )
-    result = execute_plan(plan, out, max_concurrency=args.max_concurrency, quiet=args.quiet)
-    for note in result.notes:
-        print(note, file=sys.stderr)
-    if result.already_complete:
-        release_models(plan)  # nothing ran, so the runner did not release the model
-        print(f"{out} already holds a complete run with this config; its scores:")
-    print(_table(scored, out, config))
-    print(run_footer(result.summary, out, PREDICTIONS_FILE, "multiwoz"))
-    return 0
+    return execute_run(
+        args,
+        config,
+        config.default_out(),
+        lambda runtime: build_plan(config, runtime, scored),
+        selection="dialogues",
+        turns_word="system turns",
+        metric_prefix=METRIC_PREFIX,
+        table=lambda out: _table(scored, out, config),
+    )

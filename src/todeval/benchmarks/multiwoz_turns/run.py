@@ -4,48 +4,32 @@ Each dialogue's system turns are generated from the gold history (context-to-res
 episode record keeps the predicted turns in ``details.turns``. ``finalize`` writes them as a
 prediction file in the community format (``predictions.json`` in the run directory), scores it
 with :func:`todeval.scoring.multiwoz.evaluate` and returns the scorer's summary plus the
-format-failure rate and usage totals.
+format-failure rate and usage totals. The shared machinery is :mod:`todeval.benchmarks._turns`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from todeval.benchmarks._turns.generation import PredictedTurn, TurnReply, failed_turn
+from todeval.benchmarks._turns.options import RuntimeOptions, TurnsConfig
+from todeval.benchmarks._turns.plan import (
+    Predictions,
+    ReplyFormat,
+    TurnsSpec,
+    build_turns_plan,
+)
+from todeval.benchmarks._turns.summaries import GenerationStats
 from todeval.benchmarks.multiwoz_turns.corpus import (
     MultiwozDialogue,
     canonical_id,
     load_dialogues,
 )
 from todeval.benchmarks.multiwoz_turns.prompts import PROMPT_VERSION, messages, reply_schema
-from todeval.benchmarks.multiwoz_turns.shared.generation import (
-    EpisodeContext,
-    ModelPool,
-    PredictedTurn,
-    Sampling,
-    TurnReply,
-    run_dialogue,
-)
-from todeval.benchmarks.multiwoz_turns.shared.options import (
-    RuntimeOptions,
-    TurnsConfig,
-    select_ids,
-)
-from todeval.benchmarks.multiwoz_turns.shared.replies import ReplyChecker
-from todeval.benchmarks.multiwoz_turns.shared.summaries import (
-    GenerationStats,
-    add_run_figures,
-    generation_stats,
-    scored_records,
-)
-from todeval.core.records import EpisodeRecord, Summary
-from todeval.core.rng import derive_seed
-from todeval.errors import UsageError
-from todeval.runner.execute import EpisodeJob, RunPlan
+from todeval.core.records import Summary
+from todeval.runner.execute import RunPlan
 from todeval.scoring.multiwoz import (
     CorpusData,
     MultiwozResult,
@@ -57,7 +41,6 @@ from todeval.scoring.multiwoz import (
 
 BENCHMARK = "multiwoz-turns"
 METRIC_PREFIX = "multiwoz"
-PREDICTIONS_FILE = "predictions.json"
 ActiveDomains = Literal["given", "state", "placeholders"]
 
 
@@ -88,13 +71,7 @@ class Scored:
 
 def _to_turn(reply: TurnReply, previous: PredictedTurn | None) -> PredictedTurn:
     if reply.value is None:
-        return PredictedTurn(
-            response="",
-            state=dict(previous.state) if previous is not None else {},
-            active_domains=[],
-            format_error=reply.format_error,
-            raw=reply.raw,
-        )
+        return failed_turn(reply, previous, active_domains=[])
     value = reply.value
     return PredictedTurn(
         response=value["response"],
@@ -103,28 +80,17 @@ def _to_turn(reply: TurnReply, previous: PredictedTurn | None) -> PredictedTurn:
     )
 
 
-def predictions_of(
-    records: Iterable[EpisodeRecord], order: list[str]
-) -> dict[str, list[dict[str, Any]]]:
-    """The community prediction format, dialogues in ``order`` (infrastructure errors left out)."""
-    by_id = {r.task_id: r for r in scored_records(list(records))}
-    out: dict[str, list[dict[str, Any]]] = {}
-    for dialogue_id in order:
-        record = by_id.get(dialogue_id)
-        if record is None:
-            continue
-        out[dialogue_id] = [
-            {"response": t["response"], "state": t["state"], "active_domains": t["active_domains"]}
-            for t in record.details.get("turns", [])
-        ]
-    return out
-
-
-def _task_set_hash(dialogues: list[MultiwozDialogue]) -> str:
-    blob = json.dumps(
-        [[d.dialogue_id, d.users, d.systems] for d in dialogues], separators=(",", ":")
-    )
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+SPEC: TurnsSpec[MultiwozDialogue] = TurnsSpec(
+    benchmark=BENCHMARK,
+    metric_prefix=METRIC_PREFIX,
+    factory="todeval.benchmarks.multiwoz_turns.run:plan_from_config",
+    summary_type=MultiwozTurnsSummary,
+    prediction_fields=("response", "state", "active_domains"),
+    group=lambda d: d.group,
+    messages=messages,
+    to_turn=_to_turn,
+    task_key=lambda d: [d.dialogue_id, d.users, d.systems],
+)
 
 
 def build_plan(
@@ -133,101 +99,35 @@ def build_plan(
     scored: Scored | None = None,
 ) -> tuple[RunPlan, list[MultiwozDialogue]]:
     """The run plan; ``scored`` (if given) receives the final scoring for the CLI's table."""
-    runtime = runtime or RuntimeOptions()
-    scored = scored if scored is not None else Scored()
+    into = scored if scored is not None else Scored()
     corpus = CorpusData()
-    all_dialogues = load_dialogues(corpus)
-    by_id = {d.dialogue_id: d for d in all_dialogues}
-    ids = select_ids(list(by_id), config.dialogue_ids, config.limit, canonical_id)
-    if not ids:
-        raise UsageError("no dialogues selected")
-    dialogues = [by_id[i] for i in ids]
-    pool = ModelPool(
-        config.model,
-        config.models_file,
-        cache=runtime.cache,
-        cache_path=runtime.cache_path,
-        retry=runtime.retry,
-        script=runtime.script,
-        seed=config.seed,
-    )
-    pool.get()  # a bad model spec is reported before any dialogue runs
-    sampling = Sampling(config.constrained, config.temperature, config.max_tokens)
-    schema = reply_schema()
-    checker = ReplyChecker(schema)
+    form = ReplyFormat.of(reply_schema())
 
-    async def play(job: EpisodeJob) -> EpisodeRecord:
-        dialogue = by_id[job.task_id]
-        seed = derive_seed(config.seed, job.task_id, job.trial)
-        requests = [
-            sampling.request(messages(dialogue, i), schema, seed=seed)
-            for i in range(dialogue.n_turns)
-        ]
-        context = EpisodeContext(BENCHMARK, dialogue.dialogue_id, dialogue.group, seed, "multiwoz")
-        return await run_dialogue(
-            context, pool.get(), requests, [checker] * len(requests), _to_turn
+    def score(predictions: Predictions, source: Path | None) -> Summary | None:
+        if not predictions:
+            into.result = into.summary = None
+            return None
+        result = evaluate(
+            predictions,
+            active_domains=config.active_domains,
+            corpus=corpus,
+            database=VenueDatabase(),
         )
+        if source is not None:
+            result = result.model_copy(update={"source": str(source)})
+        summary = to_summary(result, seed=config.seed, resamples=config.resamples)
+        into.result, into.summary = result, summary
+        return summary
 
-    def finalize(records: Iterable[EpisodeRecord]) -> Summary:
-        return _finalize(list(records), config, ids, runtime.out, corpus, scored)
-
-    plan = RunPlan(
-        benchmark=BENCHMARK,
-        config=config.model_dump(mode="json"),
-        task_set_hash=_task_set_hash(dialogues),
-        n_tasks=len(dialogues),
-        seed=config.seed,
-        jobs=[EpisodeJob(d.dialogue_id, 0, d.group) for d in dialogues],
-        play=play,
-        players={"system": config.model, "models": {config.model: pool.info()}},
-        factory="todeval.benchmarks.multiwoz_turns.run:plan_from_config",
-        aclose=pool.aclose,
-        finalize=finalize,
+    return build_turns_plan(
+        SPEC,
+        config,
+        runtime or RuntimeOptions(),
+        load_dialogues(corpus),
+        canonical=canonical_id,
+        reply_format=lambda d: form,
+        score=score,
     )
-    return plan, dialogues
-
-
-def _finalize(
-    records: list[EpisodeRecord],
-    config: MultiwozTurnsConfig,
-    order: list[str],
-    out: Path | None,
-    corpus: CorpusData,
-    scored: Scored,
-) -> Summary:
-    predictions = predictions_of(records, order)
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(predictions, ensure_ascii=False, indent=1)
-        (out / PREDICTIONS_FILE).write_text(text + "\n", encoding="utf-8")
-    stats = generation_stats(
-        records, predictions=PREDICTIONS_FILE if out else "", prompt_version=config.prompt_version
-    )
-    if not predictions:
-        scored.result = scored.summary = None
-        empty = Summary(benchmark=BENCHMARK, n_episodes=0, outcomes={}, metrics={})
-        update = add_run_figures(
-            empty, records, benchmark=BENCHMARK, prefix=METRIC_PREFIX, seed=config.seed,
-            resamples=config.resamples,
-        )  # fmt: skip
-        return empty.model_copy(update=update)
-    result = evaluate(
-        predictions,
-        active_domains=config.active_domains,
-        corpus=corpus,
-        database=VenueDatabase(),
-    )
-    if out is not None:
-        result = result.model_copy(update={"source": str(out / PREDICTIONS_FILE)})
-    summary = to_summary(result, seed=config.seed, resamples=config.resamples)
-    scored.result, scored.summary = result, summary
-    update = add_run_figures(
-        summary, records, benchmark=BENCHMARK, prefix=METRIC_PREFIX, seed=config.seed,
-        resamples=config.resamples,
-    )  # fmt: skip
-    fields = summary.model_dump()
-    fields.update(update)
-    return MultiwozTurnsSummary.model_validate({**fields, "generation": stats})
 
 
 def plan_from_config(config: dict[str, Any]) -> RunPlan:

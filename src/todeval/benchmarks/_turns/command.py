@@ -1,0 +1,52 @@
+"""Running a generation run from the CLI: progress line, execution, the scorer's table, footer."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from todeval.benchmarks._turns.generation import release_models
+from todeval.benchmarks._turns.options import RuntimeOptions, TurnsConfig, runtime_options
+from todeval.benchmarks._turns.plan import PREDICTIONS_FILE, TurnsDialogue
+from todeval.benchmarks._turns.report import run_footer
+from todeval.runner.execute import RunPlan, execute_plan
+
+BuildPlan = Callable[[RuntimeOptions], tuple[RunPlan, Sequence[TurnsDialogue]]]
+
+
+def execute_run(
+    args: argparse.Namespace,
+    config: TurnsConfig,
+    default_out: str,
+    build: BuildPlan,
+    *,
+    selection: str,
+    turns_word: str,
+    metric_prefix: str,
+    table: Callable[[Path], str],
+) -> int:
+    """Build the plan for the run directory (``--out`` or ``default_out``), execute it, and
+    print the scorer's table (``table(out)``) and the footer.
+
+    The start line reads ``<benchmark>: N <selection> (T <turns_word>), model ...``.
+    """
+    out = Path(args.out or default_out)
+    plan, dialogues = build(runtime_options(args, out))
+    if not args.quiet:
+        turns = sum(d.n_turns for d in dialogues)
+        print(
+            f"{plan.benchmark}: {len(dialogues)} {selection} ({turns} {turns_word}), model "
+            f"{config.model}, seed {config.seed} -> {out}",
+            file=sys.stderr,
+        )
+    result = execute_plan(plan, out, max_concurrency=args.max_concurrency, quiet=args.quiet)
+    for note in result.notes:
+        print(note, file=sys.stderr)
+    if result.already_complete:
+        release_models(plan)  # nothing ran, so the runner did not release the model
+        print(f"{out} already holds a complete run with this config; its scores:")
+    print(table(out))
+    print(run_footer(result.summary, out, PREDICTIONS_FILE, metric_prefix))
+    return 0

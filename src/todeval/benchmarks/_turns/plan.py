@@ -1,0 +1,212 @@
+"""The run plan of a context-to-response benchmark, and its prediction file.
+
+A benchmark describes itself with a :class:`TurnsSpec` -- how a dialogue is grouped, prompted
+and hashed, how a reply becomes a predicted turn, which turn fields the scorer reads -- and
+hands :func:`build_turns_plan` its loaded dialogues, its reply formats and its scorer call.
+The plan has one episode per selected dialogue; ``finalize`` writes the predictions
+(``predictions.json`` in the run directory), scores them and returns the scorer's summary plus
+the format-failure rate, usage totals and :class:`~.summaries.GenerationStats`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar
+
+from todeval.backends.types import ChatMessage
+from todeval.benchmarks._turns.generation import (
+    EpisodeContext,
+    ModelPool,
+    PredictedTurn,
+    Sampling,
+    TurnReply,
+    run_dialogue,
+)
+from todeval.benchmarks._turns.options import RuntimeOptions, TurnsConfig, select_ids
+from todeval.benchmarks._turns.replies import ReplyChecker
+from todeval.benchmarks._turns.summaries import add_run_figures, generation_stats, scored_records
+from todeval.core.records import EpisodeRecord, Summary
+from todeval.core.rng import derive_seed
+from todeval.errors import UsageError
+from todeval.runner.execute import EpisodeJob, RunPlan
+
+PREDICTIONS_FILE = "predictions.json"
+"""The prediction file's name in the run directory."""
+
+Predictions = dict[str, list[dict[str, Any]]]
+"""Dialogue id -> the predicted turns, as the scorer reads them."""
+
+Score = Callable[[Predictions, Path | None], Summary | None]
+"""The benchmark's scorer call: the predictions and the file they were written to (``None``
+without a run directory) -> the scorer's summary, or ``None`` when nothing was scored (the run's
+summary is then the run figures alone)."""
+
+
+class TurnsDialogue(Protocol):
+    """What the shared run reads of a benchmark's dialogue."""
+
+    @property
+    def dialogue_id(self) -> str: ...
+
+    @property
+    def n_turns(self) -> int: ...
+
+
+D = TypeVar("D", bound=TurnsDialogue)
+
+
+@dataclass(frozen=True)
+class ReplyFormat:
+    """The JSON schema a reply must follow, and its checker."""
+
+    schema: dict[str, Any]
+    checker: ReplyChecker
+
+    @classmethod
+    def of(cls, schema: dict[str, Any]) -> ReplyFormat:
+        return cls(schema, ReplyChecker(schema))
+
+
+def _no_details(dialogue: Any) -> dict[str, Any]:
+    return {}
+
+
+@dataclass(frozen=True)
+class TurnsSpec(Generic[D]):
+    """What differs between context-to-response benchmarks (besides corpus and scorer)."""
+
+    benchmark: str
+    metric_prefix: str
+    factory: str  # "module:function" rebuilding a plan from its recorded config
+    summary_type: type[Summary]  # the scorer's summary with a ``generation`` field
+    prediction_fields: tuple[str, ...]  # the turn fields written to the prediction file
+    group: Callable[[D], str]
+    messages: Callable[[D, int], list[ChatMessage]]
+    to_turn: Callable[[TurnReply, PredictedTurn | None], PredictedTurn]
+    task_key: Callable[[D], Any]  # the dialogue's content, hashed into the task-set hash
+    details: Callable[[D], dict[str, Any]] = field(default=_no_details)
+
+
+def predictions_of(
+    records: Iterable[EpisodeRecord], order: Sequence[str], fields: Sequence[str]
+) -> Predictions:
+    """The scorer's prediction format, dialogues in ``order``.
+
+    Dialogues with an infrastructure error (or without turns) are left out.
+    """
+    by_id = {r.task_id: r for r in scored_records(list(records))}
+    out: Predictions = {}
+    for dialogue_id in order:
+        record = by_id.get(dialogue_id)
+        turns = record.details.get("turns", []) if record is not None else []
+        if turns:
+            out[dialogue_id] = [{name: t[name] for name in fields} for t in turns]
+    return out
+
+
+def task_set_hash(keys: Sequence[Any]) -> str:
+    """A short digest of the dialogues' contents (guards resumes against a changed corpus)."""
+    blob = json.dumps(list(keys), separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def build_turns_plan(
+    spec: TurnsSpec[D],
+    config: TurnsConfig,
+    runtime: RuntimeOptions,
+    dialogues: Sequence[D],
+    *,
+    canonical: Callable[[str], str],
+    reply_format: Callable[[D], ReplyFormat],
+    score: Score,
+) -> tuple[RunPlan, list[D]]:
+    """The run plan over the dialogues ``config`` selects (ids read through ``canonical``)."""
+    by_id = {d.dialogue_id: d for d in dialogues}
+    ids = select_ids(list(by_id), config.dialogue_ids, config.limit, canonical)
+    if not ids:
+        raise UsageError("no dialogues selected")
+    chosen = [by_id[i] for i in ids]
+    pool = ModelPool(
+        config.model,
+        config.models_file,
+        cache=runtime.cache,
+        cache_path=runtime.cache_path,
+        retry=runtime.retry,
+        script=runtime.script,
+        seed=config.seed,
+    )
+    pool.get()  # a bad model spec is reported before any dialogue runs
+    sampling = Sampling(config.constrained, config.temperature, config.max_tokens)
+
+    async def play(job: EpisodeJob) -> EpisodeRecord:
+        dialogue = by_id[job.task_id]
+        seed = derive_seed(config.seed, job.task_id, job.trial)
+        form = reply_format(dialogue)
+        requests = [
+            sampling.request(spec.messages(dialogue, i), form.schema, seed=seed)
+            for i in range(dialogue.n_turns)
+        ]
+        context = EpisodeContext(
+            spec.benchmark, dialogue.dialogue_id, spec.group(dialogue), seed, spec.metric_prefix
+        )
+        checkers = [form.checker] * len(requests)
+        details = spec.details(dialogue)
+        return await run_dialogue(context, pool.get(), requests, checkers, spec.to_turn, details)
+
+    def finalize(records: Iterable[EpisodeRecord]) -> Summary:
+        return finalize_turns(spec, list(records), config, ids, runtime.out, score)
+
+    plan = RunPlan(
+        benchmark=spec.benchmark,
+        config=config.model_dump(mode="json"),
+        task_set_hash=task_set_hash([spec.task_key(d) for d in chosen]),
+        n_tasks=len(chosen),
+        seed=config.seed,
+        jobs=[EpisodeJob(d.dialogue_id, 0, spec.group(d)) for d in chosen],
+        play=play,
+        players={"system": config.model, "models": {config.model: pool.info()}},
+        factory=spec.factory,
+        aclose=pool.aclose,
+        finalize=finalize,
+    )
+    return plan, chosen
+
+
+def finalize_turns(
+    spec: TurnsSpec[D],
+    records: list[EpisodeRecord],
+    config: TurnsConfig,
+    order: Sequence[str],
+    out: Path | None,
+    score: Score,
+) -> Summary:
+    """Write the prediction file (when there is a run directory), score it, add run figures."""
+    predictions = predictions_of(records, order, spec.prediction_fields)
+    source: Path | None = None
+    if out is not None:
+        source = out / PREDICTIONS_FILE
+        out.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(predictions, ensure_ascii=False, indent=1)
+        source.write_text(text + "\n", encoding="utf-8")
+    stats = generation_stats(
+        records,
+        predictions=PREDICTIONS_FILE if source is not None else "",
+        prompt_version=config.prompt_version,
+    )
+    summary = score(predictions, source)
+    base = summary
+    if base is None:
+        base = Summary(benchmark=spec.benchmark, n_episodes=0, outcomes={}, metrics={})
+    update = add_run_figures(
+        base, records, benchmark=spec.benchmark, prefix=spec.metric_prefix, seed=config.seed,
+        resamples=config.resamples,
+    )  # fmt: skip
+    if summary is None:
+        return base.model_copy(update=update)
+    fields = summary.model_dump()
+    fields.update(update)
+    return spec.summary_type.model_validate({**fields, "generation": stats})
