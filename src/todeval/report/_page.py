@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from importlib.resources import files
 
 from todeval import __version__
+from todeval.report._blocks import Numbering, note, section
 from todeval.report._inputs import ReportInputs
 from todeval.report._leaderboard import Board, boards
 from todeval.report._markup import Markup, el, join, void
@@ -20,16 +21,13 @@ from todeval.report._panels import panels_section
 from todeval.report._payload import Payload, embed, episode_view, run_view
 from todeval.report._profiles import profile_for
 from todeval.report._sections import (
-    Numbering,
     ci_methods,
     ci_note,
     corpus_notes,
     groups_section,
     leaderboard_table,
     manifest_block,
-    note,
     scatter_section,
-    section,
     taxonomy_section,
     usage_section,
 )

@@ -19,10 +19,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from todeval.core.records import Estimate
+from todeval.report._blocks import (
+    Numbering,
+    est_cell,
+    figure,
+    head_row,
+    header_cells,
+    note,
+    num_cell,
+    run_cell,
+    table,
+    table_caption,
+    txt_cell,
+)
 from todeval.report._inputs import PanelInput, RunInput
 from todeval.report._markup import Markup, anchor, el, join
 from todeval.report._profiles import is_rate, profile_for
-from todeval.report._sections import Numbering, est_cell, note
 from todeval.report._svg import ForestRow, forest
 
 _USER_KEYS = ("user", "user_model")
@@ -99,95 +111,62 @@ def detected_section(panel: DetectedPanel, index: int, num: Numbering) -> Markup
             el(
                 "tr",
                 {"data-run": r.key, "data-href": anchor(run=r.key), "class": "clickable"},
-                el("td", {"class": "txt"}, r.user_label),
-                el("td", {"class": "txt"}, el("a", {"href": anchor(run=r.key)}, r.key)),
-                el("td", {"class": "num"}, str(micro.n if micro else 0)),
+                txt_cell(r.user_label),
+                run_cell(r.key),
+                num_cell(str(micro.n if micro else 0)),
                 est_cell(micro, kind),
                 est_cell(m.macro if m else None, kind),
             )
         )
     head = ["User simulator", "Run", "n", f"{panel.metric_title} (micro)", "macro"]
-    table = el(
-        "table",
-        {"class": "lb compact panel", "id": f"panel-auto-{index}"},
-        el(
-            "caption",
-            None,
-            el("span", {"class": "tno"}, f"Table {num.table()}. "),
-            f"{panel.system} on {panel.benchmark}: {panel.metric_title.lower()} per user "
-            "simulator (value, 95% CI).",
-        ),
-        el(
-            "thead",
-            None,
-            el(
-                "tr",
-                None,
-                *[el("th", {"class": "txt" if i < 2 else "num"}, h) for i, h in enumerate(head)],
-            ),
-        ),
-        el("tbody", None, *rows),
+    caption = table_caption(
+        num,
+        f"{panel.system} on {panel.benchmark}: {panel.metric_title.lower()} per user "
+        "simulator (value, 95% CI).",
     )
+    attrs = {"class": "lb compact panel", "id": f"panel-auto-{index}"}
     fig = forest(f"fig-panel-auto-{index}", forest_rows, panel.metric_title, kind == "rate")
     return el(
         "div",
         {"class": "panel-block"},
         el("h3", None, f"{panel.system}: {len(panel.runs)} user simulators"),
-        table,
+        table(attrs, caption, head_row(head, 2), rows),
         spread_line(values),
-        el(
-            "figure",
-            None,
-            fig,
-            el(
-                "figcaption",
-                None,
-                el("span", {"class": "tno"}, f"Figure {num.figure()}. "),
-                f"{panel.metric_title} of {panel.system} under each user simulator (95% CI).",
-            ),
+        figure(
+            num,
+            [fig],
+            f"{panel.metric_title} of {panel.system} under each user simulator (95% CI).",
         ),
     )
 
 
 def _matrix(item: PanelInput, kind: str, num: Numbering) -> Markup:
     p = item.panel
-    head = [el("th", {"class": "txt"}, "System")]
-    head += [el("th", {"class": "num"}, u) for u in p.users]
-    head += [
-        el("th", {"class": "num"}, "max − min (paper)"),
-        el("th", {"class": "num"}, "std (sample)"),
-        el("th", {"class": "txt"}, "best / worst simulator"),
-    ]
+    head = header_cells(["System", *p.users, "max − min (paper)", "std (sample)"])
+    head.append(el("th", {"class": "txt"}, "best / worst simulator"))
     rows = []
     for system in p.systems:
         sp = p.spread.get(system)
-        cells = [el("td", {"class": "txt"}, system)]
+        cells = [txt_cell(system)]
         for user in p.users:
             est: Estimate | None = sp.per_user.get(user) if sp else None
             run_key = item.run_keys.get(f"{system}|{user}")
             cells.append(est_cell(est, kind, anchor(run=run_key) if run_key else None))
         cells += [
-            el("td", {"class": "num"}, _fmt(sp.spread_max_min if sp else None)),
-            el("td", {"class": "num"}, _fmt(sp.std_sample if sp else None)),
-            el(
-                "td",
-                {"class": "txt"},
-                f"{sp.best_user} / {sp.worst_user}" if sp and sp.best_user else "–",
-            ),
+            num_cell(_fmt(sp.spread_max_min if sp else None)),
+            num_cell(_fmt(sp.std_sample if sp else None)),
+            txt_cell(f"{sp.best_user} / {sp.worst_user}" if sp and sp.best_user else "–"),
         ]
         rows.append(el("tr", None, *cells))
-    return el(
-        "table",
+    return table(
         {"class": "lb compact panel", "id": f"panel-{item.key}-spread"},
-        el(
-            "caption",
-            None,
-            el("span", {"class": "tno"}, f"Table {num.table()}. "),
+        table_caption(
+            num,
             f"Panel {item.key}: {p.metric} per system and user simulator (micro, 95% CI), "
             "with the spread across simulators as given in panel.json.",
         ),
-        el("thead", None, el("tr", None, *head)),
-        el("tbody", None, *rows),
+        el("tr", None, *head),
+        rows,
     )
 
 
@@ -196,69 +175,27 @@ def _ranks(item: PanelInput, num: Numbering) -> Markup:
     if rs is None:
         return note("One system: no rank stability (needs two or more systems).")
     rank_rows = [
-        el(
-            "tr",
-            None,
-            el("td", {"class": "txt"}, u),
-            el("td", {"class": "txt"}, " > ".join(r)),
-            el("td", {"class": "txt"}, rs.top_system.get(u, "–")),
-        )
+        el("tr", None, txt_cell(u), txt_cell(" > ".join(r)), txt_cell(rs.top_system.get(u, "–")))
         for u, r in rs.rankings.items()
     ]
     tau_rows = [
-        el(
-            "tr",
-            None,
-            el("td", {"class": "txt"}, pair.replace("|", " vs ")),
-            el("td", {"class": "num"}, _fmt(t)),
-        )
+        el("tr", None, txt_cell(pair.replace("|", " vs ")), num_cell(_fmt(t)))
         for pair, t in rs.kendall_tau.items()
     ]
     changes = "–" if rs.top_changes is None else ("yes" if rs.top_changes else "no")
     return join(
         [
-            el(
-                "table",
+            table(
                 {"class": "lb compact", "id": f"panel-{item.key}-rankings"},
-                el(
-                    "caption",
-                    None,
-                    el("span", {"class": "tno"}, f"Table {num.table()}. "),
-                    "Ranking of systems under each simulator (best first).",
-                ),
-                el(
-                    "thead",
-                    None,
-                    el(
-                        "tr",
-                        None,
-                        el("th", {"class": "txt"}, "Simulator"),
-                        el("th", {"class": "txt"}, "Ranking"),
-                        el("th", {"class": "txt"}, "Top system"),
-                    ),
-                ),
-                el("tbody", None, *rank_rows),
+                table_caption(num, "Ranking of systems under each simulator (best first)."),
+                head_row(["Simulator", "Ranking", "Top system"], 3),
+                rank_rows,
             ),
-            el(
-                "table",
+            table(
                 {"class": "lb compact", "id": f"panel-{item.key}-tau"},
-                el(
-                    "caption",
-                    None,
-                    el("span", {"class": "tno"}, f"Table {num.table()}. "),
-                    "Kendall's tau-b between the rankings of two simulators.",
-                ),
-                el(
-                    "thead",
-                    None,
-                    el(
-                        "tr",
-                        None,
-                        el("th", {"class": "txt"}, "Simulators"),
-                        el("th", {"class": "num"}, "Kendall tau-b"),
-                    ),
-                ),
-                el("tbody", None, *tau_rows),
+                table_caption(num, "Kendall's tau-b between the rankings of two simulators."),
+                head_row(["Simulators", "Kendall tau-b"]),
+                tau_rows,
             ),
             el(
                 "p",

@@ -8,12 +8,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from todeval.core.records import Estimate
+from todeval.report._blocks import (
+    Numbering,
+    est_cell,
+    figure,
+    head_row,
+    note,
+    num_cell,
+    run_cell,
+    table,
+    table_caption,
+    txt_cell,
+)
 from todeval.report._inputs import ReportInputs, RunInput
-from todeval.report._leaderboard import Board, Row, fmt_ci, fmt_usd, fmt_value
+from todeval.report._leaderboard import Board, Row, fmt_usd
 from todeval.report._markup import Markup, anchor, el, join, void
 from todeval.report._profiles import Column, is_rate, profile_for
 from todeval.report._svg import (
@@ -27,48 +37,6 @@ from todeval.report._svg import (
     legend_row,
     stacked_bars,
 )
-
-
-@dataclass
-class Numbering:
-    """Running numbers for tables and figures, in page order."""
-
-    tables: int = 0
-    figures: int = 0
-
-    def table(self) -> int:
-        self.tables += 1
-        return self.tables
-
-    def figure(self) -> int:
-        self.figures += 1
-        return self.figures
-
-
-def section(sid: str, title: str, *body: object) -> Markup:
-    return el("section", {"id": sid}, el("h2", None, title), *body)
-
-
-def note(*parts: object) -> Markup:
-    return el("p", {"class": "note"}, *parts)
-
-
-def est_cell(
-    est: Estimate | None, kind: Any, href: str | None = None, extra: str | None = None
-) -> Markup:
-    """A numeric cell: the value, and its CI (and ``extra``) in smaller type below."""
-    value = fmt_value(est.value if est else None, kind)
-    ci = fmt_ci(est, kind)
-    inner: list[object] = [el("span", {"class": "v"}, value)]
-    if ci:
-        inner.append(el("span", {"class": "ci"}, ci))
-    if extra:
-        inner.append(el("span", {"class": "ci"}, extra))
-    content: Markup = join(inner)
-    if href:
-        content = el("a", {"href": href, "class": "cell-link"}, content)
-    return el("td", {"class": "num"}, content)
-
 
 # --- leaderboard -----------------------------------------------------------------------------
 
@@ -152,21 +120,14 @@ def leaderboard_table(board: Board, num: Numbering) -> Markup:
         attrs = {"data-run": row.key, "data-href": href, "class": "clickable" if runs else None}
         body.append(el("tr", attrs, *cells))
     what = "run" if runs else "scored prediction file"
-    caption = el(
-        "caption",
-        None,
-        el("span", {"class": "tno"}, f"Table {num.table()}. "),
+    caption = table_caption(
+        num,
         f"{board.title}: one row per {what}, best first by {p.primary_title.lower()} (micro). "
         "Each cell: value and 95% CI.",
     )
-    table = el(
-        "table",
-        {"class": "lb", "id": f"lb-{board.profile.benchmark}-{board.kind}"},
-        caption,
-        el("thead", None, _header_rows(board, primary, lo, hi)),
-        el("tbody", None, *body),
-    )
-    return el("div", {"class": "tscroll"}, table)
+    attrs = {"class": "lb", "id": f"lb-{board.profile.benchmark}-{board.kind}"}
+    board_table = table(attrs, caption, _header_rows(board, primary, lo, hi), body)
+    return el("div", {"class": "tscroll"}, board_table)
 
 
 def ci_note(inputs: ReportInputs) -> Markup:
@@ -218,15 +179,13 @@ def scatter_section(inputs: ReportInputs, board: Board, num: Numbering) -> Marku
     fig = cost_scatter(
         f"fig-scatter-{board.profile.benchmark}", points, board.profile.primary_title, rate
     )
-    cap = el(
-        "figcaption",
-        None,
-        el("span", {"class": "tno"}, f"Figure {num.figure()}. "),
+    return figure(
+        num,
+        [fig],
         f"Cost per dialogue against {board.profile.primary_title.lower()} ({board.title}); "
         "vertical bars: 95% CI. Colour and shape: architecture (system); label: model "
         "(the system's name when it has none). Click a point for its transcripts.",
     )
-    return el("figure", None, fig, cap)
 
 
 # --- domain groups -----------------------------------------------------------------------------
@@ -248,12 +207,10 @@ def groups_section(
     bench = with_groups[0].summary.benchmark
     fig = group_bars(f"fig-groups-{bench}", groups, series, title, rate)
     kind = "rate" if rate else "number"
-    head = [el("th", {"class": "txt"}, "Run")] + [el("th", {"class": "num"}, g) for g in groups]
-    head.append(el("th", {"class": "num"}, "macro"))
     rows = []
     for r in with_groups:
         m = r.summary.metrics[metric]
-        cells = [el("td", {"class": "txt"}, el("a", {"href": anchor(run=r.key)}, r.key))]
+        cells = [run_cell(r.key)]
         for g in groups:
             est = m.by_group.get(g)
             if est is None:
@@ -263,25 +220,26 @@ def groups_section(
                 cells.append(est_cell(est, kind, href, f"n = {est.n}"))
         cells.append(est_cell(m.macro, kind))
         rows.append(el("tr", None, *cells))
-    table = el(
-        "table",
+    groups_table = table(
         {"class": "lb compact", "id": f"groups-{bench}"},
-        el(
-            "caption",
-            None,
-            el("span", {"class": "tno"}, f"Table {num.table()}. "),
-            f"{title} per domain group (value, 95% CI, episodes); macro = mean over groups.",
+        table_caption(
+            num, f"{title} per domain group (value, 95% CI, episodes); macro = mean over groups."
         ),
-        el("thead", None, el("tr", None, *head)),
-        el("tbody", None, *rows),
+        head_row(["Run", *groups, "macro"]),
+        rows,
     )
-    cap = el(
-        "figcaption",
-        None,
-        el("span", {"class": "tno"}, f"Figure {num.figure()}. "),
-        f"{title} per domain group and run; whiskers: 95% CI (bootstrap over the group's tasks).",
+    legend = legend_row([r.key for r in with_groups])
+    return join(
+        [
+            figure(
+                num,
+                [legend, fig],
+                f"{title} per domain group and run; whiskers: 95% CI (bootstrap over the "
+                "group's tasks).",
+            ),
+            groups_table,
+        ]
     )
-    return join([el("figure", None, legend_row([r.key for r in with_groups]), fig, cap), table])
 
 
 # --- failure taxonomy --------------------------------------------------------------------------
@@ -338,16 +296,12 @@ def taxonomy_section(runs: Sequence[RunInput], num: Numbering) -> Markup:
     for name in names:
         members = [r for r in runs if name in r.summary.labels]
         classes = class_order({v for r in members for v in r.summary.labels[name]})
-        head = [el("th", {"class": "txt"}, "Run"), el("th", {"class": "num"}, "episodes")]
-        head += [el("th", {"class": "num"}, *_breakable(c)) for c in classes]
+        head = head_row(["Run", "episodes", *[join(_breakable(c)) for c in classes]])
         rows = []
         for r in members:
             counts = r.summary.labels[name]
             total = sum(counts.values())
-            cells = [
-                el("td", {"class": "txt"}, el("a", {"href": anchor(run=r.key)}, r.key)),
-                el("td", {"class": "num"}, str(total)),
-            ]
+            cells = [run_cell(r.key), num_cell(str(total))]
             for c in classes:
                 k = counts.get(c, 0)
                 if not k:
@@ -359,35 +313,27 @@ def taxonomy_section(runs: Sequence[RunInput], num: Numbering) -> Markup:
                     el("span", {"class": "v"}, str(k)),
                     el("span", {"class": "ci"}, f"{k / total:.1%}"),
                 )
-                cells.append(el("td", {"class": "num"}, link))
+                cells.append(num_cell(link))
             rows.append(el("tr", {"data-run": r.key}, *cells))
-        table = el(
-            "table",
-            {"class": "lb compact taxonomy", "id": f"tax-{name}"},
-            el(
-                "caption",
-                None,
-                el("span", {"class": "tno"}, f"Table {num.table()}. "),
-                f"Label '{name}' per run: episodes (share). ",
-                _LABEL_NOTES.get(name, ""),
-                " Click a count for those transcripts.",
-            ),
-            el("thead", None, el("tr", None, *head)),
-            el("tbody", None, *rows),
+        caption = table_caption(
+            num,
+            f"Label '{name}' per run: episodes (share). ",
+            _LABEL_NOTES.get(name, ""),
+            " Click a count for those transcripts.",
         )
+        attrs = {"class": "lb compact taxonomy", "id": f"tax-{name}"}
         fig = stacked_bars(
             f"fig-tax-{name}",
             name,
             classes,
             [StackRow(r.key, r.summary.labels[name]) for r in members],
         )
-        cap = el(
-            "figcaption",
-            None,
-            el("span", {"class": "tno"}, f"Figure {num.figure()}. "),
-            f"Share of episodes per '{name}' value and run.",
-        )
-        parts += [table, el("figure", None, class_legend(classes), fig, cap)]
+        parts += [
+            table(attrs, caption, head, rows),
+            figure(
+                num, [class_legend(classes), fig], f"Share of episodes per '{name}' value and run."
+            ),
+        ]
     if not parts:
         parts.append(note("No episode labels recorded."))
     return join(parts)
@@ -407,16 +353,16 @@ def usage_section(runs: Sequence[RunInput]) -> Markup:
                 el(
                     "tr",
                     None,
-                    el("td", {"class": "txt"}, el("a", {"href": anchor(run=r.key)}, r.key)),
-                    el("td", {"class": "txt"}, role),
-                    el("td", {"class": "num"}, f"{u.calls:,}"),
-                    el("td", {"class": "num"}, f"{u.cached_calls:,}"),
-                    el("td", {"class": "num"}, f"{u.prompt_tokens:,}{est}"),
-                    el("td", {"class": "num"}, f"{u.completion_tokens:,}{est}"),
-                    el("td", {"class": "num"}, fmt_usd(u.cost_usd)),
-                    el("td", {"class": "num"}, f"{u.flops:.3g}"),
-                    el("td", {"class": "num"}, f"{lat['p50']:.3f}" if lat else "–"),
-                    el("td", {"class": "num"}, f"{lat['p90']:.3f}" if lat else "–"),
+                    run_cell(r.key),
+                    txt_cell(role),
+                    num_cell(f"{u.calls:,}"),
+                    num_cell(f"{u.cached_calls:,}"),
+                    num_cell(f"{u.prompt_tokens:,}{est}"),
+                    num_cell(f"{u.completion_tokens:,}{est}"),
+                    num_cell(fmt_usd(u.cost_usd)),
+                    num_cell(f"{u.flops:.3g}"),
+                    num_cell(f"{lat['p50']:.3f}" if lat else "–"),
+                    num_cell(f"{lat['p90']:.3f}" if lat else "–"),
                 )
             )
     totals = []
@@ -426,17 +372,13 @@ def usage_section(runs: Sequence[RunInput]) -> Markup:
             el(
                 "tr",
                 None,
-                el("td", {"class": "txt"}, el("a", {"href": anchor(run=r.key)}, r.key)),
-                el("td", {"class": "num"}, fmt_usd(c.get("usd_total"))),
-                el("td", {"class": "num"}, fmt_usd(c.get("usd_per_episode"))),
-                el("td", {"class": "num"}, fmt_usd(c.get("usd_per_success"))),
-                el("td", {"class": "num"}, fmt_usd(c.get("flop_usd_per_episode"))),
-                el("td", {"class": "num"}, f"{c.get('tokens_total') or 0:,.0f}"),
-                el(
-                    "td",
-                    {"class": "num"},
-                    f"{r.summary.timing.get('episode_seconds_total', 0):.1f}",
-                ),
+                run_cell(r.key),
+                num_cell(fmt_usd(c.get("usd_total"))),
+                num_cell(fmt_usd(c.get("usd_per_episode"))),
+                num_cell(fmt_usd(c.get("usd_per_success"))),
+                num_cell(fmt_usd(c.get("flop_usd_per_episode"))),
+                num_cell(f"{c.get('tokens_total') or 0:,.0f}"),
+                num_cell(f"{r.summary.timing.get('episode_seconds_total', 0):.1f}"),
             )
         )
     head = [
@@ -453,30 +395,14 @@ def usage_section(runs: Sequence[RunInput]) -> Markup:
     ]
     parts = []
     if rows:
+        caption = el(
+            "caption",
+            None,
+            "Model calls per run and role (~: token counts estimated, the server reported none; "
+            "latency percentiles over uncached calls).",
+        )
         parts.append(
-            el(
-                "table",
-                {"class": "lb compact", "id": "usage-table"},
-                el(
-                    "caption",
-                    None,
-                    "Model calls per run and role (~: token counts estimated, the server "
-                    "reported none; latency percentiles over uncached calls).",
-                ),
-                el(
-                    "thead",
-                    None,
-                    el(
-                        "tr",
-                        None,
-                        *[
-                            el("th", {"class": "txt" if i < 2 else "num"}, h)
-                            for i, h in enumerate(head)
-                        ],
-                    ),
-                ),
-                el("tbody", None, *rows),
-            )
+            table({"class": "lb compact", "id": "usage-table"}, caption, head_row(head, 2), rows)
         )
     else:
         parts.append(note("No model calls in these runs (all players are rule-based)."))
@@ -489,30 +415,14 @@ def usage_section(runs: Sequence[RunInput]) -> Markup:
         "tokens",
         "episode time s",
     ]
+    caption = el(
+        "caption",
+        None,
+        "Cost per run (USD; FLOP cost at the package's $/PFLOP price; episode time summed over "
+        "episodes).",
+    )
     parts.append(
-        el(
-            "table",
-            {"class": "lb compact", "id": "cost-table"},
-            el(
-                "caption",
-                None,
-                "Cost per run (USD; FLOP cost at the package's $/PFLOP price; episode time "
-                "summed over episodes).",
-            ),
-            el(
-                "thead",
-                None,
-                el(
-                    "tr",
-                    None,
-                    *[
-                        el("th", {"class": "txt" if i == 0 else "num"}, h)
-                        for i, h in enumerate(thead)
-                    ],
-                ),
-            ),
-            el("tbody", None, *totals),
-        )
+        table({"class": "lb compact", "id": "cost-table"}, caption, head_row(thead), totals)
     )
     return join(parts)
 

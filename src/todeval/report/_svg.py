@@ -137,6 +137,22 @@ def _svg(fig_id: str, width: float, height: float, title: str, *body: Markup) ->
     )
 
 
+def _y_title(text: str, top: float, bottom: float) -> Markup:
+    """A y-axis title, rotated, centred between ``top`` and ``bottom``."""
+    mid = (top + bottom) / 2
+    attrs: dict[str, AttrValue] = {
+        "class": "axis-title",
+        "transform": f"rotate(-90 14 {mid:.0f})",
+        "text-anchor": "middle",
+    }
+    return _text(14, mid, text, **attrs)
+
+
+def _ci_bar(a: float, b: float, y: float, cls: str) -> list[Markup]:
+    """A horizontal CI from ``a`` to ``b`` at height ``y``, with end ticks 8 units tall."""
+    return [_line(a, y, b, y, cls), _line(a, y - 4, a, y + 4, cls), _line(b, y - 4, b, y + 4, cls)]
+
+
 def _y_axis(
     scale: Scale, ticks: Sequence[float], x0: float, x1: float, fmt: Callable[[float], str]
 ) -> Markup:
@@ -213,12 +229,7 @@ def error_bar_cell(est: Estimate | None, lo: float, hi: float, width: int = 104)
     parts = [_line(sx(lo), h / 2, sx(hi), h / 2, "eb-axis")]
     if est is not None and est.value is not None:
         if est.ci_low is not None and est.ci_high is not None:
-            a, b = sx(est.ci_low), sx(est.ci_high)
-            parts += [
-                _line(a, h / 2, b, h / 2, "eb-ci"),
-                _line(a, 4, a, h - 4, "eb-ci"),
-                _line(b, 4, b, h - 4, "eb-ci"),
-            ]
+            parts += _ci_bar(sx(est.ci_low), sx(est.ci_high), h / 2, "eb-ci")
         parts.append(el("circle", {"cx": sx(est.value), "cy": h / 2, "r": 3.5, "class": "eb-pt"}))
     return el(
         "svg",
@@ -298,16 +309,7 @@ def cost_scatter(fig_id: str, points: Sequence[ScatterPoint], y_title: str, rate
         _y_axis(sy, yticks, ml, w - mr, _rate_fmt if rate else _num_fmt),
         _x_axis(sx, xticks, h - mb, mt, tick_formatter(xticks)),
         _text((ml + w - mr) / 2, h - 10, "Cost per dialogue (USD)", **{"class": "axis-title"}),
-        _text(
-            14,
-            (mt + h - mb) / 2,
-            f"{y_title} (micro, 95% CI)",
-            **{
-                "class": "axis-title",
-                "transform": f"rotate(-90 14 {(mt + h - mb) / 2:.0f})",
-                "text-anchor": "middle",
-            },
-        ),
+        _y_title(f"{y_title} (micro, 95% CI)", mt, h - mb),
     ]
     order = sorted(range(len(pts)), key=lambda i: sy(pts[i].est.value or 0.0))  # type: ignore[union-attr]
     coords = {i: (sx(pts[i].cost or 0.0), sy(pts[i].est.value or 0.0)) for i in order}  # type: ignore[union-attr]
@@ -376,16 +378,7 @@ def group_bars(
     body: list[Markup] = [
         _y_axis(sy, yticks, ml, w - mr, _rate_fmt if rate else _num_fmt),
         _line(ml, h - mb, w - mr, h - mb, "axis"),
-        _text(
-            14,
-            (mt + h - mb) / 2,
-            f"{y_title} (95% CI)",
-            **{
-                "class": "axis-title",
-                "transform": f"rotate(-90 14 {(mt + h - mb) / 2:.0f})",
-                "text-anchor": "middle",
-            },
-        ),
+        _y_title(f"{y_title} (95% CI)", mt, h - mb),
         _text((ml + w - mr) / 2, h - 8, "Domain group", **{"class": "axis-title"}),
     ]
     span = (w - ml - mr) / max(len(groups), 1)
@@ -426,18 +419,23 @@ def group_bars(
     return _svg(fig_id, w, h, f"{y_title} by domain group", *body)
 
 
-def legend_row(labels: Sequence[str]) -> Markup:
-    """An HTML legend (swatch + label) matching the series colours of :func:`group_bars`."""
+def _legend(entries: Sequence[tuple[str, str]]) -> Markup:
+    """An HTML legend: a colour swatch and a label per ``(label, colour)``."""
     items = [
         el(
             "span",
             {"class": "legend-item"},
-            el("span", {"class": "swatch", "style": f"background:{color(i)}"}),
+            el("span", {"class": "swatch", "style": f"background:{colour}"}),
             label,
         )
-        for i, label in enumerate(labels)
+        for label, colour in entries
     ]
     return el("div", {"class": "legend-row"}, *items)
+
+
+def legend_row(labels: Sequence[str]) -> Markup:
+    """An HTML legend matching the series colours of :func:`group_bars`."""
+    return _legend([(label, color(i)) for i, label in enumerate(labels)])
 
 
 # --- stacked bars (failure taxonomy) ---------------------------------------------------------
@@ -528,16 +526,8 @@ def stacked_bars(
 
 
 def class_legend(classes: Sequence[str]) -> Markup:
-    items = [
-        el(
-            "span",
-            {"class": "legend-item"},
-            el("span", {"class": "swatch", "style": f"background:{class_color(c, i)}"}),
-            c,
-        )
-        for i, c in enumerate(classes)
-    ]
-    return el("div", {"class": "legend-row"}, *items)
+    """An HTML legend matching the class colours of :func:`stacked_bars`."""
+    return _legend([(c, class_color(c, i)) for i, c in enumerate(classes)])
 
 
 # --- forest plot (simulator panels) ----------------------------------------------------------
@@ -576,12 +566,7 @@ def forest(fig_id: str, rows: Sequence[ForestRow], x_title: str, rate: bool) -> 
             continue
         parts: list[Markup] = [el("title", None, f"{row.label}: {_est_title(est)}")]
         if est.ci_low is not None and est.ci_high is not None:
-            a, b = sx(est.ci_low), sx(est.ci_high)
-            parts += [
-                _line(a, y, b, y, "whisker"),
-                _line(a, y - 4, a, y + 4, "whisker"),
-                _line(b, y - 4, b, y + 4, "whisker"),
-            ]
+            parts += _ci_bar(sx(est.ci_low), sx(est.ci_high), y, "whisker")
         parts.append(marker("circle", sx(est.value), y, 5.0, color(0)))
         attrs: dict[str, AttrValue] = {"class": "fpt"}
         if row.run:
