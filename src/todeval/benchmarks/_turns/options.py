@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from todeval.errors import BadInputError, UsageError
+from todeval.errors import UsageError
+from todeval.runner.files import models_file_digest
 
 if TYPE_CHECKING:
     from todeval.backends import RetryPolicy
@@ -61,15 +62,6 @@ def slug(name: str) -> str:
     """A directory-safe form of a model spec (URLs dropped)."""
     name = name.split("@", 1)[0]
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-
-
-def models_file_digest(path: str | None) -> str | None:
-    if path is None:
-        return None
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
-    except OSError as exc:
-        raise BadInputError(f"{path}: cannot read the models file ({exc.strerror})") from None
 
 
 def select_ids(

@@ -23,12 +23,12 @@ from todeval.benchmarks.booking.run import (
     BookingConfig,
     RuntimeOptions,
     build_plan,
-    models_file_digest,
 )
 from todeval.benchmarks.booking.tasks import TASK_SETS, load_tasks, select_tasks
 from todeval.errors import choice_error
 from todeval.report.table import render_rows, summary_table, usage_table
 from todeval.runner.execute import RunResult
+from todeval.runner.files import models_file_digest
 
 HEADLINE = [
     "booking.booking_accuracy",

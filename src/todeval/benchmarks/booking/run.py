@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -20,7 +19,7 @@ from todeval.benchmarks.booking.tasks import (
     task_set_hash,
 )
 from todeval.core.records import EpisodeRecord
-from todeval.errors import BadInputError, UsageError, choice_error
+from todeval.errors import UsageError, choice_error
 from todeval.runner.execute import EpisodeJob, RunPlan
 
 if TYPE_CHECKING:
@@ -78,15 +77,6 @@ class RuntimeOptions:
 def _slug(name: str) -> str:
     name = name.split("@", 1)[0]  # keep URLs out of directory names
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-
-
-def models_file_digest(path: str | None) -> str | None:
-    if path is None:
-        return None
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
-    except OSError as exc:
-        raise BadInputError(f"{path}: cannot read the models file ({exc.strerror})") from None
 
 
 class _Backends:
