@@ -11,6 +11,7 @@ import pytest
 
 from todeval.benchmarks.booking.panel import parse_members
 from todeval.cli import main
+from todeval.core.records import Summary
 from todeval.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,3 +102,43 @@ def test_panel_refuses_corpus_user_on_synthetic(tmp_path: Path) -> None:
     )
     assert code == 2
     assert not (tmp_path / "p").exists()
+
+
+def _summary(value: float) -> Summary:
+    from todeval.core.records import Estimate, MetricSummary
+
+    est = Estimate(value=value, ci_low=value, ci_high=value, n=10)
+    return Summary(
+        benchmark="booking",
+        n_episodes=10,
+        outcomes={},
+        metrics={"booking.booking_accuracy": MetricSummary(micro=est)},
+    )
+
+
+def test_ties_do_not_count_as_a_change_of_top_system() -> None:
+    from todeval.benchmarks.booking.panel import summarize_panel
+
+    scores = {
+        ("a", "u1"): 0.9,
+        ("b", "u1"): 0.5,
+        ("a", "u2"): 0.8,
+        ("b", "u2"): 0.6,
+        ("a", "u3"): 0.0,
+        ("b", "u3"): 0.0,
+    }
+    panel = summarize_panel(
+        {k: _summary(v) for k, v in scores.items()}, ["a", "b"], ["u1", "u2", "u3"], {}
+    )
+    rs = panel.rank_stability
+    assert rs is not None
+    assert rs.ranking_text["u3"] == "a = b" and rs.top_system["u3"] == "a = b"
+    assert rs.kendall_tau["u1|u2"] == 1.0 and rs.kendall_tau["u1|u3"] is None
+    assert rs.top_changes is False
+    flipped = dict(scores, **{("b", "u2"): 0.95})
+    panel2 = summarize_panel(
+        {k: _summary(v) for k, v in flipped.items()}, ["a", "b"], ["u1", "u2", "u3"], {}
+    )
+    assert panel2.rank_stability is not None and panel2.rank_stability.top_changes is True
+    assert panel2.rank_stability.kendall_tau["u1|u2"] == -1.0
+    assert panel.spread["a"].spread_max_min == 0.9

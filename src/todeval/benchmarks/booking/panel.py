@@ -39,6 +39,9 @@ class PanelFile(BaseModel):
 
 def _slug(text: str) -> str:
     text = text.split("@", 1)[0]
+    if "/" in text:  # a file path (scripted:..., llamacpp:...gguf): keep its stem
+        prefix, _, path = text.partition(":")
+        text = f"{prefix}_{Path(path).stem}" if path else Path(text).stem
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
 
 
@@ -83,10 +86,17 @@ class SystemSpread(BaseModel):
 
 
 class RankStability(BaseModel):
-    rankings: dict[str, list[str]] = Field(description="per simulator: systems, best first")
-    kendall_tau: dict[str, float | None] = Field(description="'<user a>|<user b>' -> tau-b")
-    top_system: dict[str, str]
-    top_changes: bool
+    rankings: dict[str, list[str]] = Field(
+        description="per simulator: systems, best first (ties in name order; see ranking_text)"
+    )
+    ranking_text: dict[str, str] = Field(
+        default_factory=dict, description="per simulator: 'a > b = c' with ties shown as '='"
+    )
+    kendall_tau: dict[str, float | None] = Field(
+        description="'<user a>|<user b>' -> tau-b; null when a ranking is all ties"
+    )
+    top_system: dict[str, str] = Field(description="per simulator; tied tops joined by ' = '")
+    top_changes: bool = Field(description="no system is (jointly) best under every simulator")
 
 
 class PanelSummary(BaseModel):
@@ -98,6 +108,18 @@ class PanelSummary(BaseModel):
     runs: dict[str, str] = Field(description="'<system>|<user>' -> run directory (relative)")
     spread: dict[str, SystemSpread] = Field(description="per system")
     rank_stability: RankStability | None = None
+
+
+def _best(scores: dict[str, float | None]) -> list[str]:
+    top = max((v or 0.0) for v in scores.values())
+    return sorted(s for s, v in scores.items() if (v or 0.0) == top)
+
+
+def _ranking_text(scores: dict[str, float | None], order: list[str]) -> str:
+    text = order[0]
+    for prev, cur in itertools.pairwise(order):
+        text += (" = " if (scores[prev] or 0.0) == (scores[cur] or 0.0) else " > ") + cur
+    return text
 
 
 def _rank(scores: dict[str, float | None]) -> list[str]:
@@ -147,12 +169,14 @@ def summarize_panel(
             xs = [scores[a][s] or 0.0 for s in systems]
             ys = [scores[b][s] or 0.0 for s in systems]
             taus[f"{a}|{b}"] = kendall_tau(xs, ys)
-        top = {u: rankings[u][0] for u in users}
+        tops = {u: _best(scores[u]) for u in users}
+        common = set.intersection(*(set(t) for t in tops.values()))
         stability = RankStability(
             rankings=rankings,
+            ranking_text={u: _ranking_text(scores[u], rankings[u]) for u in users},
             kendall_tau=taus,
-            top_system=top,
-            top_changes=len(set(top.values())) > 1,
+            top_system={u: " = ".join(t) for u, t in tops.items()},
+            top_changes=not common,
         )
     return PanelSummary(
         metric=metric,
@@ -198,11 +222,14 @@ def panel_table(panel: PanelSummary) -> str:
         out.append(
             render_rows(
                 ["simulator", "ranking (best first)"],
-                [[u, " > ".join(r)] for u, r in rs.rankings.items()],
+                [[u, rs.ranking_text.get(u, " > ".join(r))] for u, r in rs.rankings.items()],
             )
         )
         tau_rows = [
-            [pair.replace("|", " vs "), "-" if t is None else f"{t:.3f}"]
+            [
+                pair.replace("|", " vs "),
+                "undefined (a ranking is all ties)" if t is None else f"{t:.3f}",
+            ]
             for pair, t in rs.kendall_tau.items()
         ]
         if tau_rows:
