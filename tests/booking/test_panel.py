@@ -135,7 +135,7 @@ def test_ties_do_not_count_as_a_change_of_top_system() -> None:
     assert rs.ranking_text["u3"] == "a = b" and rs.top_system["u3"] == "a = b"
     assert rs.kendall_tau["u1|u2"] == 1.0 and rs.kendall_tau["u1|u3"] is None
     assert rs.top_changes is False
-    flipped = dict(scores, **{("b", "u2"): 0.95})
+    flipped = {**scores, ("b", "u2"): 0.95}
     panel2 = summarize_panel(
         {k: _summary(v) for k, v in flipped.items()}, ["a", "b"], ["u1", "u2", "u3"], {}
     )
