@@ -50,10 +50,6 @@ class ScriptedSystem:
         return SystemOutput(tool_call=ToolCall(name=name, arguments=args))
 
 
-class EchoSystem(ScriptedSystem):
-    """Always follows up with a fixed message (never books)."""
-
-
 class OracleSystem:
     """Books the goal's venue straight from the DB: a 'perfect system' for runner tests.
 
