@@ -6,6 +6,7 @@ totals, call latencies), so memory does not grow with the size of the records' t
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -36,6 +37,10 @@ class _Accumulator:
     usage: dict[str, RoleUsage] = field(default_factory=dict)
     latencies: dict[str, list[float]] = field(default_factory=dict)
     labels: dict[str, Counter[str]] = field(default_factory=dict)
+    # per role: each episode's dollars and FLOPs, summed exactly (math.fsum) at the end so the
+    # totals do not depend on the order episodes finished in
+    costs: dict[str, list[float]] = field(default_factory=dict)
+    flops: dict[str, list[float]] = field(default_factory=dict)
     n_episodes: int = 0
     n_scored: int = 0
     episode_seconds: float = 0.0
@@ -53,8 +58,8 @@ class _Accumulator:
             total.prompt_tokens += u.prompt_tokens
             total.completion_tokens += u.completion_tokens
             total.latency_s += u.latency_s
-            total.cost_usd += u.cost_usd
-            total.flops += u.flops
+            self.costs.setdefault(role, []).append(u.cost_usd)
+            self.flops.setdefault(role, []).append(u.flops)
             total.estimated = total.estimated or u.estimated
             self.latencies.setdefault(role, []).extend(u.call_latencies_s)
         if not r.outcome.counts_in_metrics:
@@ -63,6 +68,12 @@ class _Accumulator:
         self.groups[r.task_id] = r.group
         for name, value in r.metrics.items():
             self.values.setdefault(name, {}).setdefault(r.task_id, []).append((r.trial, value))
+
+    def usage_totals(self) -> dict[str, RoleUsage]:
+        for role, total in self.usage.items():
+            total.cost_usd = math.fsum(self.costs.get(role, []))
+            total.flops = math.fsum(self.flops.get(role, []))
+        return dict(sorted(self.usage.items()))
 
     def per_task(self, name: str) -> dict[str, list[float]]:
         return {t: [v for _, v in sorted(pairs)] for t, pairs in self.values.get(name, {}).items()}
@@ -103,8 +114,8 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 def _cost(
     usage: dict[str, RoleUsage], n_episodes: int, n_success: int | None
 ) -> dict[str, float | None]:
-    usd = sum(u.cost_usd for u in usage.values())
-    flops = sum(u.flops for u in usage.values())
+    usd = math.fsum(u.cost_usd for u in usage.values())
+    flops = math.fsum(u.flops for u in usage.values())
     flop_usd = flops / 1e15 * USD_PER_PETAFLOP
 
     def per(total: float, n: int | None) -> float | None:
@@ -155,7 +166,7 @@ def summarize(
         success = acc.per_task(success_metric)
         metrics.update(_pass_k_metrics(success, success_metric, groups, seed, resamples))
         n_success = sum(1 for v in success.values() for x in v if x == 1.0)
-    usage = dict(sorted(acc.usage.items()))
+    usage = acc.usage_totals()
     return Summary(
         benchmark=benchmark,
         n_episodes=acc.n_episodes,
