@@ -11,9 +11,10 @@ notice, and a second consecutive violation aborts. Every violation is recorded.
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from todeval.benchmarks.booking.db import load_database
 from todeval.benchmarks.booking.environment import BookingEnvironment
@@ -43,6 +44,7 @@ from todeval.core.rng import derive_seed, episode_rng
 from todeval.errors import InfrastructureError
 
 BENCHMARK = "booking"
+_T = TypeVar("_T")
 OnViolation = Literal["abort", "reprompt"]
 
 
@@ -134,28 +136,28 @@ class GameMaster:
             )
         )
 
-    async def _user_turn(self, system_message: str | None) -> str:
+    @staticmethod
+    async def _guarded(call: Awaitable[_T], who: str, crash: Outcome) -> _T:
+        """Await a player; a model outage is an infrastructure error, any other crash ``crash``."""
         try:
-            reply = await self.user.reply(system_message)
+            return await call
         except InfrastructureError as exc:
-            raise _EpisodeEnd(Outcome.INFRASTRUCTURE_ERROR, f"user model: {exc}") from exc
+            raise _EpisodeEnd(Outcome.INFRASTRUCTURE_ERROR, f"{who} model: {exc}") from exc
         except Exception as exc:
-            raise _EpisodeEnd(
-                Outcome.USER_SIMULATOR_ERROR, f"user simulator raised {type(exc).__name__}: {exc}"
-            ) from exc
+            raise _EpisodeEnd(crash, f"{who} raised {type(exc).__name__}: {exc}") from exc
+
+    async def _user_turn(self, system_message: str | None) -> str:
+        reply = await self._guarded(
+            self.user.reply(system_message), "user simulator", Outcome.USER_SIMULATOR_ERROR
+        )
         self.log.usage.extend(reply.usage)
         self.log.add("user_message", "user", text=reply.text)
         return reply.text
 
     async def _system_call(self, observation: Observation) -> Any:
-        try:
-            output = await self.system.respond(observation)
-        except InfrastructureError as exc:
-            raise _EpisodeEnd(Outcome.INFRASTRUCTURE_ERROR, f"system model: {exc}") from exc
-        except Exception as exc:
-            raise _EpisodeEnd(
-                Outcome.INFRASTRUCTURE_ERROR, f"system raised {type(exc).__name__}: {exc}"
-            ) from exc
+        output = await self._guarded(
+            self.system.respond(observation), "system", Outcome.INFRASTRUCTURE_ERROR
+        )
         self.log.usage.extend(output.usage)
         return self.parser.parse(output)
 
