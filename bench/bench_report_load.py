@@ -20,33 +20,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
+from todeval.testing.browser import chromium_driver, missing_parts
+
 LOAD_BUDGET_MS = 1000.0
-
-
-def _driver(profile: Path) -> Any:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--window-size=1400,1000",
-        f"--user-data-dir={profile}",
-    ):
-        options.add_argument(arg)
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
 
 
 _TIMING = """
@@ -69,10 +46,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--loads", type=int, default=7, help="page loads to time (default 7)")
     args = parser.parse_args()
-    for path in (CHROMIUM, CHROMEDRIVER):
-        if not Path(path).exists():
-            print(f"{path} missing: apt-get install chromium chromium-driver", file=sys.stderr)
-            return 1
+    missing = missing_parts()
+    if missing:
+        print(
+            f"missing: {', '.join(missing)} (apt-get install chromium chromium-driver; "
+            "pip install selenium)",
+            file=sys.stderr,
+        )
+        return 1
     from todeval.cli import main as todeval
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -85,7 +66,7 @@ def main() -> int:
                 return 1
         build_s = time.perf_counter() - t0
         size = report.stat().st_size
-        driver = _driver(Path(tmp) / "profile")
+        driver = chromium_driver(Path(tmp) / "profile")
         try:
             samples = []
             for _ in range(args.loads):

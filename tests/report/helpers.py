@@ -14,6 +14,7 @@ from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord, Event, Manifest, Session, Timing
 from todeval.runner.store import RunDirectory
 from todeval.runner.summary import summarize
+from todeval.testing import browser
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -232,9 +233,6 @@ def write_panel(
 
 # --- headless Chromium ---------------------------------------------------------------------
 
-CHROMIUM = os.environ.get("TODEVAL_CHROMIUM", "/usr/bin/chromium")
-CHROMEDRIVER = os.environ.get("TODEVAL_CHROMEDRIVER", "/usr/bin/chromedriver")
-
 
 def _missing(what: str) -> None:
     message = f"{what} missing (Debian packages chromium and chromium-driver; pip install selenium)"
@@ -245,32 +243,10 @@ def _missing(what: str) -> None:
 
 def chromium_driver(tmp: Path) -> Any:
     """Headless Chromium through selenium and the system chromedriver (never Selenium Manager)."""
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        _missing("selenium")
-    for path in (CHROMIUM, CHROMEDRIVER):
-        if not Path(path).exists():
-            _missing(path)
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--hide-scrollbars",
-        "--window-size=1400,1000",
-        f"--user-data-dir={tmp}",
-    ):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    missing = browser.missing_parts()
+    if missing:
+        _missing(", ".join(missing))
+    return browser.chromium_driver(tmp, browser_log=True)
 
 
 def screenshot(driver: Any, name: str) -> Path:
