@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from todeval.errors import UsageError
 from todeval.runner.files import models_file_digest
+from todeval.runner.options import add_generation_arguments
 
 if TYPE_CHECKING:
     from todeval.backends import RetryPolicy
@@ -112,19 +113,10 @@ def add_common_arguments(parser: argparse.ArgumentParser, benchmark: str) -> Non
     parser.add_argument(
         "--max-concurrency", type=int, default=8, help="dialogues in flight (default 8)"
     )
-    parser.add_argument(
-        "--constrained",
-        action="store_true",
-        help="send the JSON schema to the backend to enforce (default: described in the prompt)",
-    )
-    parser.add_argument("--temperature", type=float, default=0.0, help="sampling temperature")
-    parser.add_argument("--max-tokens", type=int, default=None, help="cap on tokens per reply")
-    parser.add_argument("--no-cache", action="store_true", help="bypass the response cache")
-    parser.add_argument(
-        "--cache-path",
-        default=None,
-        metavar="FILE",
-        help="response cache file (default: ~/.cache/todeval/responses.sqlite)",
+    add_generation_arguments(
+        parser,
+        constrained_help="send the JSON schema to the backend to enforce "
+        "(default: described in the prompt)",
     )
     parser.add_argument(
         "--out",

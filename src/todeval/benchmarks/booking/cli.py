@@ -29,6 +29,7 @@ from todeval.errors import choice_error
 from todeval.report.table import render_rows, summary_table, usage_table
 from todeval.runner.execute import RunResult
 from todeval.runner.files import models_file_digest
+from todeval.runner.options import add_generation_arguments
 
 HEADLINE = [
     "booking.booking_accuracy",
@@ -100,19 +101,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     models.add_argument(
         "--system-url", default=None, metavar="URL", help="base URL of an --system http system"
     )
-    models.add_argument(
-        "--constrained",
-        action="store_true",
-        help="schema-constrained decoding where the backend supports it",
-    )
-    models.add_argument("--temperature", type=float, default=0.0, help="sampling temperature")
-    models.add_argument("--max-tokens", type=int, default=None, help="cap on tokens per call")
-    models.add_argument("--no-cache", action="store_true", help="bypass the response cache")
-    models.add_argument(
-        "--cache-path",
-        default=None,
-        metavar="FILE",
-        help="response cache file (default: ~/.cache/todeval/responses.sqlite)",
+    add_generation_arguments(
+        models, constrained_help="schema-constrained decoding where the backend supports it"
     )
     parser.add_argument(
         "--max-turns",
