@@ -7,43 +7,21 @@ or fail. It searches, answers, and after a few turns books nothing: the point is
 
 from __future__ import annotations
 
+from typing import Any
+
 from todeval.backends.scripted import Script, ScriptedReply, ScriptedToolCall
 
+
+def _call(name: str, **arguments: Any) -> ScriptedReply:
+    return ScriptedReply(tool_calls=[ScriptedToolCall(name=name, arguments=arguments)])
+
+
 REPLIES = [
-    ScriptedReply(
-        tool_calls=[
-            ScriptedToolCall(
-                name="followup",
-                arguments={
-                    "message": "Hello! What are you looking for, and in which part of town?"
-                },
-            )
-        ]
-    ),
-    ScriptedReply(
-        tool_calls=[ScriptedToolCall(name="retrievefromhoteldb", arguments={"area": "north"})]
-    ),
-    ScriptedReply(
-        tool_calls=[
-            ScriptedToolCall(
-                name="followup",
-                arguments={
-                    "message": "Several places in the north match. How many people, and which day?"
-                },
-            )
-        ]
-    ),
-    ScriptedReply(
-        tool_calls=[ScriptedToolCall(name="retrievefromtraindb", arguments={"day": "friday"})]
-    ),
-    ScriptedReply(
-        tool_calls=[
-            ScriptedToolCall(
-                name="followup",
-                arguments={"message": "Sorry, I could not complete that. Anything else?"},
-            )
-        ]
-    ),
+    _call("followup", message="Hello! What are you looking for, and in which part of town?"),
+    _call("retrievefromhoteldb", area="north"),
+    _call("followup", message="Several places in the north match. How many people, and which day?"),
+    _call("retrievefromtraindb", day="friday"),
+    _call("followup", message="Sorry, I could not complete that. Anything else?"),
 ]
 
 
@@ -51,11 +29,5 @@ def booking_script() -> Script:
     """Five scripted system actions, then follow-ups that make no progress."""
     return Script(
         replies=REPLIES,
-        default=ScriptedReply(
-            tool_calls=[
-                ScriptedToolCall(
-                    name="followup", arguments={"message": "Could you repeat what you need?"}
-                )
-            ]
-        ),
+        default=_call("followup", message="Could you repeat what you need?"),
     )
