@@ -57,7 +57,7 @@ def record(
 class FakeJudge:
     """Answers questions from a list, in order; records the questions asked."""
 
-    def __init__(self, answers: Sequence[bool | None | str]) -> None:
+    def __init__(self, answers: Sequence[bool | str | None]) -> None:
         self.answers = list(answers)
         self.questions: list[JudgeQuestion] = []
 

@@ -26,7 +26,7 @@ GOLD = ["Jax: Go to the mine.", "Jax: Take the north road.", "Jax: Use the excav
 
 
 def _match(
-    gold: list[str], predictions: list[str], answers: Sequence[bool | None | str] = ()
+    gold: list[str], predictions: list[str], answers: Sequence[bool | str | None] = ()
 ) -> tuple[MatchResult, FakeJudge]:
     judge = FakeJudge(answers)
     purposes = [f"why {i}" for i in range(1, len(gold))]
@@ -92,7 +92,7 @@ def test_substring_after_stripping_trailing_marks() -> None:
 
 def test_covered_gold_and_covering_predictions_are_removed_before_the_judge() -> None:
     pre = prematch(
-        GOLD + ["Jax: Bring a lamp."],
+        [*GOLD, "Jax: Bring a lamp."],
         ["p1", "p2", "p3"],
         ["First, take the north road.", "A lamp helps.", "take the north road"],
     )

@@ -116,6 +116,9 @@ def test_several_files_go_to_a_directory(
     code, stdout, _ = run_cli(argv, capsys)
     assert code == 0 and stdout.count("ClarQ-LLM (en)") == 2
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["copy.summary.json", "l2l_GPT-4o_seeker_vs_GPT-4o_provider.Comp.En.summary.json"]
+    assert names == [
+        "copy.summary.json",
+        "l2l_GPT-4o_seeker_vs_GPT-4o_provider.Comp.En.summary.json",
+    ]
     lines = (tmp_path / "episodes.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(lines) == 520 and json.loads(lines[0])["task_id"] == "en/test/Gather_Resources-0"

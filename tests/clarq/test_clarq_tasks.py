@@ -62,7 +62,8 @@ def test_jax_prefix_is_stripped_on_load_and_emitted_on_output() -> None:
             )
             for entry in _raw(lang_dir, name)[:10]:
                 lines = entry["all_response"].split("\n")
-                missing[lang_dir] += sum(not x.startswith("Jax: ") for x in lines[: len(lines) // 2])
+                responses = lines[: len(lines) // 2]
+                missing[lang_dir] += sum(not x.startswith("Jax: ") for x in responses)
     assert missing == {"English": 52, "Chinese": 428}
     for lang in ("en", "zh"):
         for task in load_tasks(lang, "test"):  # type: ignore[arg-type]
@@ -208,7 +209,7 @@ def test_data_check_reports_tasks_that_fail_to_load(
     assert "en English/3._Stealth_Mission.json entry 4: label '7.1' has no parent '7'" in out
     assert "zh Chinese/31._Magic_Task.json: unreadable" in out
     assert "en    test   259" in out  # every other task still counted
-    with pytest.raises(BadInputError, match="3._Stealth_Mission.json entry 4"):
+    with pytest.raises(BadInputError, match=r"3\._Stealth_Mission\.json entry 4"):
         load_tasks("en", "test", data_dir=root)
     assert len(read_tasks("zh", root).tasks) == 300
 
