@@ -15,13 +15,7 @@ from typing import NoReturn
 
 from todeval import __version__
 from todeval.errors import EXIT_INTERNAL, EXIT_USAGE, TodevalError
-from todeval.registry import VERBS, discover
-
-_VERB_HELP = {
-    "run": "run a benchmark and write a run directory",
-    "score": "score a prediction file with a corpus evaluator",
-    "data": "inspect and audit the shipped data",
-}
+from todeval.registry import TOP, discover
 
 
 class _Parser(argparse.ArgumentParser):
@@ -45,14 +39,14 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks for internal errors")
     verbs = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
     verbs.required = True
-    for name, command in sorted(registry.commands["top"].items()):
+    for name, command in sorted(registry.commands[TOP].items()):
         sub = verbs.add_parser(name, help=command.help, description=command.help)
         if wanted(name):
             command.add_arguments(sub)
         sub.set_defaults(_run=command.run)
-    for verb in VERBS:
+    for verb, verb_help in registry.groups.items():
         commands = registry.commands[verb]
-        verb_parser = verbs.add_parser(verb, help=_VERB_HELP[verb])
+        verb_parser = verbs.add_parser(verb, help=verb_help, description=verb_help)
         subs = verb_parser.add_subparsers(dest="command", metavar="NAME", parser_class=_Parser)
         subs.required = True
         for name, command in sorted(commands.items()):

@@ -2,14 +2,23 @@
 
 A plug-in is any module that defines ``register(registry: Registry) -> None``. Built-in plug-ins
 are the sub-modules of :mod:`todeval.benchmarks`, :mod:`todeval.scoring` and
-:mod:`todeval.commands` (found by walking the packages); ``registry.add("top", ...)`` adds a
-command directly under ``todeval`` (``todeval compare``); third-party plug-ins declare an entry
+:mod:`todeval.commands` (found by walking the packages); third-party plug-ins declare an entry
 point in the ``todeval.plugins`` group::
 
     [project.entry-points."todeval.plugins"]
     mybench = "mypackage.todeval_plugin"
 
-Each call to :func:`discover` builds a fresh registry (no global state).
+A plug-in registers
+
+* commands under a group: ``run`` (``todeval run <benchmark>``), ``score``, ``data``, a group
+  of its own (``registry.group("toy", ...)`` then ``todeval toy <command>``), or ``top`` for a
+  command directly under ``todeval`` (``todeval compare``);
+* benchmarks (:meth:`Registry.benchmark`): the ``run`` command plus the plan factory the Python
+  API and Ray workers rebuild runs from.
+
+:meth:`Registry.lazy` registers a command whose module is imported only when it runs, so
+``todeval --help`` imports no plug-in's heavy parts. Each call to :func:`discover` builds a
+fresh registry (no global state).
 """
 
 from __future__ import annotations
@@ -20,10 +29,14 @@ import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import Literal
+from typing import Any
 
-Verb = Literal["run", "score", "data", "top"]
-VERBS: tuple[Verb, ...] = ("run", "score", "data")  # "top": commands directly under todeval
+TOP = "top"  # the group of commands directly under ``todeval``
+GROUP_HELP = {
+    "run": "run a benchmark and write a run directory",
+    "score": "score a prediction file with a corpus evaluator",
+    "data": "inspect and audit the shipped data",
+}
 
 
 @dataclass(frozen=True)
@@ -36,18 +49,76 @@ class Command:
     run: Callable[[argparse.Namespace], int]
 
 
-@dataclass
-class Registry:
-    commands: dict[Verb, dict[str, Command]] = field(
-        default_factory=lambda: {verb: {} for verb in (*VERBS, "top")}
+@dataclass(frozen=True)
+class BenchmarkEntry:
+    """A registered benchmark: its name and the ``module:function`` that builds a run plan from a
+    config dict (``factory(config, runtime=None) -> RunPlan``)."""
+
+    name: str
+    help: str
+    plan_factory: str
+
+
+def lazy_command(
+    name: str, help: str, module: str, *, add: str = "add_arguments", run: str = "run_command"
+) -> Command:
+    """A command whose ``module`` (with functions ``add`` and ``run``) is imported on use."""
+
+    def target(attr: str) -> Any:
+        return getattr(importlib.import_module(module), attr)
+
+    return Command(
+        name,
+        help,
+        lambda parser: target(add)(parser),
+        lambda args: int(target(run)(args)),
     )
 
-    def add(self, verb: Verb, command: Command) -> None:
-        existing = self.commands[verb]
-        if command.name in existing:
-            where = command.name if verb == "top" else f"{verb} {command.name}"
+
+@dataclass
+class Registry:
+    groups: dict[str, str] = field(default_factory=lambda: dict(GROUP_HELP))
+    commands: dict[str, dict[str, Command]] = field(
+        default_factory=lambda: {name: {} for name in (*GROUP_HELP, TOP)}
+    )
+    benchmarks: dict[str, BenchmarkEntry] = field(default_factory=dict)
+
+    def group(self, name: str, help: str) -> None:
+        """Declare a command group of a plug-in's own (``todeval <name> <command>``)."""
+        if name in self.groups or name in self.commands.get(TOP, {}):
+            raise ValueError(f"two plug-ins define 'todeval {name}'")
+        self.groups[name] = help
+        self.commands[name] = {}
+
+    def add(self, group: str, command: Command) -> None:
+        if group not in self.commands:
+            raise ValueError(f"unknown command group {group!r}: declare it with group()")
+        existing = self.commands[group]
+        if command.name in existing or (group == TOP and command.name in self.groups):
+            where = command.name if group == TOP else f"{group} {command.name}"
             raise ValueError(f"two plug-ins define 'todeval {where}'")
         existing[command.name] = command
+
+    def lazy(
+        self,
+        group: str,
+        name: str,
+        help: str,
+        module: str,
+        *,
+        add: str = "add_arguments",
+        run: str = "run_command",
+    ) -> None:
+        """Add a command whose module is imported only when the command is used."""
+        self.add(group, lazy_command(name, help, module, add=add, run=run))
+
+    def benchmark(self, name: str, help: str, *, cli: str, plan_factory: str) -> None:
+        """Register a benchmark: ``todeval run <name>`` from module ``cli`` (functions
+        ``add_arguments`` and ``run_command``) and its plan factory for the Python API."""
+        if name in self.benchmarks:
+            raise ValueError(f"two plug-ins define the benchmark {name!r}")
+        self.lazy("run", name, help, cli)
+        self.benchmarks[name] = BenchmarkEntry(name, help, plan_factory)
 
 
 _BUILTIN_PACKAGES = ("todeval.benchmarks", "todeval.scoring", "todeval.commands")

@@ -26,7 +26,7 @@ class ScriptedUser:
     async def start(self, context: UserContext) -> None:
         self.context = context
 
-    async def reply(self, system_message: str | None) -> UserReply:
+    async def respond(self, system_message: str | None) -> UserReply:
         self.seen.append(system_message)
         return UserReply(text=self.lines.pop(0) if self.lines else "done")
 
@@ -91,10 +91,28 @@ class OracleUser:
         self.message = perfect_booking_arguments(context.task)
         self.sent = False
 
-    async def reply(self, system_message: str | None) -> UserReply:
+    async def respond(self, system_message: str | None) -> UserReply:
         import json
 
         if self.sent:
             return UserReply(text="done")
         self.sent = True
         return UserReply(text=json.dumps(self.message))
+
+
+class FlakyOracleSystem(OracleSystem):
+    """The oracle, except that it raises on every third task (by the task's index)."""
+
+    async def start(self, context: SystemContext) -> None:
+        await super().start(context)
+        self.crash = False
+
+    async def respond(self, observation: Observation) -> SystemOutput:
+        if observation.kind == "user_message":
+            import json
+
+            # the oracle user's first message names the goal; its venue decides the crash
+            self.crash = sum(map(ord, json.dumps(json.loads(observation.text)))) % 3 == 0
+        if self.crash:
+            raise RuntimeError("the system under test crashed")
+        return await super().respond(observation)

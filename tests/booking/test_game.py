@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from todeval.backends.errors import InfrastructureError
 from todeval.benchmarks.booking.game import GameRules, play_episode
 from todeval.benchmarks.booking.protocol import is_done
 from todeval.benchmarks.booking.tasks import load_tasks
@@ -150,15 +151,29 @@ class _BrokenSystem(ScriptedSystem):
 
 
 class _BrokenUser(ScriptedUser):
-    async def reply(self, system_message: str | None) -> Any:
+    async def respond(self, system_message: str | None) -> Any:
         raise ValueError("bad prompt")
 
 
+class _OutageSystem(ScriptedSystem):
+    async def respond(self, observation: Any) -> Any:
+        raise InfrastructureError("no answer after 3 attempts", kind="timeout")
+
+
 def test_player_exceptions_are_recorded_not_raised() -> None:
+    # the system under test crashing is its own failure: counted in every metric
     record = play(ScriptedUser(["hi"]), _BrokenSystem())
-    assert record.outcome is Outcome.INFRASTRUCTURE_ERROR and "server went away" in record.reason
+    assert record.outcome is Outcome.SYSTEM_ERROR and "server went away" in record.reason
+    assert record.termination == "system_error"
+    assert record.labels["failure_class"] == "system_error"
+    assert record.metrics["booking.booking_accuracy"] == 0.0
+    assert record.outcome.counts_in_metrics
+    # our model backends failing after retries is infrastructure: excluded, re-run on resume
+    record = play(ScriptedUser(["hi"]), _OutageSystem())
+    assert record.outcome is Outcome.INFRASTRUCTURE_ERROR and record.termination == "infrastructure"
     record = play(_BrokenUser(), ScriptedSystem())
     assert record.outcome is Outcome.USER_SIMULATOR_ERROR
+    assert record.termination == "simulator_error"
 
 
 def test_system_never_sees_goal_and_players_get_own_rngs() -> None:

@@ -17,10 +17,11 @@ from typing import Any
 
 import pytest
 
-from todeval.backends.errors import InfrastructureError
-from todeval.benchmarks.booking.llm_systems.http_system import HttpSystem
-from todeval.benchmarks.booking.protocol import PlayerOptions, UserMessage
+from todeval.benchmarks.booking.llm_systems.http_system import HttpSystem, SystemEndpointError
+from todeval.benchmarks.booking.protocol import UserMessage
+from todeval.cli import main
 from todeval.core.outcome import Outcome
+from todeval.dialogue.participants import PlayerOptions
 from todeval.errors import UsageError
 
 from .test_llm_systems_support import context, events, play
@@ -85,7 +86,7 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_unreachable_endpoint_is_an_infrastructure_error() -> None:
+def test_unreachable_endpoint_is_a_system_error() -> None:
     url = f"http://127.0.0.1:{_free_port()}/"
     system = http_system(url)
 
@@ -93,10 +94,11 @@ def test_unreachable_endpoint_is_an_infrastructure_error() -> None:
         await system.start(context())
         await system.respond(UserMessage(text="hi"))
 
-    with pytest.raises(InfrastructureError, match="cannot reach"):
+    with pytest.raises(SystemEndpointError, match="cannot reach"):
         asyncio.run(respond())
     record = play(http_system(url))
-    assert record.outcome is Outcome.INFRASTRUCTURE_ERROR
+    assert record.outcome is Outcome.SYSTEM_ERROR
+    assert record.termination == "system_error"
 
 
 Responder = Callable[[dict[str, Any]], tuple[int, str]]
@@ -185,14 +187,15 @@ def test_invalid_action_arguments_are_judged_by_the_game_master() -> None:
     assert "stars" in record.details["violations"][0]["reason"]
 
 
-def test_server_error_status_is_an_infrastructure_error() -> None:
+def test_server_error_status_is_a_system_error() -> None:
     with _Server(lambda request: (500, "boom")) as server:
         record = play(http_system(server.url))
-    assert record.outcome is Outcome.INFRASTRUCTURE_ERROR
+    assert record.outcome is Outcome.SYSTEM_ERROR
+    assert record.termination == "system_error"
     assert "HTTP 500" in record.reason
 
 
-def test_timeout_is_an_infrastructure_error() -> None:
+def test_timeout_is_a_system_error() -> None:
     with _Server(lambda request: (200, "{}"), delay_s=2.0) as server:
         system = http_system(server.url, timeout_s=0.2)
 
@@ -200,9 +203,8 @@ def test_timeout_is_an_infrastructure_error() -> None:
             await system.start(context())
             await system.respond(UserMessage(text="hi"))
 
-        with pytest.raises(InfrastructureError) as info:
+        with pytest.raises(SystemEndpointError, match="no answer"):
             asyncio.run(respond())
-    assert info.value.kind == "timeout"
 
 
 def test_url_is_required() -> None:
@@ -210,3 +212,17 @@ def test_url_is_required() -> None:
         HttpSystem.from_options(PlayerOptions(role="system"))
     with pytest.raises(UsageError, match="http"):
         http_system("ftp://example")
+
+
+def test_a_run_against_a_failing_endpoint_scores_every_task(tmp_path: Path) -> None:
+    """Every call answered 500: each episode is a system error, and the run's accuracy is 0
+    over all tasks (none excluded), not an empty table."""
+    out = tmp_path / "run"
+    with _Server(lambda request: (500, "internal error")) as server:
+        argv = ["run", "booking", "--system", "http", "--system-url", server.url, "--limit", "6"]
+        assert main([*argv, "--out", str(out), "--quiet"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["outcomes"]["system_error"] == 6 and summary["excluded"] == {}
+    accuracy = summary["metrics"]["booking.booking_accuracy"]["micro"]
+    assert accuracy["value"] == 0.0 and accuracy["n"] == 6
+    assert summary["labels"]["failure_class"] == {"system_error": 6}

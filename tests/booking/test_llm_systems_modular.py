@@ -32,9 +32,9 @@ from .test_llm_systems_support import (
 
 def _module(request: GenerationRequest) -> str:
     prompt = request.messages[0].content or ""
-    if prompt == prompts.INTENT:
+    if prompt == prompts.default_prompts().render("intent"):
         return "intent"
-    if prompt == prompts.FOLLOWUP:
+    if prompt == prompts.default_prompts().render("followup"):
         return "followup"
     assert prompt.startswith("You extract the"), prompt
     return "slots"

@@ -10,18 +10,17 @@ import pytest
 from todeval.backends.errors import InfrastructureError
 from todeval.backends.scripted import ScriptedBackend
 from todeval.backends.types import GenerationRequest
-from todeval.benchmarks.booking import players
 from todeval.benchmarks.booking.game import GameRules
 from todeval.benchmarks.booking.llm_systems import LLM_SYSTEMS
 from todeval.benchmarks.booking.llm_systems.monolithic import MonolithicSystem
+from todeval.benchmarks.booking.players import SYSTEM
 from todeval.benchmarks.booking.protocol import (
     BookingSystem,
     DbResult,
-    PlayerOptions,
     UserMessage,
-    build_player,
 )
 from todeval.core.outcome import Outcome
+from todeval.dialogue.participants import PlayerOptions
 from todeval.errors import UsageError
 
 from .test_llm_systems_support import (
@@ -54,20 +53,19 @@ def monolithic(recorder: Recorder, *, constrained: bool = False) -> MonolithicSy
 def test_llm_systems_mapping_resolves_to_booking_systems() -> None:
     assert set(LLM_SYSTEMS) == {"monolithic", "modular-prog", "modular-llm", "autotod", "http"}
     for name, reference in LLM_SYSTEMS.items():
-        cls = players.resolve("system", reference, {})
-        assert callable(getattr(cls, "from_options", None)), name
+        factory = SYSTEM.resolve(reference)
+        assert callable(getattr(factory.cls, "from_options", None)), name
     model = Recorder(sequence(GOOD)).backend
     for name in ("monolithic", "modular-prog", "modular-llm", "autotod"):
-        cls = players.resolve("system", LLM_SYSTEMS[name], {})
-        system = build_player(cls, options(model))
+        system = SYSTEM.resolve(LLM_SYSTEMS[name]).build(options(model))
         assert isinstance(system, BookingSystem)
 
 
 @pytest.mark.parametrize("name", ["monolithic", "modular-prog", "modular-llm", "autotod"])
 def test_missing_model_is_a_usage_error(name: str) -> None:
-    cls = players.resolve("system", LLM_SYSTEMS[name], {})
+    factory = SYSTEM.resolve(LLM_SYSTEMS[name])
     with pytest.raises(UsageError, match="--system-model"):
-        cls.from_options(PlayerOptions(role="system"))
+        factory.build(PlayerOptions(role="system"))
 
 
 def test_good_model_books_task_0() -> None:

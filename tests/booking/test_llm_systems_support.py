@@ -20,10 +20,11 @@ from todeval.backends.scripted import (
 )
 from todeval.backends.types import Backend, ChatMessage, GenerationRequest, ModelInfo
 from todeval.benchmarks.booking.game import GameRules, play_episode
-from todeval.benchmarks.booking.protocol import PlayerOptions, SystemContext
+from todeval.benchmarks.booking.protocol import SystemContext
 from todeval.benchmarks.booking.schema import tool_definitions
 from todeval.benchmarks.booking.tasks import BookingTask, load_tasks
 from todeval.core.records import EpisodeRecord
+from todeval.dialogue.participants import PlayerOptions
 
 from .scripted import ScriptedUser
 

@@ -207,7 +207,7 @@ class GoalTextUser:
         self.turns = 0
         self.references = 0
 
-    async def reply(self, system_message: str | None) -> UserReply:
+    async def respond(self, system_message: str | None) -> UserReply:
         self.turns += 1
         if system_message and "reference" in system_message.lower():
             self.references += 1

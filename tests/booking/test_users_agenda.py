@@ -45,7 +45,7 @@ def _talk(
         said: list[str] = []
         message: str | None = None
         for _ in range(15):
-            text = (await agent.reply(message)).text
+            text = (await agent.respond(message)).text
             assert text.strip(), "the user must never send an empty reply"
             said.append(text)
             if is_done(text):
@@ -329,7 +329,7 @@ def test_gives_up_when_the_system_repeats_itself() -> None:
 
 def test_done_is_repeated_after_the_end() -> None:
     user, _ = _talk(HOTEL_FALLBACK, lambda _: "I'm sorry, there is no match.")
-    assert asyncio.run(user.reply("Anything else?")).text == "done"
+    assert asyncio.run(user.respond("Anything else?")).text == "done"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -343,7 +343,7 @@ def test_implements_the_protocol_and_checks_its_options() -> None:
     with pytest.raises(UsageError):
         AgendaUser(fallbacks="sometimes")  # type: ignore[arg-type]
     with pytest.raises(RuntimeError):
-        asyncio.run(AgendaUser().reply(None))
+        asyncio.run(AgendaUser().respond(None))
 
 
 def test_a_confirmation_question_is_answered_without_repeating_the_booking() -> None:

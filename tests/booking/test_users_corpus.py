@@ -22,9 +22,9 @@ def test_replays_user_turns_in_order_then_done() -> None:
 
     async def main() -> list[str]:
         await user.start(UserContext(task=task, rng=random.Random(0), seed=0))
-        said = [(await user.reply(None)).text]
+        said = [(await user.respond(None)).text]
         for i in range(len(expected)):
-            said.append((await user.reply(f"whatever the system says {i}")).text)
+            said.append((await user.respond(f"whatever the system says {i}")).text)
         return said
 
     said = asyncio.run(main())
@@ -38,7 +38,7 @@ def test_task_sets_without_dialogues_are_refused(task_set: str) -> None:
         f"the corpus user needs MultiWOZ dialogues; task set {task_set} has none (use test or dev)"
     )
     with pytest.raises(UsageError) as info:
-        CorpusUser.check_task_set(task_set)
+        CorpusUser.check_selection(task_set)
     assert info.value.message == message
     task = load_tasks(task_set)[0]
     with pytest.raises(UsageError) as info:
@@ -46,11 +46,11 @@ def test_task_sets_without_dialogues_are_refused(task_set: str) -> None:
     assert info.value.message == message
 
 
-def test_check_task_set_accepts_test_and_dev_and_rejects_unknown() -> None:
-    CorpusUser.check_task_set("test")
-    CorpusUser.check_task_set("dev")
+def test_check_selection_accepts_test_and_dev_and_rejects_unknown() -> None:
+    CorpusUser.check_selection("test")
+    CorpusUser.check_selection("dev")
     with pytest.raises(UsageError):
-        CorpusUser.check_task_set("nonsense")
+        CorpusUser.check_selection("nonsense")
 
 
 def test_every_corpus_task_has_user_turns() -> None:

@@ -309,7 +309,7 @@ async def _play(
     out = Transcript()
     message: str | None = None
     for _ in range(max_turns):
-        text = (await user.reply(message)).text
+        text = (await user.respond(message)).text
         out.turns.append(("user", text))
         if text == "done":
             break

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from todeval.benchmarks._turns.replies import ReplyChecker
 from todeval.benchmarks.incar_turns.prompts import reply_schema as incar_schema
 from todeval.benchmarks.multiwoz_turns.prompts import reply_schema
+from todeval.dialogue.replies import ReplyChecker
 
 GOOD = (
     '{"response": "[value_name] ?", "state": {"hotel": {"area": "north"}}, '

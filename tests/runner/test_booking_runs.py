@@ -157,3 +157,25 @@ def test_torn_last_line_is_tolerated(tmp_path: Path) -> None:
     assert main(["run", "booking", *ORACLE, "--limit", "3", "--out", str(out), "--quiet"]) == 0
     ids = [json.loads(x)["episode_id"] for x in episodes.read_text().splitlines()]
     assert len(ids) == 3
+
+
+def test_a_crashing_system_is_scored_over_all_tasks(tmp_path: Path) -> None:
+    """A system that raises on every third task: those episodes are system errors, counted as
+    failures in every metric, and a resume does not re-run them."""
+    sys.path.insert(0, str(ROOT))
+    flaky = ["--system", "tests.booking.scripted:FlakyOracleSystem", *ORACLE[2:]]
+    out = tmp_path / "flaky"
+    assert main(["run", "booking", *flaky, "--out", str(out), "--quiet"]) == 0
+    records = [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]
+    crashed = [r for r in records if r["outcome"] == "system_error"]
+    assert 20 <= len(crashed) <= 60 and len(records) == 117
+    assert all(r["termination"] == "system_error" for r in crashed)
+    assert all(r["labels"]["failure_class"] == "system_error" for r in crashed)
+    summary = json.loads((out / "summary.json").read_text())
+    accuracy = summary["metrics"]["booking.booking_accuracy"]["micro"]
+    assert accuracy["n"] == 117 and summary["excluded"] == {}
+    assert accuracy["value"] == pytest.approx((117 - len(crashed)) / 117)
+    assert summary["outcomes"]["system_error"] == len(crashed)
+    # resuming runs nothing: system errors are results, not episodes to retry
+    assert main(["run", "booking", *flaky, "--out", str(out), "--quiet"]) == 0
+    assert len((out / "episodes.jsonl").read_text().splitlines()) == 117

@@ -8,7 +8,10 @@ from enum import StrEnum
 class Outcome(StrEnum):
     """How an episode ended.
 
-    ``infrastructure_error`` episodes (a model server that never answered, a crash in our own
+    ``system_error`` episodes (the agent under test raised, timed out, or its own endpoint
+    failed) count as failures in every metric, are labelled, and are never re-run on resume:
+    crashing on a hard task must not improve a score. ``infrastructure_error`` episodes (our
+    model backends serving an LLM-built player failed after every retry, a crash in our own
     code) are excluded from every metric denominator, counted separately, and re-run on resume.
     """
 
@@ -16,6 +19,7 @@ class Outcome(StrEnum):
     FAILURE = "failure"
     ABORTED = "aborted"
     USER_SIMULATOR_ERROR = "user_simulator_error"
+    SYSTEM_ERROR = "system_error"
     INFRASTRUCTURE_ERROR = "infrastructure_error"
 
     @property

@@ -100,6 +100,11 @@ class EpisodeRecord(BaseModel):
     seed: int = Field(description="the episode's seed, derived from run seed, task id, trial")
     group: str = Field("", description="the task's group for macro averages (e.g. hotel+train)")
     outcome: Outcome
+    termination: str | None = Field(
+        None,
+        description="why the episode stopped, typed: done, turn_cap, inner_loop_cap, "
+        "format_violation, simulator_error, system_error, infrastructure (none in 0.1.0 runs)",
+    )
     reason: str = Field("", description="why the episode ended, in a few words")
     metrics: dict[str, float] = Field(default_factory=dict)
     turns: int = 0

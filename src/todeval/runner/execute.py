@@ -17,11 +17,11 @@ import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from todeval import __version__
+from todeval.core.clock import utc_now
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord, Manifest, Session, Summary, Timing, episode_id
 from todeval.core.rng import derive_seed
@@ -54,12 +54,16 @@ class RunPlan:
     play: Callable[[EpisodeJob], Awaitable[EpisodeRecord]]
     players: dict[str, Any] = field(default_factory=dict)
     grouped: bool = True
-    factory: str | None = None  # "module:function" rebuilding this plan from ``config`` (Ray)
+    # "module:function" rebuilding this plan from ``config`` (Ray workers, the Python API):
+    # ``factory(config, runtime=None) -> RunPlan``
+    factory: str | None = None
     aclose: Callable[[], Awaitable[None]] | None = None  # release backends at the end
     success_metric: str | None = None
     # Corpus-level benchmarks (BLEU over all turns) summarise the full records themselves;
     # called with the run's episodes (events and details included) instead of ``summarize``.
     finalize: Callable[[Iterable[EpisodeRecord]], Summary] | None = None
+    # a person plays a participant in the terminal: one episode at a time, no progress line
+    interactive: bool = False
 
     @property
     def config_hash(self) -> str:
@@ -78,10 +82,6 @@ class RunResult:
 def config_hash(config: dict[str, Any]) -> str:
     blob = json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _git_commit() -> str | None:
@@ -131,8 +131,9 @@ def _error_record(
         seed=derive_seed(plan.seed, job.task_id, job.trial),
         group=job.group,
         outcome=Outcome.INFRASTRUCTURE_ERROR,
+        termination="infrastructure",
         reason=f"{type(exc).__name__}: {exc}",
-        timing=Timing(started_at=started, ended_at=_now(), duration_s=0.0),
+        timing=Timing(started_at=started, ended_at=utc_now(), duration_s=0.0),
     )
 
 
@@ -152,7 +153,7 @@ async def _run_jobs(
     async def worker() -> None:
         nonlocal done
         for job in pending:
-            started = _now()
+            started = utc_now()
             progress.started()
             try:
                 record = await executor.play(job)
@@ -184,7 +185,9 @@ def execute_plan(
     """Run (or continue) ``plan`` in ``run_dir`` and write its summary."""
     store = RunDirectory(run_dir)
     wanted = {job.key for job in plan.jobs}
-    session = Session(started_at=_now(), host=socket.gethostname(), command=command or sys.argv[1:])
+    session = Session(
+        started_at=utc_now(), host=socket.gethostname(), command=command or sys.argv[1:]
+    )
     notes: list[str] = []
     if store.exists():
         manifest = store.read_manifest()
@@ -226,6 +229,8 @@ def execute_plan(
     manifest.sessions.append(session)
     store.write_manifest(manifest)
     ran = 0
+    if plan.interactive:
+        max_concurrency, quiet = 1, True
     progress = ProgressReporter(len(pending), success_metric=plan.success_metric, quiet=quiet)
     try:
         ran = asyncio.run(_run_jobs(plan, pending, store, runner, max_concurrency, progress))
@@ -242,7 +247,7 @@ def execute_plan(
                 success_metric=plan.success_metric,
             )
         store.write_summary(summary)
-        session.ended_at = _now()
+        session.ended_at = utc_now()
         session.episodes_run = ran
         store.write_manifest(manifest)
     return RunResult(summary, run_dir, ran, already_complete=False, notes=notes)

@@ -17,6 +17,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from todeval.core.imports import load_reference
 from todeval.core.records import EpisodeRecord
 from todeval.errors import UsageError
 
@@ -48,9 +49,8 @@ class LocalExecutor:
 
 
 def load_factory(reference: str) -> Callable[[dict[str, Any]], RunPlan]:
-    module_name, _, attr = reference.partition(":")
-    factory: Callable[[dict[str, Any]], RunPlan] = getattr(
-        importlib.import_module(module_name), attr
+    factory: Callable[[dict[str, Any]], RunPlan] = load_reference(  # type: ignore[assignment]
+        reference, what="plan factory"
     )
     return factory
 

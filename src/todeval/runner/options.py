@@ -1,11 +1,51 @@
-"""Command-line options shared by every command that calls models."""
+"""What every run command shares: its command-line options, the run settings they give, and
+the runtime options that change how a run executes but never its results.
+
+``add_run_arguments`` gives every benchmark the same options -- ``--seed``, ``--trials``,
+``--limit``, the id selection, ``--max-concurrency``, ``--executor``, ``--ray-address``,
+``--out``, ``--quiet``, and, where the benchmark declares them, ``--protocol`` and
+``--prompts`` -- and ``run_settings`` reads them back into the fields of a benchmark's config.
+``add_generation_arguments`` adds the options of commands that call models.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from todeval.errors import UsageError
+
+if TYPE_CHECKING:
+    from todeval.backends.retry import RetryPolicy
+    from todeval.backends.scripted import ReplyFunction
 
 # argparse's _ArgumentGroup and ArgumentParser share add_argument; neither is a public base.
 ArgumentTarget = Any
+
+
+@dataclass(frozen=True)
+class RuntimeOptions:
+    """How a run executes, never what it produces (not hashed)."""
+
+    out: Path | None = None
+    cache: bool = True
+    cache_path: str | None = None
+    retry: RetryPolicy | None = None
+    script: ReplyFunction | None = None  # the reply function of a ``scripted:`` model (tests)
+
+
+def runtime_options(args: argparse.Namespace, out: Path | None = None) -> RuntimeOptions:
+    """Runtime options from parsed generation arguments."""
+    return RuntimeOptions(
+        out=out,
+        cache=not getattr(args, "no_cache", False),
+        cache_path=getattr(args, "cache_path", None),
+    )
 
 
 def add_generation_arguments(target: ArgumentTarget, *, constrained_help: str) -> None:
@@ -22,4 +62,115 @@ def add_generation_arguments(target: ArgumentTarget, *, constrained_help: str) -
     )
 
 
-__all__ = ["add_generation_arguments"]
+def add_run_arguments(
+    parser: argparse.ArgumentParser,
+    *,
+    unit: str = "tasks",
+    ids_flag: str = "--task-ids",
+    default_out: str = "runs/<benchmark>-...-s<seed>",
+    protocols: Sequence[str] = (),
+    prompts: bool = False,
+) -> None:
+    """The options every ``todeval run <benchmark>`` takes.
+
+    ``protocols`` (default first) adds ``--protocol``; ``prompts`` adds ``--prompts DIR``.
+    """
+    parser.add_argument("--limit", type=int, default=None, help=f"only the first N {unit}")
+    parser.add_argument(
+        ids_flag, nargs="+", default=None, metavar="ID", dest="ids", help=f"only these {unit}"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
+    parser.add_argument("--trials", type=int, default=1, help="episodes per task (default 1)")
+    if protocols:
+        parser.add_argument(
+            "--protocol",
+            choices=list(protocols),
+            default=protocols[0],
+            help=f"the rules episodes are played by (default {protocols[0]})",
+        )
+    if prompts:
+        parser.add_argument(
+            "--prompts",
+            default=None,
+            metavar="DIR",
+            help="directory of <template>.txt files overriding the LLM players' prompts",
+        )
+    parser.add_argument(
+        "--max-concurrency", type=int, default=8, help="episodes in flight (default 8)"
+    )
+    parser.add_argument(
+        "--executor",
+        choices=["local", "ray"],
+        default="local",
+        help="run episodes in this process (default) or on a Ray cluster",
+    )
+    parser.add_argument(
+        "--ray-address",
+        default=None,
+        help="address of an existing Ray cluster (default: start a local one)",
+    )
+    parser.add_argument(
+        "--out", default=None, metavar="DIR", help=f"run directory (default {default_out})"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
+
+
+def run_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The config fields every run shares, checked: seed, trials, limit, ids (and protocol and
+    prompt overrides where the command has them)."""
+    if args.max_concurrency < 1:
+        raise UsageError("--max-concurrency must be at least 1")
+    if args.limit is not None and args.limit < 1:
+        raise UsageError("--limit must be at least 1")
+    if args.trials < 1:
+        raise UsageError("--trials must be at least 1")
+    if getattr(args, "max_tokens", None) is not None and args.max_tokens < 1:
+        raise UsageError("--max-tokens must be at least 1")
+    settings: dict[str, Any] = {
+        "seed": args.seed,
+        "trials": args.trials,
+        "limit": args.limit,
+        "ids": args.ids,
+    }
+    if hasattr(args, "protocol"):
+        settings["protocol"] = args.protocol
+    if getattr(args, "prompts", None):
+        from todeval.dialogue.prompts import read_overrides
+
+        settings["prompt_overrides"] = read_overrides(args.prompts)
+    return settings
+
+
+def generation_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The config fields of ``add_generation_arguments``."""
+    return {
+        "constrained": args.constrained,
+        "temperature": args.temperature,
+        "max_tokens": args.max_tokens,
+    }
+
+
+class RunSettings(BaseModel):
+    """Config fields every run has (a benchmark's config may subclass this)."""
+
+    seed: int = 0
+    trials: int = Field(1, ge=1)
+    limit: int | None = Field(None, ge=1)
+    protocol: str = ""
+    prompts_sha256: str | None = Field(
+        None, description="digest of the effective prompt templates (part of the config hash)"
+    )
+    prompt_overrides: dict[str, str] | None = Field(
+        None, description="templates replaced with --prompts, by name (their text)"
+    )
+
+
+__all__ = [
+    "RunSettings",
+    "RuntimeOptions",
+    "add_generation_arguments",
+    "add_run_arguments",
+    "generation_settings",
+    "run_settings",
+    "runtime_options",
+]

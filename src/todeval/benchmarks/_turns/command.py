@@ -1,17 +1,18 @@
-"""Running a generation run from the CLI: progress line, execution, the scorer's table, footer."""
+"""Running a generation run from the CLI: execution, the scorer's table, the footer."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from todeval.benchmarks._turns.generation import release_models
-from todeval.benchmarks._turns.options import RuntimeOptions, TurnsConfig, runtime_options
+from todeval.benchmarks._turns.options import TurnsConfig
 from todeval.benchmarks._turns.plan import PREDICTIONS_FILE, TurnsDialogue
 from todeval.benchmarks._turns.report import run_footer
-from todeval.runner.execute import RunPlan, execute_plan
+from todeval.runner.command import execute_from_args
+from todeval.runner.execute import RunPlan
+from todeval.runner.options import RuntimeOptions, runtime_options
 
 BuildPlan = Callable[[RuntimeOptions], tuple[RunPlan, Sequence[TurnsDialogue]]]
 
@@ -34,16 +35,12 @@ def execute_run(
     """
     out = Path(args.out or default_out)
     plan, dialogues = build(runtime_options(args, out))
-    if not args.quiet:
-        turns = sum(d.n_turns for d in dialogues)
-        print(
-            f"{plan.benchmark}: {len(dialogues)} {selection} ({turns} {turns_word}), model "
-            f"{config.model}, seed {config.seed} -> {out}",
-            file=sys.stderr,
-        )
-    result = execute_plan(plan, out, max_concurrency=args.max_concurrency, quiet=args.quiet)
-    for note in result.notes:
-        print(note, file=sys.stderr)
+    turns = sum(d.n_turns for d in dialogues)
+    start = (
+        f"{plan.benchmark}: {len(dialogues)} {selection} ({turns} {turns_word}), model "
+        f"{config.model}, seed {config.seed}"
+    )
+    result = execute_from_args(plan, out, args, start_line=start)
     if result.already_complete:
         release_models(plan)  # nothing ran, so the runner did not release the model
         print(f"{out} already holds a complete run with this config; its scores:")

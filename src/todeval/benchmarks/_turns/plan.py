@@ -17,21 +17,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
+from todeval.backends.pool import ModelPool
+from todeval.backends.sampling import Sampling
 from todeval.backends.types import ChatMessage
-from todeval.benchmarks._turns.generation import (
-    EpisodeContext,
-    ModelPool,
-    PredictedTurn,
-    Sampling,
-    TurnReply,
-    run_dialogue,
-)
+from todeval.benchmarks._turns.generation import EpisodeContext, PredictedTurn, run_dialogue
 from todeval.benchmarks._turns.options import RuntimeOptions, TurnsConfig, select_ids
-from todeval.benchmarks._turns.replies import ReplyChecker
 from todeval.benchmarks._turns.summaries import add_run_figures, generation_stats, scored_records
 from todeval.core.records import EpisodeRecord, Summary
-from todeval.core.rng import derive_seed
-from todeval.errors import UsageError
+from todeval.dialogue.chat import JsonReply
+from todeval.dialogue.episode import EpisodeStreams
+from todeval.dialogue.prompts import PromptSet
+from todeval.dialogue.replies import ReplyChecker
 from todeval.runner.execute import EpisodeJob, RunPlan
 
 PREDICTIONS_FILE = "predictions.json"
@@ -82,11 +78,12 @@ class TurnsSpec(Generic[D]):
     benchmark: str
     metric_prefix: str
     factory: str  # "module:function" rebuilding a plan from its recorded config
+    prompts_package: str  # the package whose prompts/ folder holds the templates
     summary_type: type[Summary]  # the scorer's summary with a ``generation`` field
     prediction_fields: tuple[str, ...]  # the turn fields written to the prediction file
     group: Callable[[D], str]
-    messages: Callable[[D, int], list[ChatMessage]]
-    to_turn: Callable[[TurnReply, PredictedTurn | None], PredictedTurn]
+    messages: Callable[[D, int, PromptSet], list[ChatMessage]]
+    to_turn: Callable[[JsonReply, PredictedTurn | None], PredictedTurn]
     task_key: Callable[[D], Any]  # the dialogue's content, hashed into the task-set hash
     details: Callable[[D], dict[str, Any]] = field(default=_no_details)
 
@@ -126,12 +123,12 @@ def build_turns_plan(
 ) -> tuple[RunPlan, list[D]]:
     """The run plan over the dialogues ``config`` selects (ids read through ``canonical``)."""
     by_id = {d.dialogue_id: d for d in dialogues}
-    ids = select_ids(list(by_id), config.dialogue_ids, config.limit, canonical)
-    if not ids:
-        raise UsageError("no dialogues selected")
+    ids = select_ids(list(by_id), config.dialogue_ids, config.limit, canonical, noun="dialogue")
     chosen = [by_id[i] for i in ids]
+    prompts = PromptSet.load(spec.prompts_package, config.prompt_overrides)
+    if config.prompts_sha256 is None:
+        config = config.model_copy(update={"prompts_sha256": prompts.digest})
     pool = ModelPool(
-        config.model,
         config.models_file,
         cache=runtime.cache,
         cache_path=runtime.cache_path,
@@ -139,23 +136,22 @@ def build_turns_plan(
         script=runtime.script,
         seed=config.seed,
     )
-    pool.get()  # a bad model spec is reported before any dialogue runs
+    model = pool.get(config.model)  # a bad model spec is reported before any dialogue runs
     sampling = Sampling(config.constrained, config.temperature, config.max_tokens)
 
     async def play(job: EpisodeJob) -> EpisodeRecord:
         dialogue = by_id[job.task_id]
-        seed = derive_seed(config.seed, job.task_id, job.trial)
+        seed = EpisodeStreams(config.seed, job.task_id, job.trial).seed
         form = reply_format(dialogue)
-        requests = [
-            sampling.request(spec.messages(dialogue, i), form.schema, seed=seed)
-            for i in range(dialogue.n_turns)
-        ]
+        conversations = [spec.messages(dialogue, i, prompts) for i in range(dialogue.n_turns)]
         context = EpisodeContext(
             spec.benchmark, dialogue.dialogue_id, spec.group(dialogue), seed, spec.metric_prefix
         )
-        checkers = [form.checker] * len(requests)
+        checkers = [form.checker] * len(conversations)
         details = spec.details(dialogue)
-        return await run_dialogue(context, pool.get(), requests, checkers, spec.to_turn, details)
+        return await run_dialogue(
+            context, model, sampling, conversations, checkers, spec.to_turn, details
+        )
 
     def finalize(records: Iterable[EpisodeRecord]) -> Summary:
         return finalize_turns(spec, list(records), config, ids, runtime.out, score)
@@ -168,7 +164,7 @@ def build_turns_plan(
         seed=config.seed,
         jobs=[EpisodeJob(d.dialogue_id, 0, spec.group(d)) for d in chosen],
         play=play,
-        players={"system": config.model, "models": {config.model: pool.info()}},
+        players={"system": config.model, "models": pool.infos()},
         factory=spec.factory,
         aclose=pool.aclose,
         finalize=finalize,

@@ -4,35 +4,25 @@ scores Inform, Booking accuracy and Attributes."""
 
 from __future__ import annotations
 
-from typing import Any
+from todeval.registry import Registry
 
-from todeval.registry import Command, Registry
-
-
-def _cli() -> Any:
-    from todeval.benchmarks.booking import cli  # imported only when a booking command runs
-
-    return cli
+_CLI = "todeval.benchmarks.booking.cli"  # imported only when a booking command runs
 
 
 def register(registry: Registry) -> None:
-    registry.add(
-        "run",
-        Command(
-            "booking",
-            "self-play booking (clem:todd protocol)",
-            lambda parser: _cli().add_run_arguments(parser),
-            lambda args: int(_cli().run_command(args)),
-        ),
+    registry.benchmark(
+        "booking",
+        "self-play booking (clem:todd protocol)",
+        cli=_CLI,
+        plan_factory="todeval.benchmarks.booking.run:plan_from_config",
     )
-    registry.add(
+    registry.lazy(
         "data",
-        Command(
-            "check",
-            "audit the feasibility of booking goals against their DB",
-            lambda parser: _cli().add_check_arguments(parser),
-            lambda args: int(_cli().check_command(args)),
-        ),
+        "check",
+        "audit the feasibility of booking goals against their DB",
+        _CLI,
+        add="add_check_arguments",
+        run="check_command",
     )
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from todeval.benchmarks.booking.audit import audit_task
@@ -19,17 +18,20 @@ from todeval.benchmarks.booking.panel import (
     summarize_panel,
 )
 from todeval.benchmarks.booking.players import SYSTEMS, USERS
-from todeval.benchmarks.booking.run import (
-    BookingConfig,
-    RuntimeOptions,
-    build_plan,
-)
+from todeval.benchmarks.booking.run import PROTOCOLS, BookingConfig, RuntimeOptions, build_plan
 from todeval.benchmarks.booking.tasks import TASK_SETS, load_tasks, select_tasks
 from todeval.errors import choice_error
 from todeval.report.table import render_rows, summary_table, usage_table
+from todeval.runner.command import execute_from_args
 from todeval.runner.execute import RunResult
 from todeval.runner.files import models_file_digest
-from todeval.runner.options import add_generation_arguments
+from todeval.runner.options import (
+    add_generation_arguments,
+    add_run_arguments,
+    generation_settings,
+    run_settings,
+    runtime_options,
+)
 
 HEADLINE = [
     "booking.booking_accuracy",
@@ -42,7 +44,8 @@ HEADLINE = [
 ]
 
 
-def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``todeval run booking``."""
     parser.add_argument(
         "--tasks", default="test", help=f"task set: {', '.join(TASK_SETS)} (default test)"
     )
@@ -56,26 +59,19 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         default="agenda",
         help=f"user simulator: {', '.join(USERS)} or package.module:Class",
     )
-    parser.add_argument("--limit", type=int, default=None, help="only the first N tasks")
-    parser.add_argument(
-        "--task-ids", nargs="+", default=None, metavar="ID", help="only these tasks"
+    add_run_arguments(
+        parser,
+        unit="tasks",
+        ids_flag="--task-ids",
+        default_out="runs/booking-<set>-<system>-<user>-s<seed>",
+        protocols=PROTOCOLS,
+        prompts=True,
     )
-    parser.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
-    parser.add_argument("--trials", type=int, default=1, help="episodes per task (default 1)")
     parser.add_argument(
         "--on-violation",
         choices=["abort", "reprompt"],
         default="abort",
         help="abort on a format violation (the paper's rule) or reprompt once",
-    )
-    parser.add_argument(
-        "--max-concurrency", type=int, default=8, help="episodes in flight (default 8)"
-    )
-    parser.add_argument(
-        "--out",
-        default=None,
-        metavar="DIR",
-        help="run directory (default runs/booking-<set>-<system>-<user>-s<seed>)",
     )
     models = parser.add_argument_group("models (LLM players)")
     models.add_argument(
@@ -116,17 +112,6 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         default=15,
         help="system outputs per user turn (default 15, the protocol's)",
     )
-    parser.add_argument(
-        "--executor",
-        choices=["local", "ray"],
-        default="local",
-        help="run episodes in this process (default) or on a Ray cluster",
-    )
-    parser.add_argument(
-        "--ray-address",
-        default=None,
-        help="address of an existing Ray cluster (default: start a local one)",
-    )
     panel = parser.add_argument_group("simulator panels")
     panel.add_argument(
         "--users",
@@ -143,57 +128,38 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     panel.add_argument(
         "--users-file", default=None, metavar="FILE", help="TOML panel: [[users]] and [[systems]]"
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress output")
 
 
 def _config(args: argparse.Namespace) -> BookingConfig:
     if args.tasks not in TASK_SETS:
         raise choice_error("task set", args.tasks, list(TASK_SETS))
+    settings = run_settings(args)
     return BookingConfig(
+        **generation_settings(args),
         system_model=args.system_model,
         user_model=args.user_model,
         module_model=args.module_model,
         models_file=args.models_file,
         models_file_sha256=models_file_digest(args.models_file),
         system_url=args.system_url,
-        constrained=args.constrained,
-        temperature=args.temperature,
-        max_tokens=args.max_tokens,
         task_set=args.tasks,
-        task_ids=args.task_ids,
-        limit=args.limit,
+        task_ids=settings.pop("ids"),
         system=args.system,
         user=args.user,
-        seed=args.seed,
-        trials=args.trials,
         on_violation=args.on_violation,
         max_turns=args.max_turns,
         max_calls_per_turn=args.max_calls_per_turn,
+        **settings,
     )
 
 
 def _execute(config: BookingConfig, out: Path, args: argparse.Namespace) -> RunResult:
-    from todeval.runner.execute import execute_plan
-
-    runtime = RuntimeOptions(cache=not args.no_cache, cache_path=args.cache_path)
-    plan, tasks = build_plan(config, runtime)
-    if not args.quiet:
-        print(
-            f"booking: {len(tasks)} tasks x {config.trials} trial(s), system {config.system}, "
-            f"user {config.user}, seed {config.seed} -> {out}",
-            file=sys.stderr,
-        )
-    result = execute_plan(
-        plan,
-        out,
-        max_concurrency=args.max_concurrency,
-        quiet=args.quiet,
-        executor=args.executor,
-        ray_address=args.ray_address,
+    plan, tasks = build_plan(config, runtime_options(args))
+    start = (
+        f"booking: {len(tasks)} tasks x {config.trials} trial(s), system {config.system}, "
+        f"user {config.user}, seed {config.seed}"
     )
-    for note in result.notes:
-        print(note, file=sys.stderr)
-    return result
+    return execute_from_args(plan, out, args, start_line=start)
 
 
 def run_command(args: argparse.Namespace) -> int:

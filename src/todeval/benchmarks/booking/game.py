@@ -10,15 +10,13 @@ notice, and a second consecutive violation aborts. Every violation is recorded.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Awaitable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, Literal, TypeVar
+from dataclasses import dataclass
+from typing import Literal
 
 from todeval.benchmarks.booking.db import load_database
 from todeval.benchmarks.booking.environment import BookingEnvironment
 from todeval.benchmarks.booking.protocol import (
+    Action,
     ActionParser,
     BookingResult,
     BookingSystem,
@@ -39,12 +37,11 @@ from todeval.benchmarks.booking.scoring import score_episode
 from todeval.benchmarks.booking.tasks import BookingTask
 from todeval.benchmarks.booking.taxonomy import classify, unrealistic_class
 from todeval.core.outcome import Outcome
-from todeval.core.records import CallUsage, EpisodeRecord, Event, Timing, episode_id, sum_usage
-from todeval.core.rng import derive_seed, episode_rng
-from todeval.errors import InfrastructureError
+from todeval.core.records import EpisodeRecord
+from todeval.dialogue.episode import EpisodeEnd, EpisodeLog, EpisodeStreams, Termination, guarded
+from todeval.dialogue.participants import ReportsEndReason
 
 BENCHMARK = "booking"
-_T = TypeVar("_T")
 OnViolation = Literal["abort", "reprompt"]
 
 
@@ -53,38 +50,6 @@ class GameRules:
     max_turns: int = 15
     max_calls_per_turn: int = 15
     on_violation: OnViolation = "abort"
-
-
-class _EpisodeEnd(Exception):
-    def __init__(self, outcome: Outcome, reason: str, completed: bool = False) -> None:
-        super().__init__(reason)
-        self.outcome = outcome
-        self.reason = reason
-        self.completed = completed
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-@dataclass
-class _Log:
-    t0: float = field(default_factory=time.monotonic)
-    events: list[Event] = field(default_factory=list)
-    usage: list[CallUsage] = field(default_factory=list)
-    violations: list[dict[str, Any]] = field(default_factory=list)
-    turn: int = 0
-
-    def add(self, kind: str, actor: str, **data: Any) -> None:
-        self.events.append(
-            Event(
-                t=round(time.monotonic() - self.t0, 6),
-                kind=kind,
-                actor=actor,
-                turn=self.turn,
-                data=data,
-            )
-        )
 
 
 class GameMaster:
@@ -106,58 +71,43 @@ class GameMaster:
         self.run_seed = run_seed
         self.trial = trial
         self.rules = rules or GameRules()
-        self.seed = derive_seed(run_seed, task.task_id, trial)
+        self.streams = EpisodeStreams(run_seed, task.task_id, trial)
+        self.seed = self.streams.seed
         self.parser = ActionParser.for_task_set(task.task_set)
         self.env = BookingEnvironment(
             load_database(task.task_set),
             slot_values(task.task_set),
             task.booking_domains,
-            episode_rng(run_seed, task.task_id, trial, "game_master"),
+            self.streams.rng("game_master"),
         )
-        self.log = _Log()
-
-    def _rng(self, stream: str) -> Any:
-        return episode_rng(self.run_seed, self.task.task_id, self.trial, stream)
+        self.log = EpisodeLog()
 
     async def _start_players(self) -> None:
-        await self.user.start(
-            UserContext(
-                task=self.task,
-                rng=self._rng("user"),
-                seed=derive_seed(self.run_seed, self.task.task_id, self.trial, "user"),
-            )
+        streams = self.streams
+        start_user = self.user.start(
+            UserContext(task=self.task, rng=streams.rng("user"), seed=streams.seed_of("user"))
         )
-        await self.system.start(
+        await guarded(start_user, "user simulator", Termination.SIMULATOR_ERROR)
+        start_system = self.system.start(
             SystemContext(
                 task_set=self.task.task_set,
                 tools=tool_definitions(self.task.task_set),
-                rng=self._rng("system"),
-                seed=derive_seed(self.run_seed, self.task.task_id, self.trial, "system"),
+                rng=streams.rng("system"),
+                seed=streams.seed_of("system"),
             )
         )
-
-    @staticmethod
-    async def _guarded(call: Awaitable[_T], who: str, crash: Outcome) -> _T:
-        """Await a player; a model outage is an infrastructure error, any other crash ``crash``."""
-        try:
-            return await call
-        except InfrastructureError as exc:
-            raise _EpisodeEnd(Outcome.INFRASTRUCTURE_ERROR, f"{who} model: {exc}") from exc
-        except Exception as exc:
-            raise _EpisodeEnd(crash, f"{who} raised {type(exc).__name__}: {exc}") from exc
+        await guarded(start_system, "system", Termination.SYSTEM_ERROR)
 
     async def _user_turn(self, system_message: str | None) -> str:
-        reply = await self._guarded(
-            self.user.reply(system_message), "user simulator", Outcome.USER_SIMULATOR_ERROR
+        reply = await guarded(
+            self.user.respond(system_message), "user simulator", Termination.SIMULATOR_ERROR
         )
         self.log.usage.extend(reply.usage)
         self.log.add("user_message", "user", text=reply.text)
         return reply.text
 
-    async def _system_call(self, observation: Observation) -> Any:
-        output = await self._guarded(
-            self.system.respond(observation), "system", Outcome.INFRASTRUCTURE_ERROR
-        )
+    async def _system_call(self, observation: Observation) -> Action | Violation:
+        output = await guarded(self.system.respond(observation), "system", Termination.SYSTEM_ERROR)
         self.log.usage.extend(output.usage)
         return self.parser.parse(output)
 
@@ -167,12 +117,13 @@ class GameMaster:
         for _call in range(self.rules.max_calls_per_turn):
             action = await self._system_call(observation)
             if isinstance(action, Violation):
-                self.log.violations.append(
-                    {"turn": self.log.turn, "reason": action.reason, "raw": action.raw}
-                )
-                self.log.add("violation", "system", reason=action.reason, raw=action.raw)
+                self.log.violation("system", action.reason, action.raw)
                 if self.rules.on_violation == "abort" or reprompted:
-                    raise _EpisodeEnd(Outcome.ABORTED, f"format violation: {action.reason}")
+                    raise EpisodeEnd(
+                        Outcome.ABORTED,
+                        Termination.FORMAT_VIOLATION,
+                        f"format violation: {action.reason}",
+                    )
                 reprompted = True
                 observation = ViolationNotice(reason=action.reason)
                 continue
@@ -193,86 +144,85 @@ class GameMaster:
                 result = self.env.book(action.domain, action.slots)
             self.log.add(result.kind, "game_master", **result.model_dump(exclude={"kind", "query"}))
             observation = result
-        raise _EpisodeEnd(
+        raise EpisodeEnd(
             Outcome.ABORTED,
+            Termination.INNER_LOOP_CAP,
             f"inner-loop cap: {self.rules.max_calls_per_turn} calls without a follow-up",
         )
 
-    async def _dialogue(self) -> _EpisodeEnd:
+    async def _dialogue(self) -> EpisodeEnd:
         await self._start_players()
         system_message: str | None = None
         for turn in range(1, self.rules.max_turns + 1):
             self.log.turn = turn
             user_text = await self._user_turn(system_message)
             if not user_text.strip():
-                return _EpisodeEnd(Outcome.USER_SIMULATOR_ERROR, "empty user reply")
+                return EpisodeEnd(
+                    Outcome.USER_SIMULATOR_ERROR, Termination.SIMULATOR_ERROR, "empty user reply"
+                )
             if is_done(user_text):
                 if turn >= self.rules.max_turns:
-                    return _EpisodeEnd(Outcome.FAILURE, "turn cap: done on the last turn")
-                return _EpisodeEnd(Outcome.SUCCESS, "user said done", completed=True)
+                    return EpisodeEnd(
+                        Outcome.FAILURE, Termination.TURN_CAP, "turn cap: done on the last turn"
+                    )
+                return EpisodeEnd(
+                    Outcome.SUCCESS, Termination.DONE, "user said done", completed=True
+                )
             system_message = await self._system_turn(user_text)
-        return _EpisodeEnd(Outcome.FAILURE, f"turn cap: {self.rules.max_turns} turns without done")
+        return EpisodeEnd(
+            Outcome.FAILURE,
+            Termination.TURN_CAP,
+            f"turn cap: {self.rules.max_turns} turns without done",
+        )
 
     async def play(self) -> EpisodeRecord:
-        started_at, t0 = _now(), time.monotonic()
         try:
             end = await self._dialogue()
-        except _EpisodeEnd as exc:
+        except EpisodeEnd as exc:
             end = exc
-        self.log.add("episode_end", "game_master", outcome=end.outcome.value, reason=end.reason)
-        return self._record(end, started_at, time.monotonic() - t0)
+        self.log.finish(end)
+        return self._record(end)
 
-    def _record(self, end: _EpisodeEnd, started_at: str, duration: float) -> EpisodeRecord:
+    def _record(self, end: EpisodeEnd) -> EpisodeRecord:
         score = score_episode(self.task, self.env.bookings, end.completed)
         outcome = end.outcome
         if outcome is Outcome.SUCCESS and score.booking_accuracy < 1.0:
             outcome = Outcome.FAILURE
         turns = self.log.turn
         n_violations = len(self.log.violations)
-        system_calls = sum(
-            1
-            for e in self.log.events
-            if e.kind in ("system_message", "db_query", "booking_request", "violation")
-        )
+        system_calls = self.log.count("system_message", "db_query", "booking_request", "violation")
         metrics = {
             "booking.inform": score.inform,
             "booking.booking_accuracy": score.booking_accuracy,
             "booking.attributes": score.attributes,
             "booking.aborted": float(outcome is Outcome.ABORTED),
-            "booking.turn_cap": float(end.reason.startswith("turn cap")),
+            "booking.turn_cap": float(end.termination is Termination.TURN_CAP),
             "booking.format_violations": float(n_violations),
             "booking.violations_per_turn": n_violations / max(turns, 1),
             "booking.turns": float(turns),
             "booking.system_calls": float(system_calls),
-            "booking.db_queries": float(sum(1 for e in self.log.events if e.kind == "db_query")),
-            "booking.booking_attempts": float(
-                sum(1 for e in self.log.events if e.kind == "booking_request")
-            ),
+            "booking.db_queries": float(self.log.count("db_query")),
+            "booking.booking_attempts": float(self.log.count("booking_request")),
         }
         failure_class = classify(
-            outcome, end.reason, end.completed, self.env.bookings, self.task, self.log.violations
-        )
+            outcome, end.termination, end.completed, self.env.bookings, self.task,
+            self.log.violations,
+        )  # fmt: skip
         labels = {"failure_class": failure_class}
         if self.task.task_set == "unrealistic":
             labels["unrealistic"] = unrealistic_class(self.task, failure_class, self.log.events)
         reason = end.reason
-        user_end = getattr(self.user, "end_reason", None)
+        user_end = self.user.end_reason if isinstance(self.user, ReportsEndReason) else None
         if user_end:
             reason = f"{reason} ({user_end})"
-        return EpisodeRecord(
+        return self.log.record(
             benchmark=BENCHMARK,
-            episode_id=episode_id(self.task.task_id, self.trial),
-            task_id=self.task.task_id,
-            trial=self.trial,
-            seed=self.seed,
-            group=self.task.group,
+            streams=self.streams,
+            end=end,
             outcome=outcome,
             reason=reason,
+            group=self.task.group,
             metrics=metrics,
-            turns=turns,
-            events=self.log.events,
-            usage=sum_usage(self.log.usage),
-            timing=Timing(started_at=started_at, ended_at=_now(), duration_s=round(duration, 6)),
             labels=labels,
             details={
                 "goal": {d: g.model_dump() for d, g in self.task.domains.items()},

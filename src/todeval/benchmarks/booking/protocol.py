@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 import random
 import re
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 import jsonschema
 from pydantic import BaseModel, Field
@@ -25,9 +25,7 @@ from pydantic import BaseModel, Field
 from todeval.benchmarks.booking.schema import BOOKING_TOOLS, DB_TOOLS, FOLLOWUP, tool_parameters
 from todeval.benchmarks.booking.tasks import BookingTask
 from todeval.core.records import CallUsage
-
-if TYPE_CHECKING:
-    from todeval.backends.types import Backend
+from todeval.dialogue.participants import Participant
 
 # ---------------------------------------------------------------------------------------------
 # Observations sent to the dialogue system
@@ -210,31 +208,8 @@ class UserContext:
     seed: int
 
 
-@dataclass(frozen=True)
-class PlayerOptions:
-    """How a player is configured for a run (shared by all its episodes).
-
-    A player class may define ``from_options(options) -> player``; otherwise it is built with no
-    arguments. Backends are shared across episodes (they hold connection limits and the cache).
-    """
-
-    role: str  # "system" or "user"
-    model: Backend | None = None
-    module_model: Backend | None = None  # sub-modules of modular systems (default: model)
-    constrained: bool = False  # ask the backend for schema-constrained decoding
-    temperature: float = 0.0
-    max_tokens: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-def build_player(cls: Any, options: PlayerOptions) -> Any:
-    """One player instance (one per episode)."""
-    factory = getattr(cls, "from_options", None)
-    return factory(options) if callable(factory) else cls()
-
-
 @runtime_checkable
-class BookingSystem(Protocol):
+class BookingSystem(Participant[SystemContext, Observation, SystemOutput], Protocol):
     """A dialogue system under test. One instance plays one episode."""
 
     async def start(self, context: SystemContext) -> None: ...
@@ -243,9 +218,10 @@ class BookingSystem(Protocol):
 
 
 @runtime_checkable
-class UserSimulator(Protocol):
-    """A user simulator. One instance plays one episode; ``reply(None)`` opens the dialogue."""
+class UserSimulator(Participant[UserContext, "str | None", UserReply], Protocol):
+    """A user simulator. One instance plays one episode; ``respond(None)`` opens the dialogue
+    and ``respond(message)`` answers the system's follow-up message."""
 
     async def start(self, context: UserContext) -> None: ...
 
-    async def reply(self, system_message: str | None) -> UserReply: ...
+    async def respond(self, observation: str | None) -> UserReply: ...

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from todeval.backends.pool import ModelPool
 from todeval.benchmarks.booking.game import BENCHMARK, GameRules, play_episode
-from todeval.benchmarks.booking.players import system_class, user_class
-from todeval.benchmarks.booking.protocol import PlayerOptions, build_player
+from todeval.benchmarks.booking.llm_systems.prompts import load_prompts
+from todeval.benchmarks.booking.players import SYSTEM, USER
 from todeval.benchmarks.booking.tasks import (
     TASK_SETS,
     BookingTask,
@@ -19,19 +18,25 @@ from todeval.benchmarks.booking.tasks import (
     task_set_hash,
 )
 from todeval.core.records import EpisodeRecord
-from todeval.errors import UsageError, choice_error
+from todeval.dialogue.participants import PlayerOptions, is_interactive
+from todeval.errors import choice_error
 from todeval.runner.execute import EpisodeJob, RunPlan
+from todeval.runner.naming import run_dir_name
+from todeval.runner.options import RunSettings, RuntimeOptions
 
-if TYPE_CHECKING:
-    from todeval.backends.types import Backend
+PROTOCOLS = ("strict",)
+"""The game master's rule sets (the first is the default): ``strict`` validates every tool call
+against the schema and aborts on a violation."""
+
+__all__ = ["PROTOCOLS", "BookingConfig", "RuntimeOptions", "build_plan", "plan_from_config"]
 
 
-class BookingConfig(BaseModel):
+class BookingConfig(RunSettings):
     """Everything that determines a booking run's results (hashed to guard resumes)."""
 
     task_set: str = "test"
     task_ids: list[str] | None = None
-    limit: int | None = None
+    protocol: str = PROTOCOLS[0]
     system: str = "rule"
     user: str = "agenda"
     system_model: str | None = None
@@ -43,8 +48,6 @@ class BookingConfig(BaseModel):
     constrained: bool = False
     temperature: float = 0.0
     max_tokens: int | None = None
-    seed: int = 0
-    trials: int = Field(1, ge=1)
     max_turns: int = Field(15, ge=1)
     max_calls_per_turn: int = Field(15, ge=1)
     on_violation: Literal["abort", "reprompt"] = "abort"
@@ -52,76 +55,16 @@ class BookingConfig(BaseModel):
     def default_out(self) -> str:
         system = self.system if not self.system_model else f"{self.system}-{self.system_model}"
         user = self.user if not self.user_model else f"{self.user}-{self.user_model}"
-        name = f"runs/{BENCHMARK}-{self.task_set}-{_slug(system)}-{_slug(user)}-s{self.seed}"
-        if self.constrained:
-            name += "-constrained"
-        if self.limit is not None:
-            name += f"-n{self.limit}"
-        if self.task_ids:
-            digest = hashlib.sha256(",".join(sorted(self.task_ids)).encode()).hexdigest()[:8]
-            name += f"-ids{digest}"
-        if self.trials > 1:
-            name += f"-k{self.trials}"
-        return name
-
-
-@dataclass(frozen=True)
-class RuntimeOptions:
-    """Options that change how a run executes, never its results (not hashed)."""
-
-    cache: bool = True
-    cache_path: str | None = None
-    retry: Any = None  # a todeval.backends.RetryPolicy (default: the model layer's)
-
-
-def _slug(name: str) -> str:
-    name = name.split("@", 1)[0]  # keep URLs out of directory names
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-
-
-class _Backends:
-    """The run's model backends, shared by all its episodes (one cache, one limiter pool)."""
-
-    def __init__(self, config: BookingConfig, runtime: RuntimeOptions) -> None:
-        self.config = config
-        self.runtime = runtime
-        self.built: dict[str, Backend] = {}
-        self._cache: Any = None
-        self._limiters: Any = None
-
-    def get(self, spec: str | None) -> Backend | None:
-        if spec is None:
-            return None
-        if spec not in self.built:
-            from todeval.backends import (
-                LimiterPool,
-                ResponseCache,
-                default_cache_path,
-                make_backend,
-            )
-
-            if self._limiters is None:
-                self._limiters = LimiterPool()
-                if self.runtime.cache:
-                    self._cache = ResponseCache(self.runtime.cache_path or default_cache_path())
-            self.built[spec] = make_backend(
-                spec,
-                self.config.models_file,
-                cache=self._cache,
-                limiters=self._limiters,
-                retry=self.runtime.retry,
-                seed=self.config.seed,
-            )
-        return self.built[spec]
-
-    def infos(self) -> dict[str, Any]:
-        return {spec: b.info.model_dump(mode="json") for spec, b in self.built.items()}
-
-    async def aclose(self) -> None:
-        for backend in self.built.values():
-            await backend.aclose()
-        if self._cache is not None:
-            self._cache.close()
+        return run_dir_name(
+            BENCHMARK,
+            [self.task_set, system, user],
+            seed=self.seed,
+            constrained=self.constrained,
+            limit=self.limit,
+            ids=self.task_ids,
+            trials=self.trials,
+            protocol=None if self.protocol == PROTOCOLS[0] else self.protocol,
+        )
 
 
 def build_plan(
@@ -130,32 +73,41 @@ def build_plan(
     runtime = runtime or RuntimeOptions()
     if config.task_set not in TASK_SETS:
         raise choice_error("task set", config.task_set, list(TASK_SETS))
-    system_cls = system_class(config.system)
-    user_cls = user_class(config.user)
-    check = getattr(user_cls, "check_task_set", None)
-    if callable(check):
-        check(config.task_set)
+    if config.protocol not in PROTOCOLS:
+        raise choice_error("protocol", config.protocol, list(PROTOCOLS))
+    prompts = load_prompts(config.prompt_overrides)
+    if config.prompts_sha256 is None:
+        config = config.model_copy(update={"prompts_sha256": prompts.digest})
+    system = SYSTEM.resolve(config.system)
+    user = USER.resolve(config.user)
+    user.check_selection(config.task_set)
     tasks = select_tasks(load_tasks(config.task_set), config.task_ids, config.limit)
-    if not tasks:
-        raise UsageError("no tasks selected")
-    backends = _Backends(config, runtime)
-    system_model = backends.get(config.system_model)
-    common = {
+    models = ModelPool(
+        config.models_file,
+        cache=runtime.cache,
+        cache_path=runtime.cache_path,
+        retry=runtime.retry,
+        script=runtime.script,
+        seed=config.seed,
+    )
+    system_model = models.maybe(config.system_model)
+    common: dict[str, Any] = {
         "constrained": config.constrained,
         "temperature": config.temperature,
         "max_tokens": config.max_tokens,
+        "prompts": prompts,
     }
     system_options = PlayerOptions(
         role="system",
         model=system_model,
-        module_model=backends.get(config.module_model) or system_model,
+        module_model=models.maybe(config.module_model) or system_model,
         extra={"url": config.system_url} if config.system_url else {},
-        **common,  # type: ignore[arg-type]
+        **common,
     )
-    user_options = PlayerOptions(role="user", model=backends.get(config.user_model), **common)  # type: ignore[arg-type]
+    user_options = PlayerOptions(role="user", model=models.maybe(config.user_model), **common)
     # Build one of each now, so a player's configuration error is reported before any episode.
-    build_player(system_cls, system_options)
-    build_player(user_cls, user_options)
+    first_system = system.build(system_options)
+    first_user = user.build(user_options)
     by_id = {t.task_id: t for t in tasks}
     rules = GameRules(
         max_turns=config.max_turns,
@@ -166,8 +118,8 @@ def build_plan(
     async def play(job: EpisodeJob) -> EpisodeRecord:
         return await play_episode(
             by_id[job.task_id],
-            build_player(system_cls, system_options),
-            build_player(user_cls, user_options),
+            system.build(system_options),
+            user.build(user_options),
             run_seed=config.seed,
             trial=job.trial,
             rules=rules,
@@ -177,7 +129,7 @@ def build_plan(
     players: dict[str, Any] = {
         "system": config.system,
         "user": config.user,
-        "models": backends.infos(),
+        "models": models.infos(),
     }
     plan = RunPlan(
         benchmark=BENCHMARK,
@@ -190,11 +142,12 @@ def build_plan(
         players=players,
         success_metric="booking.booking_accuracy",
         factory="todeval.benchmarks.booking.run:plan_from_config",
-        aclose=backends.aclose,
+        aclose=models.aclose,
+        interactive=is_interactive(first_system) or is_interactive(first_user),
     )
     return plan, tasks
 
 
-def plan_from_config(config: dict[str, Any]) -> RunPlan:
-    """Rebuild a plan from its recorded config (used by Ray workers)."""
-    return build_plan(BookingConfig.model_validate(config))[0]
+def plan_from_config(config: dict[str, Any], runtime: RuntimeOptions | None = None) -> RunPlan:
+    """Rebuild a plan from its recorded config (Ray workers, the Python API)."""
+    return build_plan(BookingConfig.model_validate(config), runtime)[0]

@@ -10,7 +10,8 @@ Every episode gets a ``failure_class``:
 * ``format_violation:<kind>`` -- aborted by a malformed action (no_tool_call, unknown_tool,
   invalid_json, not_an_object, schema, empty_message, other);
 * ``inner_loop_cap`` -- aborted after too many calls without a follow-up;
-* ``user_simulator_failure``, ``infrastructure_error``.
+* ``user_simulator_failure``, ``system_error`` (the system raised or its endpoint failed: a
+  failure), ``infrastructure_error``.
 
 On the ``unrealistic`` set, failures are also split by what the system did with the nonsense
 values (``unrealistic`` label): ``repair`` -- it tried to book a realistic substitute (a value
@@ -27,6 +28,7 @@ from typing import Any
 from todeval.benchmarks.booking.schema import BOOKING_TOOLS, TIME_PATTERN, slot_values
 from todeval.benchmarks.booking.tasks import BookingTask, normalise_key, normalise_value
 from todeval.core.outcome import Outcome
+from todeval.dialogue.episode import Termination
 
 _VIOLATION_KINDS = (
     ("no tool call", "no_tool_call"),
@@ -48,7 +50,7 @@ def violation_kind(reason: str) -> str:
 
 def classify(
     outcome: Outcome,
-    reason: str,
+    termination: Termination,
     completed: bool,
     booked: dict[str, Any],
     task: BookingTask,
@@ -60,11 +62,13 @@ def classify(
         return "infrastructure_error"
     if outcome is Outcome.USER_SIMULATOR_ERROR:
         return "user_simulator_failure"
+    if outcome is Outcome.SYSTEM_ERROR:
+        return "system_error"
     if outcome is Outcome.ABORTED:
         if violations:
             return "format_violation:" + violation_kind(str(violations[-1].get("reason", "")))
         return "inner_loop_cap"
-    if reason.startswith("turn cap"):
+    if termination is Termination.TURN_CAP:
         return "turn_cap"
     if completed and all(d in booked for d in task.domains):
         return "wrong_booking"

@@ -8,11 +8,18 @@ are then scored by :mod:`todeval.scoring.incar` (Match, SuccF1, BLEU, Combined).
 
 from __future__ import annotations
 
-from todeval.benchmarks._turns.plugin import run_plugin
+from todeval.registry import Registry
 
 HELP = "generate In-Car Assistant (KVRET) responses and states from the gold history, then score"
 
-# the CLI module is imported only when the command runs
-register = run_plugin("incar-turns", HELP, "todeval.benchmarks.incar_turns.cli")
+
+def register(registry: Registry) -> None:
+    registry.benchmark(
+        "incar-turns",
+        HELP,
+        cli="todeval.benchmarks.incar_turns.cli",  # imported only when the command runs
+        plan_factory="todeval.benchmarks.incar_turns.run:plan_from_config",
+    )
+
 
 __all__ = ["register"]

@@ -13,6 +13,7 @@ from typing import Any
 
 from todeval.backends.types import ChatMessage
 from todeval.benchmarks.incar_turns.corpus import IncarDialogue
+from todeval.dialogue.prompts import PromptSet, package_prompts
 from todeval.scoring.incar import INFORMABLE, REQUESTABLE
 
 PROMPT_VERSION = "incar-turns/1"
@@ -28,27 +29,10 @@ _STATE_HELP = {
     "weather": "the date, the location and the weather attribute the driver asked about",
 }
 
-_TEMPLATE = """\
-You are an in-car assistant. You help the driver with their calendar, with navigation to \
-points of interest, and with the weather forecast. This conversation is about {task}.
-
-Knowledge base ({title}), the only source of facts:
-{kb}
-
-You read the conversation so far and write the assistant's next turn.
-
-1. "response": the assistant's reply, delexicalized. Write every value you take from the \
-knowledge base as the placeholder of its column: {placeholders}. Always write temperatures as \
-[value_temperature], distances as [value_distance] and street addresses as [value_address]. \
-Values the driver has already said may stay as words. Earlier assistant turns in the \
-conversation are written the same way (lower case, tokenized).
-
-2. "state": the driver's constraints so far ({state_help}), as {{"slot": "value"}} with these \
-slots only: {slots}. Values in lower case, as the driver or the knowledge base says them; \
-leave out slots that have not come up.
-
-Answer with one JSON object and nothing else, for example:
-{example}"""
+PACKAGE = "todeval.benchmarks.incar_turns"
+"""Its ``prompts/`` folder holds the templates: ``system`` (``${task}``, ``${title}``, ``${kb}``,
+``${placeholders}``, ``${state_help}``, ``${slots}``, ``${example}``) and ``user``
+(``${transcript}``: the conversation so far)."""
 
 _EXAMPLES = {
     "schedule": {
@@ -72,9 +56,10 @@ def _kb_text(dialogue: IncarDialogue) -> str:
     return "\n".join(json.dumps(row, ensure_ascii=False) for row in dialogue.rows)
 
 
-def system_prompt(dialogue: IncarDialogue) -> str:
+def system_prompt(dialogue: IncarDialogue, prompts: PromptSet | None = None) -> str:
     intent = dialogue.intent
-    return _TEMPLATE.format(
+    return (prompts or package_prompts(PACKAGE)).render(
+        "system",
         task=_TASKS[intent],
         title=dialogue.kb_title or intent,
         kb=_kb_text(dialogue),
@@ -112,13 +97,14 @@ def transcript(dialogue: IncarDialogue, turn: int) -> str:
     return "\n".join(lines)
 
 
-def messages(dialogue: IncarDialogue, turn: int) -> list[ChatMessage]:
+def messages(
+    dialogue: IncarDialogue, turn: int, prompts: PromptSet | None = None
+) -> list[ChatMessage]:
     """The chat messages of the call for turn ``turn`` (0-based)."""
+    prompts = prompts or package_prompts(PACKAGE)
     return [
-        ChatMessage(role="system", content=system_prompt(dialogue)),
+        ChatMessage(role="system", content=system_prompt(dialogue, prompts)),
         ChatMessage(
-            role="user",
-            content=f"Conversation so far:\n{transcript(dialogue, turn)}\n\n"
-            "Write the assistant's next turn as one JSON object.",
+            role="user", content=prompts.render("user", transcript=transcript(dialogue, turn))
         ),
     ]

@@ -13,13 +13,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from todeval.benchmarks._turns.generation import PredictedTurn, TurnReply, failed_turn
+from todeval.benchmarks._turns.generation import PredictedTurn, failed_turn
 from todeval.benchmarks._turns.options import RuntimeOptions, TurnsConfig
 from todeval.benchmarks._turns.plan import Predictions, ReplyFormat, TurnsSpec, build_turns_plan
 from todeval.benchmarks._turns.summaries import GenerationStats
 from todeval.benchmarks.incar_turns.corpus import IncarDialogue, load_dialogues
-from todeval.benchmarks.incar_turns.prompts import PROMPT_VERSION, messages, reply_schema
+from todeval.benchmarks.incar_turns.prompts import (
+    PACKAGE,
+    PROMPT_VERSION,
+    messages,
+    reply_schema,
+)
 from todeval.core.records import Summary
+from todeval.dialogue.chat import JsonReply
 from todeval.runner.execute import RunPlan
 from todeval.scoring.incar import (
     IncarResult,
@@ -59,7 +65,7 @@ class Scored:
     result: IncarResult | None = None
 
 
-def _to_turn(reply: TurnReply, previous: PredictedTurn | None) -> PredictedTurn:
+def _to_turn(reply: JsonReply, previous: PredictedTurn | None) -> PredictedTurn:
     if reply.value is None:
         return failed_turn(reply, previous)
     return PredictedTurn(response=reply.value["response"], state=reply.value["state"])
@@ -69,6 +75,7 @@ SPEC: TurnsSpec[IncarDialogue] = TurnsSpec(
     benchmark=BENCHMARK,
     metric_prefix=METRIC_PREFIX,
     factory="todeval.benchmarks.incar_turns.run:plan_from_config",
+    prompts_package=PACKAGE,
     summary_type=IncarTurnsSummary,
     prediction_fields=("response", "state"),
     group=lambda d: d.intent,
@@ -111,6 +118,6 @@ def build_plan(
     )
 
 
-def plan_from_config(config: dict[str, Any]) -> RunPlan:
-    """Rebuild a plan from its recorded config (Ray workers; ``finalize`` is not used there)."""
-    return build_plan(IncarTurnsConfig.model_validate(config))[0]
+def plan_from_config(config: dict[str, Any], runtime: RuntimeOptions | None = None) -> RunPlan:
+    """Rebuild a plan from its recorded config (Ray workers, the Python API)."""
+    return build_plan(IncarTurnsConfig.model_validate(config), runtime)[0]

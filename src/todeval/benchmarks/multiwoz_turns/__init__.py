@@ -8,11 +8,18 @@ then scored by :mod:`todeval.scoring.multiwoz` (standard MultiWOZ evaluator rule
 
 from __future__ import annotations
 
-from todeval.benchmarks._turns.plugin import run_plugin
+from todeval.registry import Registry
 
 HELP = "generate MultiWOZ test responses and states from the gold history, then score them"
 
-# the CLI module is imported only when the command runs
-register = run_plugin("multiwoz-turns", HELP, "todeval.benchmarks.multiwoz_turns.cli")
+
+def register(registry: Registry) -> None:
+    registry.benchmark(
+        "multiwoz-turns",
+        HELP,
+        cli="todeval.benchmarks.multiwoz_turns.cli",  # imported only when the command runs
+        plan_factory="todeval.benchmarks.multiwoz_turns.run:plan_from_config",
+    )
+
 
 __all__ = ["register"]

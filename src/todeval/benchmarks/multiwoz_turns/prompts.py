@@ -12,6 +12,7 @@ from typing import Any
 
 from todeval.backends.types import ChatMessage
 from todeval.benchmarks.multiwoz_turns.corpus import MultiwozDialogue
+from todeval.dialogue.prompts import PromptSet, package_prompts
 
 PROMPT_VERSION = "multiwoz-turns/1"
 
@@ -33,51 +34,9 @@ STATE_SLOTS: dict[str, tuple[str, ...]] = {
     "hospital": (),
 }  # fmt: skip
 
-SYSTEM_PROMPT = """\
-You are the dialogue system of the Cambridge TownInfo centre. You help users find and book \
-restaurants, hotels, attractions and trains, book taxis, and contact the police or a hospital.
-
-You read a conversation between a user and the system and write the system's next turn.
-
-1. "response": the system's reply, delexicalized. Never write a concrete value that would come \
-from the database or from a booking; write its placeholder instead:
-[value_name] name of a restaurant, hotel, attraction, hospital or police station
-[value_address] address
-[value_phone] phone number
-[value_postcode] postcode
-[value_reference] booking reference number
-[value_id] train ID
-[value_time] time or duration (departure, arrival, booking time, travel time)
-[value_day] day of the week
-[value_place] departure or destination of a train or taxi
-[value_price] price, price range or entrance fee
-[value_count] a number (how many options, stars, people, nights)
-[value_area] area of town
-[value_food] type of food
-[value_type] type of venue, or the taxi's car type
-Earlier system turns in the conversation are written the same way. Offer a venue by \
-[value_name], give what the user asked for with its placeholder, and make a booking when the \
-user has given everything it needs (then give the [value_reference]).
-
-2. "state": everything the user has asked for so far, by domain, after the user's latest turn. \
-Use only these slots, and leave out slots the user has not mentioned or does not mind:
-restaurant: name, food, area, pricerange, bookday, booktime, bookpeople
-hotel: name, type, area, pricerange, stars, internet, parking, bookday, bookpeople, bookstay
-attraction: name, type, area
-train: departure, destination, day, leave, arrive, bookpeople
-taxi: departure, destination, leave, arrive
-(police and hospital have no slots). Values in lower case: times as hh:mm (24-hour clock), \
-days as weekday names, numbers as digits, yes or no for internet and parking, area one of \
-centre, north, south, east, west, pricerange one of cheap, moderate, expensive. "leave" is the \
-time to leave after, "arrive" the time to arrive by.
-
-3. "active_domains": the domain or domains your reply is about, from: restaurant, hotel, \
-attraction, train, taxi, police, hospital.
-
-Answer with one JSON object and nothing else, for example:
-{"response": "[value_name] is a [value_price] restaurant in the [value_area] . shall i book \
-it ?", "state": {"restaurant": {"food": "italian", "area": "centre"}}, \
-"active_domains": ["restaurant"]}"""
+PACKAGE = "todeval.benchmarks.multiwoz_turns"
+"""Its ``prompts/`` folder holds the templates: ``system`` (no placeholders) and ``user``
+(``${transcript}``: the conversation so far)."""
 
 
 def reply_schema() -> dict[str, Any]:
@@ -116,13 +75,14 @@ def transcript(dialogue: MultiwozDialogue, turn: int) -> str:
     return "\n".join(lines)
 
 
-def messages(dialogue: MultiwozDialogue, turn: int) -> list[ChatMessage]:
+def messages(
+    dialogue: MultiwozDialogue, turn: int, prompts: PromptSet | None = None
+) -> list[ChatMessage]:
     """The chat messages of the call for system turn ``turn`` (0-based)."""
+    prompts = prompts or package_prompts(PACKAGE)
     return [
-        ChatMessage(role="system", content=SYSTEM_PROMPT),
+        ChatMessage(role="system", content=prompts.render("system")),
         ChatMessage(
-            role="user",
-            content=f"Conversation so far:\n{transcript(dialogue, turn)}\n\n"
-            "Write the system's next turn as one JSON object.",
+            role="user", content=prompts.render("user", transcript=transcript(dialogue, turn))
         ),
     ]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from todeval.benchmarks._turns.generation import PredictedTurn, TurnReply, failed_turn
+from todeval.benchmarks._turns.generation import PredictedTurn, failed_turn
 from todeval.benchmarks._turns.options import RuntimeOptions, TurnsConfig
 from todeval.benchmarks._turns.plan import (
     Predictions,
@@ -27,8 +27,14 @@ from todeval.benchmarks.multiwoz_turns.corpus import (
     canonical_id,
     load_dialogues,
 )
-from todeval.benchmarks.multiwoz_turns.prompts import PROMPT_VERSION, messages, reply_schema
+from todeval.benchmarks.multiwoz_turns.prompts import (
+    PACKAGE,
+    PROMPT_VERSION,
+    messages,
+    reply_schema,
+)
 from todeval.core.records import Summary
+from todeval.dialogue.chat import JsonReply
 from todeval.runner.execute import RunPlan
 from todeval.scoring.multiwoz import (
     CorpusData,
@@ -69,7 +75,7 @@ class Scored:
     summary: MultiwozSummary | None = None
 
 
-def _to_turn(reply: TurnReply, previous: PredictedTurn | None) -> PredictedTurn:
+def _to_turn(reply: JsonReply, previous: PredictedTurn | None) -> PredictedTurn:
     if reply.value is None:
         return failed_turn(reply, previous, active_domains=[])
     value = reply.value
@@ -84,6 +90,7 @@ SPEC: TurnsSpec[MultiwozDialogue] = TurnsSpec(
     benchmark=BENCHMARK,
     metric_prefix=METRIC_PREFIX,
     factory="todeval.benchmarks.multiwoz_turns.run:plan_from_config",
+    prompts_package=PACKAGE,
     summary_type=MultiwozTurnsSummary,
     prediction_fields=("response", "state", "active_domains"),
     group=lambda d: d.group,
@@ -130,6 +137,6 @@ def build_plan(
     )
 
 
-def plan_from_config(config: dict[str, Any]) -> RunPlan:
-    """Rebuild a plan from its recorded config (Ray workers; ``finalize`` is not used there)."""
-    return build_plan(MultiwozTurnsConfig.model_validate(config))[0]
+def plan_from_config(config: dict[str, Any], runtime: RuntimeOptions | None = None) -> RunPlan:
+    """Rebuild a plan from its recorded config (Ray workers, the Python API)."""
+    return build_plan(MultiwozTurnsConfig.model_validate(config), runtime)[0]

@@ -18,26 +18,27 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from todeval.backends.sampling import Sampling, generate_accounted
 from todeval.backends.types import Backend, ToolCallOut
-from todeval.benchmarks.booking.llm_systems import prompts
 from todeval.benchmarks.booking.llm_systems._base import (
     MAIN_ROLE,
-    Generation,
-    ToolChat,
-    generate,
+    BookingChat,
     output_for,
-    require_model,
+    sampling_of,
+    system_model,
 )
+from todeval.benchmarks.booking.llm_systems.prompts import default_prompts, prompts_of
 from todeval.benchmarks.booking.llm_systems.sql import SqlWhereError, where_to_arguments
 from todeval.benchmarks.booking.protocol import (
     Observation,
-    PlayerOptions,
     SystemContext,
     SystemOutput,
     ToolCall,
 )
 from todeval.benchmarks.booking.schema import BOOKING_TOOLS, DB_TOOLS, FOLLOWUP
 from todeval.core.records import CallUsage
+from todeval.dialogue.participants import PlayerOptions
+from todeval.dialogue.prompts import PromptSet
 
 QUERY_TABLES = {"query_restaurants": "restaurant", "query_hotels": "hotel", "query_trains": "train"}
 _DB_TOOL = {d: name for name, d in DB_TOOLS.items()}
@@ -120,10 +121,17 @@ def translate_query(call: ToolCallOut, db_parameters: dict[str, Any]) -> ToolCal
 class AutoTODSystem:
     """One LLM with SQL-like query tools, the booking tools and ``followup``."""
 
-    def __init__(self, *, model: Backend, generation: Generation | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        model: Backend,
+        generation: Sampling | None = None,
+        prompts: PromptSet | None = None,
+    ) -> None:
         self.model = model
-        self.generation = generation or Generation()
-        self.chat = ToolChat(prompts.AUTOTOD)
+        self.generation = generation or Sampling()
+        self.instructions = (prompts or default_prompts()).render("autotod")
+        self.chat = BookingChat(self.instructions)
         self.tools: list[dict[str, Any]] = []
         self.db_parameters: dict[str, dict[str, Any]] = {}
         self.seed = 0
@@ -131,12 +139,13 @@ class AutoTODSystem:
     @classmethod
     def from_options(cls, options: PlayerOptions) -> AutoTODSystem:
         return cls(
-            model=require_model(options, "autotod"),
-            generation=Generation.from_options(options),
+            model=system_model(options, "autotod"),
+            generation=sampling_of(options),
+            prompts=prompts_of(options),
         )
 
     async def start(self, context: SystemContext) -> None:
-        self.chat = ToolChat(prompts.AUTOTOD)
+        self.chat = BookingChat(self.instructions)
         kept = [
             t
             for t in context.tools
@@ -156,7 +165,7 @@ class AutoTODSystem:
         request = self.generation.request(
             list(self.chat.messages), seed=self.seed, tools=self.tools
         )
-        result = await generate(self.model, request, role=MAIN_ROLE, usage=usage)
+        result = await generate_accounted(self.model, request, role=MAIN_ROLE, usage=usage)
         call = self.chat.record(result)
         if call is None:
             if result.text.strip():

@@ -12,9 +12,10 @@ role ``system``; without it the call is recorded with its latency and zero token
 
 A body that is not such JSON is the system's bad output: it is passed on as text and recorded
 as a format violation. Connection failures, timeouts and non-2xx statuses raise
-:class:`todeval.backends.errors.InfrastructureError` (the episode is recorded as an
-infrastructure error and re-run on resume). Nothing is retried: a POST changes the remote
-session's state. See ``docs/llm-systems.md`` and ``examples/http_system_server.py``.
+:class:`SystemEndpointError`: the endpoint *is* the system under test, so the episode is a
+``system_error`` -- a failure in every metric, never re-run on resume. Nothing is retried: a
+POST changes the remote session's state. See ``docs/llm-systems.md`` and
+``examples/http_system_server.py``.
 """
 
 from __future__ import annotations
@@ -27,19 +28,22 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, Field, ValidationError
 
-from todeval.backends.errors import FailureKind, InfrastructureError
 from todeval.benchmarks.booking.protocol import (
     Observation,
-    PlayerOptions,
     SystemContext,
     SystemOutput,
     ToolCall,
 )
 from todeval.core.records import CallUsage
+from todeval.dialogue.participants import PlayerOptions
 from todeval.errors import UsageError
 
 DEFAULT_TIMEOUT_S = 60.0
 _MAX_RAW = 2000
+
+
+class SystemEndpointError(Exception):
+    """The system's endpoint failed (unreachable, timed out, or answered an error status)."""
 
 
 class _Action(BaseModel):
@@ -128,19 +132,17 @@ class HttpSystem:
             async with httpx.AsyncClient(timeout=self.timeout_s, trust_env=False) as client:
                 response = await client.post(self.url, json=body)
         except httpx.TimeoutException:
-            raise InfrastructureError(
-                f"no answer from {self.url} within {self.timeout_s:g} s", kind="timeout"
+            raise SystemEndpointError(
+                f"no answer from {self.url} within {self.timeout_s:g} s"
             ) from None
         except httpx.HTTPError as exc:
-            raise InfrastructureError(
-                f"cannot reach {self.url}: {type(exc).__name__}: {exc}", kind="connection"
+            raise SystemEndpointError(
+                f"cannot reach {self.url}: {type(exc).__name__}: {exc}"
             ) from None
         latency = time.perf_counter() - started
         if not response.is_success:
-            kind: FailureKind = "server" if response.status_code >= 500 else "client"
-            raise InfrastructureError(
-                f"{self.url} answered HTTP {response.status_code}: {response.text[:200]}",
-                kind=kind,
+            raise SystemEndpointError(
+                f"{self.url} answered HTTP {response.status_code}: {response.text[:200]}"
             )
         self.first = False
         return output_from_body(response.text, latency)

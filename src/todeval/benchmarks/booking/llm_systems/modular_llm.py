@@ -19,32 +19,33 @@ from typing import Any
 
 import jsonschema
 
+from todeval.backends.sampling import Sampling, generate_accounted
 from todeval.backends.types import Backend, ToolCallOut
-from todeval.benchmarks.booking.llm_systems import prompts
 from todeval.benchmarks.booking.llm_systems._base import (
     MAIN_ROLE,
-    Generation,
-    ToolChat,
+    BookingChat,
     compact_json,
-    generate,
     module_model,
     output_for,
-    require_model,
+    sampling_of,
+    system_model,
 )
 from todeval.benchmarks.booking.llm_systems.modules import (
     MODULE_NAMES,
     DialogueModules,
     ModuleOutput,
 )
+from todeval.benchmarks.booking.llm_systems.prompts import default_prompts, prompts_of
 from todeval.benchmarks.booking.protocol import (
     Observation,
-    PlayerOptions,
     SystemContext,
     SystemOutput,
     UserMessage,
 )
 from todeval.benchmarks.booking.tasks import BOOKING_DOMAINS
 from todeval.core.records import CallUsage
+from todeval.dialogue.participants import PlayerOptions
+from todeval.dialogue.prompts import PromptSet
 
 MAX_HOPS = 10
 ROUTER = "callmodule"
@@ -92,14 +93,16 @@ class ModularLLMSystem:
         *,
         model: Backend,
         modules_model: Backend | None = None,
-        generation: Generation | None = None,
+        generation: Sampling | None = None,
         max_hops: int = MAX_HOPS,
+        prompts: PromptSet | None = None,
     ) -> None:
         self.model = model
         self.modules_model = modules_model or model
-        self.generation = generation or Generation()
+        self.generation = generation or Sampling()
         self.max_hops = max_hops
-        self.chat = ToolChat(prompts.MODULAR_LLM)
+        self.prompts = prompts or default_prompts()
+        self.chat = BookingChat(self.prompts.render("modular_llm"))
         self.tools: list[dict[str, Any]] = []
         self.seed = 0
         self.hops = 0
@@ -107,18 +110,19 @@ class ModularLLMSystem:
     @classmethod
     def from_options(cls, options: PlayerOptions) -> ModularLLMSystem:
         return cls(
-            model=require_model(options, "modular-llm"),
+            model=system_model(options, "modular-llm"),
             modules_model=module_model(options, "modular-llm"),
-            generation=Generation.from_options(options),
+            generation=sampling_of(options),
+            prompts=prompts_of(options),
         )
 
     async def start(self, context: SystemContext) -> None:
-        self.chat = ToolChat(prompts.MODULAR_LLM)
+        self.chat = BookingChat(self.prompts.render("modular_llm"))
         self.tools = [*context.tools, ROUTER_TOOL]
         self.seed = context.seed
         self.hops = 0
         self.modules = DialogueModules(
-            self.modules_model, self.generation, context.task_set, context.seed
+            self.modules_model, self.generation, context.task_set, context.seed, self.prompts
         )
 
     async def respond(self, observation: Observation) -> SystemOutput:
@@ -130,7 +134,7 @@ class ModularLLMSystem:
             request = self.generation.request(
                 list(self.chat.messages), seed=self.seed, tools=self.tools
             )
-            result = await generate(self.model, request, role=MAIN_ROLE, usage=usage)
+            result = await generate_accounted(self.model, request, role=MAIN_ROLE, usage=usage)
             call = self.chat.record(result)
             if call is None or call.name.strip().lower() != ROUTER:
                 return output_for(call, result.text, usage)

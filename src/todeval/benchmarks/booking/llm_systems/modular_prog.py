@@ -22,19 +22,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from todeval.backends.sampling import Sampling
 from todeval.backends.types import Backend
-from todeval.benchmarks.booking.llm_systems import prompts
-from todeval.benchmarks.booking.llm_systems._base import (
-    Generation,
-    compact_json,
-    module_model,
-)
+from todeval.benchmarks.booking.llm_systems._base import compact_json, module_model, sampling_of
 from todeval.benchmarks.booking.llm_systems.modules import DialogueModules, ModuleOutput
+from todeval.benchmarks.booking.llm_systems.prompts import (
+    default_prompts,
+    prompts_of,
+    transcript_text,
+)
 from todeval.benchmarks.booking.protocol import (
     BookingResult,
     DbResult,
     Observation,
-    PlayerOptions,
     SystemContext,
     SystemOutput,
     ToolCall,
@@ -52,6 +52,8 @@ from todeval.benchmarks.booking.schema import (
 )
 from todeval.benchmarks.booking.tasks import BOOKING_DOMAINS
 from todeval.core.records import CallUsage
+from todeval.dialogue.participants import PlayerOptions
+from todeval.dialogue.prompts import PromptSet
 
 Goal = Literal["search", "book"]
 _DB_TOOL = {d: name for name, d in DB_TOOLS.items()}
@@ -93,9 +95,16 @@ def _row_fits(domain: str, row: dict[str, str], slots: dict[str, str]) -> bool:
 class ModularProgSystem:
     """Python control flow over the intent, slots and follow-up modules."""
 
-    def __init__(self, *, modules_model: Backend, generation: Generation | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        modules_model: Backend,
+        generation: Sampling | None = None,
+        prompts: PromptSet | None = None,
+    ) -> None:
         self.modules_model = modules_model
-        self.generation = generation or Generation()
+        self.generation = generation or Sampling()
+        self.prompts = prompts or default_prompts()
         self.state = {d: _DomainState() for d in BOOKING_DOMAINS}
         self.domain: str | None = None
         self.goal: Goal = "search"
@@ -105,12 +114,13 @@ class ModularProgSystem:
     def from_options(cls, options: PlayerOptions) -> ModularProgSystem:
         return cls(
             modules_model=module_model(options, "modular-prog"),
-            generation=Generation.from_options(options),
+            generation=sampling_of(options),
+            prompts=prompts_of(options),
         )
 
     async def start(self, context: SystemContext) -> None:
         self.modules = DialogueModules(
-            self.modules_model, self.generation, context.task_set, context.seed
+            self.modules_model, self.generation, context.task_set, context.seed, self.prompts
         )
         self.params = tool_parameters(context.task_set)
         self.ordered_times = ">=" in slot_values(context.task_set).operators
@@ -147,7 +157,7 @@ class ModularProgSystem:
         return output.value
 
     async def _say(self, instruction: str, usage: list[CallUsage]) -> SystemOutput:
-        content = f"{prompts.transcript_text(self.lines)}\n\nWhat to say now: {instruction}"
+        content = f"{transcript_text(self.lines)}\n\nWhat to say now: {instruction}"
         value = self._checked(await self.modules.followup(content, usage))
         message = str(value["message"])
         self.lines.append(f"assistant: {message}")
@@ -157,7 +167,7 @@ class ModularProgSystem:
 
     async def _on_user(self, text: str, usage: list[CallUsage]) -> SystemOutput:
         self.lines.append(f"user: {text}")
-        transcript = prompts.transcript_text(self.lines)
+        transcript = transcript_text(self.lines)
         intent = self._checked(await self.modules.intent(transcript, usage))
         if intent["domain"] in BOOKING_DOMAINS:
             self.domain = str(intent["domain"])

@@ -22,9 +22,9 @@ from typing import Any, Literal
 
 import jsonschema
 
+from todeval.backends.sampling import Sampling, generate_accounted
 from todeval.backends.types import Backend, ChatMessage
-from todeval.benchmarks.booking.llm_systems import prompts
-from todeval.benchmarks.booking.llm_systems._base import Generation, generate
+from todeval.benchmarks.booking.llm_systems.prompts import default_prompts, slots_prompt
 from todeval.benchmarks.booking.schema import (
     BOOKING_TOOLS,
     OPTIONAL_BOOKING_ATTRIBUTES,
@@ -32,6 +32,7 @@ from todeval.benchmarks.booking.schema import (
 )
 from todeval.benchmarks.booking.tasks import BOOKING_DOMAINS
 from todeval.core.records import CallUsage
+from todeval.dialogue.prompts import PromptSet
 
 ModuleName = Literal["intent", "slots", "followup"]
 MODULE_NAMES: tuple[ModuleName, ...] = ("intent", "slots", "followup")
@@ -120,9 +121,17 @@ def parse_module_reply(
 class DialogueModules:
     """The intent, slots and follow-up modules of one episode."""
 
-    def __init__(self, backend: Backend, generation: Generation, task_set: str, seed: int) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        generation: Sampling,
+        task_set: str,
+        seed: int,
+        prompts: PromptSet | None = None,
+    ) -> None:
         self.backend = backend
         self.generation = generation
+        self.prompts = prompts or default_prompts()
         self.seed = seed
         self.slot_schemas = {d: slot_schema(task_set, d) for d in BOOKING_DOMAINS}
         self._validators = {
@@ -152,7 +161,7 @@ class DialogueModules:
             seed=self.seed,
             schema=schema,
         )
-        result = await generate(self.backend, request, role=role, usage=usage)
+        result = await generate_accounted(self.backend, request, role=role, usage=usage)
         value, error = parse_module_reply(
             result.text, self._validators[key], drop_nulls=module == "slots"
         )
@@ -160,16 +169,18 @@ class DialogueModules:
 
     async def intent(self, content: str, usage: list[CallUsage]) -> ModuleOutput:
         """Classify the latest message of ``content`` (a transcript or a text)."""
-        return await self._run("intent", "intent", prompts.INTENT, content, INTENT_SCHEMA, usage)
+        instructions = self.prompts.render("intent")
+        return await self._run("intent", "intent", instructions, content, INTENT_SCHEMA, usage)
 
     async def slots(self, domain: str, content: str, usage: list[CallUsage]) -> ModuleOutput:
         """Extract ``domain`` slots from ``content``; values are strings in the tool formats."""
         schema = self.slot_schemas[domain]
-        instructions = prompts.slots_prompt(domain, schema)
+        instructions = slots_prompt(self.prompts, domain, schema)
         return await self._run("slots", f"slots.{domain}", instructions, content, schema, usage)
 
     async def followup(self, content: str, usage: list[CallUsage]) -> ModuleOutput:
         """Draft the next message to the user from a description of the situation."""
+        instructions = self.prompts.render("followup")
         return await self._run(
-            "followup", "followup", prompts.FOLLOWUP, content, FOLLOWUP_SCHEMA, usage
+            "followup", "followup", instructions, content, FOLLOWUP_SCHEMA, usage
         )

@@ -183,14 +183,14 @@ class AgendaUser:
             for p in plans
         ]
 
-    async def reply(self, system_message: str | None) -> UserReply:
+    async def respond(self, system_message: str | None) -> UserReply:
         return UserReply(text=self._next(system_message))
 
     # -- turn logic ----------------------------------------------------------------------------
 
     def _next(self, message: str | None) -> str:
         if self._task is None:
-            raise RuntimeError("AgendaUser.reply() called before start()")
+            raise RuntimeError("AgendaUser.respond() called before start()")
         if self._finished or self._closing:
             return self._finish(self.end_reason or EndReason.COMPLETED)
         if not self._domains:

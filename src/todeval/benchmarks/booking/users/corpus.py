@@ -37,7 +37,7 @@ class CorpusUser:
         self._next = 0
 
     @staticmethod
-    def check_task_set(task_set: str) -> None:
+    def check_selection(task_set: str) -> None:
         """Raise :class:`UsageError` unless ``task_set`` has corpus dialogues (CLI pre-check)."""
         if task_set not in TASK_SETS:
             raise choice_error("task set", task_set, list(TASK_SETS))
@@ -46,7 +46,7 @@ class CorpusUser:
 
     async def start(self, context: UserContext) -> None:
         task = context.task
-        self.check_task_set(task.task_set)
+        self.check_selection(task.task_set)
         turns = [t.text.strip() for t in task.corpus_turns if t.speaker == "user"]
         self._turns = [t for t in turns if t]
         if not self._turns:
@@ -55,7 +55,7 @@ class CorpusUser:
             )
         self._next = 0
 
-    async def reply(self, system_message: str | None) -> UserReply:
+    async def respond(self, system_message: str | None) -> UserReply:
         if self._next < len(self._turns):
             text = self._turns[self._next]
             self._next += 1

@@ -1,0 +1,112 @@
+"""Chat helpers for LLM participants of any benchmark.
+
+* :class:`ToolChat` -- an OpenAI-shaped chat history for a tool-calling agent: every tool call
+  is answered by exactly one tool message before the dialogue goes on, as chat APIs require.
+* :func:`json_reply` -- one accounted model call whose reply must be a JSON object valid
+  against a schema; a reply that is not is a *format failure* (reason and raw text kept),
+  never an error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from todeval.backends.sampling import Sampling, generate_accounted
+from todeval.backends.types import Backend, ChatMessage, GenerationResult, ToolCallOut
+from todeval.core.records import CallUsage
+from todeval.dialogue.replies import ReplyChecker
+
+
+class ToolChat:
+    """The chat history of one tool-calling agent.
+
+    Only the first tool call of a reply is kept (it is the one acted on), so every call in the
+    history is answered by exactly one tool message.
+    """
+
+    DELIVERED = "The message was sent to the user."
+
+    def __init__(self, system_prompt: str) -> None:
+        self.messages: list[ChatMessage] = [ChatMessage(role="system", content=system_prompt)]
+        self.open_call: ToolCallOut | None = None
+        self._ids: set[str] = set()
+
+    def answer(self, content: str) -> None:
+        """Answer the open tool call; without one, tell the model as a user message."""
+        if self.open_call is None:
+            self.messages.append(ChatMessage(role="user", content=content))
+            return
+        self.messages.append(
+            ChatMessage(
+                role="tool",
+                content=content,
+                tool_call_id=self.open_call.id,
+                name=self.open_call.name,
+            )
+        )
+        self.open_call = None
+
+    def user(self, text: str) -> None:
+        """A message from the other side (an open call is first answered as delivered)."""
+        if self.open_call is not None:
+            self.answer(self.DELIVERED)
+        self.messages.append(ChatMessage(role="user", content=text))
+
+    def record(self, result: GenerationResult) -> ToolCallOut | None:
+        """Append the model's reply; returns its first tool call (now the open call), if any."""
+        call = result.tool_calls[0] if result.tool_calls else None
+        if call is not None and (not call.id or call.id in self._ids):
+            # ids must pair calls with results: replace missing or repeated ones
+            call = call.model_copy(update={"id": f"{call.id or 'call'}_{len(self._ids)}"})
+        if call is not None:
+            self._ids.add(call.id)
+        self.messages.append(
+            ChatMessage(
+                role="assistant",
+                content=result.text if call is None else (result.text or None),
+                tool_calls=[call] if call is not None else [],
+            )
+        )
+        self.open_call = call
+        return call
+
+
+class JsonReply(BaseModel):
+    """What one JSON-reply call produced: the validated object, or the format failure."""
+
+    value: dict[str, Any] | None = None
+    format_error: str | None = None
+    raw: str = ""
+    finish_reason: str = "stop"
+    usage: CallUsage
+
+
+async def json_reply(
+    backend: Backend,
+    sampling: Sampling,
+    messages: list[ChatMessage],
+    checker: ReplyChecker,
+    *,
+    role: str,
+    seed: int | None,
+    usage: list[CallUsage] | None = None,
+) -> JsonReply:
+    """One call asking for a JSON object valid against ``checker``'s schema (sent to the backend
+    only when ``sampling.constrained``). A tool call where text was asked for counts as its
+    arguments' text."""
+    calls: list[CallUsage] = [] if usage is None else usage
+    request = sampling.request(messages, seed=seed, schema=checker.schema)
+    result = await generate_accounted(backend, request, role=role, usage=calls)
+    text = result.text
+    if not text and result.tool_calls:
+        text = result.tool_calls[0].arguments
+    checked = checker.check(text)
+    return JsonReply(
+        value=checked.value,
+        format_error=checked.error,
+        raw=text,
+        finish_reason=result.finish_reason,
+        usage=result.usage,
+    )

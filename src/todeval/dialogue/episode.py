@@ -1,0 +1,177 @@
+"""Helpers every episode loop uses: the log, guarded participant calls, the typed end of an
+episode, per-stream RNGs and the record.
+
+A benchmark's game master keeps only its rules; the bookkeeping is here::
+
+    streams = EpisodeStreams(run_seed, task_id, trial)
+    log = EpisodeLog()
+    try:
+        text = await guarded(user.respond(msg), "user", Termination.SIMULATOR_ERROR)
+        ...
+        end = EpisodeEnd(Outcome.SUCCESS, Termination.DONE, "user said done")
+    except EpisodeEnd as exc:
+        end = exc
+    record = log.record(benchmark=..., task_id=..., trial=..., seed=streams.seed, end=end, ...)
+
+The rule for crashes (:func:`guarded`): our own model backends failing after every retry
+(:class:`~todeval.errors.InfrastructureError`) is infrastructure -- excluded from metrics and
+re-run on resume; any other exception is the participant's own failure, with the termination
+the caller names: :attr:`Termination.SYSTEM_ERROR` for the agent under test (a failure in every
+metric, never re-run), :attr:`Termination.SIMULATOR_ERROR` for a simulator.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from todeval.core.clock import utc_now
+from todeval.core.outcome import Outcome
+from todeval.core.records import CallUsage, EpisodeRecord, Event, Timing, episode_id, sum_usage
+from todeval.core.rng import derive_seed, episode_rng
+from todeval.errors import InfrastructureError
+
+T = TypeVar("T")
+
+
+class Termination(StrEnum):
+    """Why an episode stopped, as a type (the record's ``reason`` says it in words)."""
+
+    DONE = "done"  # a participant ended the dialogue by the protocol's rule
+    TURN_CAP = "turn_cap"
+    INNER_LOOP_CAP = "inner_loop_cap"
+    FORMAT_VIOLATION = "format_violation"
+    SIMULATOR_ERROR = "simulator_error"
+    SYSTEM_ERROR = "system_error"
+    INFRASTRUCTURE = "infrastructure"
+
+
+_CRASH_OUTCOME = {
+    Termination.SIMULATOR_ERROR: Outcome.USER_SIMULATOR_ERROR,
+    Termination.SYSTEM_ERROR: Outcome.SYSTEM_ERROR,
+}
+
+
+class EpisodeEnd(Exception):
+    """The end of an episode: raise it from anywhere in the loop, or return it."""
+
+    def __init__(
+        self, outcome: Outcome, termination: Termination, reason: str, *, completed: bool = False
+    ) -> None:
+        super().__init__(reason)
+        self.outcome = outcome
+        self.termination = termination
+        self.reason = reason
+        self.completed = completed
+
+
+async def guarded(call: Awaitable[T], who: str, crash: Termination) -> T:
+    """Await a participant's call; a failure ends the episode (see the module's rule).
+
+    ``crash`` is :attr:`Termination.SYSTEM_ERROR` or :attr:`Termination.SIMULATOR_ERROR`.
+    """
+    try:
+        return await call
+    except InfrastructureError as exc:
+        raise EpisodeEnd(
+            Outcome.INFRASTRUCTURE_ERROR, Termination.INFRASTRUCTURE, f"{who} model: {exc}"
+        ) from exc
+    except Exception as exc:
+        raise EpisodeEnd(
+            _CRASH_OUTCOME[crash], crash, f"{who} raised {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+@dataclass(frozen=True)
+class EpisodeStreams:
+    """The episode's seed and its independent named random streams (one per participant)."""
+
+    run_seed: int
+    task_id: str
+    trial: int = 0
+
+    @property
+    def seed(self) -> int:
+        return derive_seed(self.run_seed, self.task_id, self.trial)
+
+    def seed_of(self, stream: str) -> int:
+        return derive_seed(self.run_seed, self.task_id, self.trial, stream)
+
+    def rng(self, stream: str) -> random.Random:
+        return episode_rng(self.run_seed, self.task_id, self.trial, stream)
+
+
+@dataclass
+class EpisodeLog:
+    """Events, call accounting and violations of one episode, and its clock."""
+
+    t0: float = field(default_factory=time.monotonic)
+    started_at: str = field(default_factory=utc_now)
+    events: list[Event] = field(default_factory=list)
+    usage: list[CallUsage] = field(default_factory=list)
+    violations: list[dict[str, Any]] = field(default_factory=list)
+    turn: int = 0
+
+    def add(self, kind: str, actor: str, **data: Any) -> None:
+        self.events.append(
+            Event(
+                t=round(time.monotonic() - self.t0, 6),
+                kind=kind,
+                actor=actor,
+                turn=self.turn,
+                data=data,
+            )
+        )
+
+    def count(self, *kinds: str) -> int:
+        return sum(1 for e in self.events if e.kind in kinds)
+
+    def violation(self, actor: str, reason: str, raw: str) -> None:
+        """Record a format violation (in ``violations`` and as an event)."""
+        self.violations.append({"turn": self.turn, "reason": reason, "raw": raw})
+        self.add("violation", actor, reason=reason, raw=raw)
+
+    def finish(self, end: EpisodeEnd) -> None:
+        """The closing ``episode_end`` event."""
+        self.add("episode_end", "game_master", outcome=end.outcome.value, reason=end.reason)
+
+    def record(
+        self,
+        *,
+        benchmark: str,
+        streams: EpisodeStreams,
+        end: EpisodeEnd,
+        outcome: Outcome | None = None,
+        reason: str | None = None,
+        group: str = "",
+        metrics: dict[str, float] | None = None,
+        labels: dict[str, str] | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> EpisodeRecord:
+        """The episode's record; ``outcome``/``reason`` override the end's (after scoring)."""
+        return EpisodeRecord(
+            benchmark=benchmark,
+            episode_id=episode_id(streams.task_id, streams.trial),
+            task_id=streams.task_id,
+            trial=streams.trial,
+            seed=streams.seed,
+            group=group,
+            outcome=outcome or end.outcome,
+            termination=end.termination.value,
+            reason=end.reason if reason is None else reason,
+            metrics=metrics or {},
+            turns=self.turn,
+            events=self.events,
+            usage=sum_usage(self.usage),
+            timing=Timing(
+                started_at=self.started_at,
+                ended_at=utc_now(),
+                duration_s=round(time.monotonic() - self.t0, 6),
+            ),
+            labels=labels or {},
+            details=details or {},
+        )

@@ -1,0 +1,66 @@
+"""A participant a person plays in the terminal: any role that speaks text.
+
+The other side's message is printed, the person types one line (Enter sends it). A benchmark
+adapts it to its role (a booking user gets the goal shown at the start; a seeker its
+background). A run with a terminal participant is *interactive*: the runner plays one episode
+at a time and prints no progress line over the conversation. End of input (Ctrl-D) raises
+:class:`HumanQuit`, which ends the episode as that participant's failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import TextIO
+
+
+class HumanQuit(Exception):
+    """The person closed the input (end of file)."""
+
+
+class TerminalParticipant:
+    """One person at the terminal, playing ``name`` against ``other``."""
+
+    interactive = True
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        other: str,
+        stdin: TextIO | None = None,
+        stdout: TextIO | None = None,
+    ) -> None:
+        self.name = name
+        self.other = other
+        self._in = stdin
+        self._out = stdout
+
+    @property
+    def stdin(self) -> TextIO:
+        return self._in or sys.stdin
+
+    @property
+    def stdout(self) -> TextIO:
+        return self._out or sys.stdout
+
+    def show(self, text: str) -> None:
+        """Print a line for the person (a brief, a notice)."""
+        print(text, file=self.stdout, flush=True)
+
+    async def start(self, brief: str | None) -> None:
+        """Start an episode; ``brief`` (what the person should know: a goal) is shown."""
+        self.show("")
+        self.show(f"=== new dialogue: you are the {self.name} ===")
+        if brief:
+            self.show(brief)
+
+    async def respond(self, observation: str | None) -> str:
+        """Show the other side's message (``None``: the person speaks first) and read a line."""
+        if observation is not None:
+            self.show(f"{self.other}: {observation}")
+        print(f"{self.name}> ", end="", file=self.stdout, flush=True)
+        line = await asyncio.to_thread(self.stdin.readline)
+        if not line:
+            raise HumanQuit("the input was closed")
+        return line.rstrip("\r\n")

@@ -1,0 +1,163 @@
+"""Participants: the players of a dialogue, typed by what they observe and return.
+
+Every player of every benchmark -- a booking system and its user simulator, a clarification
+seeker and its provider, a seller labelling intents -- is a :class:`Participant`: it is started
+once per episode with a context, then answers each observation with one output. A benchmark
+names its roles with :class:`Role` (the role's name, the Protocol its players satisfy, its
+built-in players), and a player is found by name or as ``package.module:Class``.
+
+Optional hooks are small Protocols of their own, checked with ``isinstance``:
+
+* :class:`ConfiguredByOptions` -- ``from_options(options)`` builds the player from the run's
+  :class:`PlayerOptions` (otherwise the class is called with no arguments);
+* :class:`ChecksSelection` -- ``check_selection(selection)`` refuses a task set the player
+  cannot play (a usage error before any episode runs);
+* :class:`ReportsEndReason` -- ``end_reason`` says, after the episode, why the player ended it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
+
+from todeval.core.imports import is_reference, load_reference
+from todeval.errors import UsageError, choice_error
+
+if TYPE_CHECKING:
+    from todeval.backends.types import Backend
+    from todeval.dialogue.prompts import PromptSet
+
+C_contra = TypeVar("C_contra", contravariant=True)
+O_contra = TypeVar("O_contra", contravariant=True)
+R_co = TypeVar("R_co", covariant=True)
+P = TypeVar("P")
+
+
+@runtime_checkable
+class Participant(Protocol[C_contra, O_contra, R_co]):
+    """One player of one episode: ``start(context)`` once, then ``respond(observation)``."""
+
+    async def start(self, context: C_contra) -> None: ...
+
+    async def respond(self, observation: O_contra) -> R_co: ...
+
+
+@dataclass(frozen=True)
+class PlayerOptions:
+    """How a player is configured for a run (shared by all its episodes).
+
+    Backends are shared across episodes (they hold connection limits and the cache).
+    ``prompts`` holds the run's prompt templates (package defaults, overridden by
+    ``--prompts DIR``); ``extra`` carries a benchmark's own settings (a URL, a mode).
+    """
+
+    role: str
+    model: Backend | None = None
+    module_model: Backend | None = None  # sub-modules of modular players (default: model)
+    constrained: bool = False  # ask the backend for schema-constrained decoding
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    prompts: PromptSet | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def require_model(self, player: str, flag: str) -> Backend:
+        """The main model; a one-line usage error naming ``flag`` when none was configured."""
+        if self.model is None:
+            raise UsageError(f"{player} needs a model: pass {flag} SPEC")
+        return self.model
+
+    def require_prompts(self) -> PromptSet:
+        if self.prompts is None:
+            raise UsageError(f"the {self.role} player needs prompt templates, but none were given")
+        return self.prompts
+
+
+@runtime_checkable
+class ConfiguredByOptions(Protocol):
+    """A player class built from the run's options."""
+
+    @classmethod
+    def from_options(cls, options: PlayerOptions) -> object: ...
+
+
+@runtime_checkable
+class ChecksSelection(Protocol):
+    """A player class that can refuse a selection (task set) it cannot play."""
+
+    @classmethod
+    def check_selection(cls, selection: str) -> None: ...
+
+
+@runtime_checkable
+class ReportsEndReason(Protocol):
+    """A player that says why it ended the dialogue (shown beside the episode's reason)."""
+
+    @property
+    def end_reason(self) -> str | None: ...
+
+
+def is_interactive(player: object) -> bool:
+    """Whether a person plays ``player`` at the terminal (its class sets ``interactive = True``):
+    such a run plays one episode at a time and prints no progress line."""
+    return getattr(player, "interactive", False) is True
+
+
+@dataclass(frozen=True)
+class PlayerFactory(Generic[P]):
+    """A resolved player class for one role; :meth:`build` makes one instance per episode."""
+
+    role: Role[P]
+    name: str
+    cls: type
+
+    def build(self, options: PlayerOptions) -> P:
+        obj = (
+            self.cls.from_options(options)
+            if isinstance(self.cls, ConfiguredByOptions)
+            else self.cls()
+        )
+        return self.role.check(obj, self.name)
+
+    def check_selection(self, selection: str) -> None:
+        if isinstance(self.cls, ChecksSelection):
+            self.cls.check_selection(selection)
+
+
+@dataclass(frozen=True)
+class Role(Generic[P]):
+    """A role of a benchmark: its name, its noun in messages, the Protocol its players satisfy
+    (a ``runtime_checkable`` Protocol, checked when a player is built) and its built-ins
+    (name -> ``package.module:Class``)."""
+
+    name: str
+    noun: str
+    protocol: type
+    builtins: Mapping[str, str] = field(default_factory=dict)
+
+    def resolve(self, name: str) -> PlayerFactory[P]:
+        """The player class for a built-in name or a ``package.module:Class`` reference."""
+        if name in self.builtins:
+            reference = self.builtins[name]
+        elif is_reference(name):
+            reference = name
+        else:
+            raise choice_error(self.noun, name, [*self.builtins, "package.module:Class"])
+        cls = load_reference(reference, what=f"{self.noun} player")
+        if not isinstance(cls, type):
+            raise UsageError(f"{self.noun} player {name!r} is not a class")
+        return PlayerFactory(self, name, cls)
+
+    def check(self, obj: object, name: str) -> P:
+        """``obj`` as a player of this role; a usage error when it lacks the Protocol's methods."""
+        if not isinstance(obj, self.protocol):
+            wanted = ", ".join(_protocol_methods(self.protocol))
+            raise UsageError(f"{self.noun} player {name!r} does not implement {wanted}")
+        return obj  # type: ignore[return-value]
+
+
+def _protocol_methods(protocol: type) -> list[str]:
+    names = getattr(protocol, "__protocol_attrs__", None) or [
+        n for n in vars(protocol) if not n.startswith("_")
+    ]
+    return sorted(str(n) for n in names)

@@ -1,0 +1,48 @@
+"""One rule for run-directory names and the slugs inside them."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def slug(text: str) -> str:
+    """A directory-safe form of a name or model spec: URLs dropped (``...@<url>``), a file
+    path reduced to its stem (``scripted:/tmp/replies.json`` -> ``scripted_replies``)."""
+    text = text.split("@", 1)[0]
+    if "/" in text:
+        prefix, sep, path = text.partition(":")
+        text = f"{prefix}_{Path(path).stem}" if sep and path else Path(text).stem
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
+
+
+def run_dir_name(
+    benchmark: str,
+    parts: Sequence[str],
+    *,
+    seed: int,
+    constrained: bool = False,
+    limit: int | None = None,
+    ids: Sequence[str] | None = None,
+    trials: int = 1,
+    protocol: str | None = None,
+) -> str:
+    """``runs/<benchmark>-<parts>-s<seed>[-constrained][-n<limit>][-ids<hash>][-k<trials>]``.
+
+    ``parts`` are slugged; ``protocol`` (when it is not the benchmark's default) is appended
+    as ``-p<protocol>``.
+    """
+    name = "-".join([f"runs/{benchmark}", *(slug(p) for p in parts), f"s{seed}"])
+    if constrained:
+        name += "-constrained"
+    if limit is not None:
+        name += f"-n{limit}"
+    if ids:
+        digest = hashlib.sha256(",".join(sorted(ids)).encode()).hexdigest()[:8]
+        name += f"-ids{digest}"
+    if trials > 1:
+        name += f"-k{trials}"
+    if protocol:
+        name += f"-p{protocol}"
+    return name

@@ -1,0 +1,108 @@
+"""The dialogue-core refactor changed no result: the same commands give the same run
+directories as the ones recorded before it (tests/fixtures/before_refactor), apart from the
+differences listed in ALLOWED -- timings, timestamps and the fields the refactor added."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from todeval.cli import main
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "before_refactor"
+
+RUNS = {
+    "booking-default": ["run", "booking"],
+    "booking-corpus": ["run", "booking", "--user", "corpus"],
+    "booking-monolithic": [
+        "run", "booking", "--system", "monolithic",
+        "--system-model", f"scripted:{FIXTURES / 'booking_script.json'}",
+        "--on-violation", "reprompt", "--limit", "20", "--no-cache",
+    ],
+    "multiwoz-turns": [
+        "run", "multiwoz-turns", "--model", f"scripted:{FIXTURES / 'multiwoz_script.json'}",
+        "--limit", "10", "--no-cache",
+    ],
+}  # fmt: skip
+
+# Paths (file:json/path, regular expressions) allowed to differ, each with why.
+ALLOWED = {
+    r"manifest:/git_commit": "recorded at another commit",
+    r"manifest:/sessions/.*": "host, command and timestamps of the session",
+    r"manifest:/config_hash": "follows from the new config fields",
+    r"manifest:/config/(protocol|prompts_sha256|prompt_overrides|trials)": "new config fields",
+    r"manifest:/players/models/scripted:.*": "the scripted model's path (the fixture dir)",
+    r"manifest:/config/(system_model|model)": "the scripted model's path (the fixture dir)",
+    r"manifest:/players/system": "the scripted model's path (multiwoz-turns names the model)",
+    r"summary:/source": "the prediction file's path in the run directory",
+    r"summary:/timing/.*": "wall time",
+    r"summary:/latency/.*": "call latencies",
+    r"(summary:|episodes:\d+)/usage/[^/]+/(latency_s|call_latencies_s/\d+)": "call latencies",
+    r"summary:/outcomes/system_error": "new outcome (0 here)",
+    r"episodes:\d+/timing/.*": "wall time",
+    r"episodes:\d+/events/\d+/t": "seconds since the episode started",
+    r"episodes:\d+/termination": "new typed termination field",
+}
+
+
+def _diff(a: Any, b: Any, path: str, out: list[str]) -> None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            if key not in a or key not in b:
+                out.append(f"{path}/{key}")
+            else:
+                _diff(a[key], b[key], f"{path}/{key}", out)
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _diff(x, y, f"{path}/{i}", out)
+    elif a != b:
+        out.append(path)
+
+
+def _episodes(lines: list[str]) -> list[Any]:
+    return sorted((json.loads(line) for line in lines if line.strip()), key=lambda r: r["key"]
+                  if "key" in r else r["episode_id"])  # fmt: skip
+
+
+def differences(before: Path, after: Path) -> list[str]:
+    found: list[str] = []
+    for name in ("manifest", "summary"):
+        old = json.loads((before / f"{name}.json").read_text())
+        new = json.loads((after / f"{name}.json").read_text())
+        _diff(old, new, f"{name}:", found)
+    with gzip.open(before / "episodes.jsonl.gz", "rt", encoding="utf-8") as fh:
+        old_episodes = _episodes(fh.read().splitlines())
+    new_episodes = _episodes((after / "episodes.jsonl").read_text().splitlines())
+    assert len(old_episodes) == len(new_episodes)
+    for i, (x, y) in enumerate(zip(old_episodes, new_episodes, strict=True)):
+        _diff(x, y, f"episodes:{i}", found)
+    if (before / "predictions.json").exists():
+        old = json.loads((before / "predictions.json").read_text())
+        new = json.loads((after / "predictions.json").read_text())
+        _diff(old, new, "predictions:", found)
+    return found
+
+
+def unexpected(found: list[str]) -> list[str]:
+    return [p for p in found if not any(re.fullmatch(rule, p) for rule in ALLOWED)]
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_same_results_as_before_the_refactor(name: str, tmp_path: Path) -> None:
+    out = tmp_path / name
+    assert main([*RUNS[name], "--out", str(out), "--quiet"]) == 0
+    found = differences(FIXTURES / name, out)
+    assert unexpected(found) == []
+    # the comparison can fail: a changed metric is reported
+    summary = json.loads((out / "summary.json").read_text())
+    first = sorted(summary["metrics"])[0]
+    summary["metrics"][first]["micro"]["value"] = -1.0
+    (out / "summary.json").write_text(json.dumps(summary))
+    assert unexpected(differences(FIXTURES / name, out)) == [
+        f"summary:/metrics/{first}/micro/value"
+    ]
