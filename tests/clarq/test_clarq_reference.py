@@ -7,14 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.clarq.helpers import REFERENCE, run_cli
+from tests.clarq.helpers import REFERENCE, dialogue, result_entry, run_cli, write_result_file
 from todeval.benchmarks.clarq import (
     ClarqSummary,
     Judge,
     VerdictStore,
+    load_tasks,
     read_original,
     score_transcripts,
 )
+from todeval.benchmarks.clarq._original import gold_lines
 from todeval.core.records import Summary
 
 
@@ -122,3 +124,24 @@ def test_several_files_go_to_a_directory(
     ]
     lines = (tmp_path / "episodes.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(lines) == 520 and json.loads(lines[0])["task_id"] == "en/test/Gather_Resources-0"
+
+
+def test_a_chinese_file_is_matched_with_the_chinese_tasks(tmp_path: Path) -> None:
+    tasks = load_tasks("zh", "test")
+    task = tasks[5]
+    seeker = ["你好，请问怎么做？", *(["然后呢？"] * len(task.nodes)), "谢谢，再见！"]
+    answers = task.gold_messages()[1:]
+    entry = result_entry(task, [dialogue(task.gold_messages()[0], answers, seeker=seeker)])
+    entry["all_response"] = "\n".join(task.responses)  # the prefix is optional in the file
+    others = [result_entry(t, []) for t in tasks[:5]]
+    path = write_result_file(tmp_path / "zh.json.gz", [[*others, entry]])
+    read = read_original(path)
+    assert read.language == "zh" and len(read.records) == 260
+    scored = score_transcripts(read.records, resamples=10)
+    (episode,) = [e for e in scored.episodes if e.route != "missing"]
+    assert episode.task_id == task.task_id == "zh/test/Gather_Resources-5"
+    assert (episode.route, episode.success, episode.aqd) == ("exact", True, 0.0)
+    assert episode.aql == pytest.approx((9 + 4 * len(task.nodes) + 6) / (len(task.nodes) + 2))
+    assert episode.depth == task.depth
+    assert gold_lines("Jax: a\nJax: b\n0\n1\n") == ["Jax: a", "Jax: b"]  # task-file form
+    assert gold_lines("Jax: a\n7") == ["Jax: a", "7"]

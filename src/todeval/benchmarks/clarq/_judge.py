@@ -342,9 +342,12 @@ class Judge:
             result = await self._ask(self.backend, key, question)
             future.set_result(result)
             return result
-        except BaseException as exc:
+        except Exception as exc:
             future.set_exception(exc)
             future.exception()  # retrieved: no "never retrieved" warning when nobody waits
+            raise
+        except BaseException:  # cancelled: the waiters are cancelled too
+            future.cancel()
             raise
         finally:
             del self._pending[key]

@@ -307,7 +307,7 @@ def summarize(
         metrics=metrics,
         ci=CIMethod(method=CI_METHOD, level=level, resamples=resamples, seed=seed),
         usage=sum_usage(judge.usage),
-        labels={"clarq.route": {r: c for r, c in Counter(e.route for e in episodes).items()}},
+        labels={"clarq.route": dict(Counter(e.route for e in episodes))},
         sources=list(sources),
         language=language,
         task_types=list(dict.fromkeys(e.task_type for e in episodes)),
