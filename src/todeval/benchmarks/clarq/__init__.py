@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from todeval.registry import Command, Registry
+from todeval.registry import Registry
 
 if TYPE_CHECKING:
     from todeval.benchmarks.clarq._judge import (
@@ -111,35 +111,15 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
 
-def _commands() -> Any:
-    """The CLI module, imported only when a clarq command runs."""
-    return importlib.import_module(f"{__name__}._cli")
-
-
+_CLI = f"{__name__}._cli"  # imported only when a clarq command runs
 SCORE_HELP = "score ClarQ-LLM transcripts: success S, AQD, AQL (the original's rules)"
 DATA_HELP = "check and show the shipped ClarQ-LLM tasks (English and Chinese)"
 
 
 def register(registry: Registry) -> None:
     """Add ``todeval score clarq`` and ``todeval data clarq``."""
-    registry.add(
-        "score",
-        Command(
-            "clarq",
-            SCORE_HELP,
-            lambda parser: _commands().add_score_arguments(parser),
-            lambda args: int(_commands().run_score(args)),
-        ),
-    )
-    registry.add(
-        "data",
-        Command(
-            "clarq",
-            DATA_HELP,
-            lambda parser: _commands().add_data_arguments(parser),
-            lambda args: int(_commands().run_data(args)),
-        ),
-    )
+    registry.lazy("score", "clarq", SCORE_HELP, _CLI, add="add_score_arguments", run="run_score")
+    registry.lazy("data", "clarq", DATA_HELP, _CLI, add="add_data_arguments", run="run_data")
 
 
 __all__ = [
