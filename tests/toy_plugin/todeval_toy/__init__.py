@@ -1,0 +1,1 @@
+"""A toy todeval benchmark (number guessing): the worked example of a benchmark plug-in."""

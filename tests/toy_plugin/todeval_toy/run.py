@@ -1,0 +1,96 @@
+"""A toy run from its config: the plan the runner executes (also rebuilt on Ray workers)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import astuple
+from typing import Any, Literal
+
+from todeval_toy.game import BENCHMARK, GUESSER, HOST, PROTOCOLS, load_tasks, play_episode
+
+from todeval.backends.pool import ModelPool
+from todeval.core.records import EpisodeRecord
+from todeval.dialogue import EpisodeStreams, PlayerOptions, PromptSet
+from todeval.errors import RefusedError
+from todeval.runner.execute import EpisodeJob, RunPlan
+from todeval.runner.naming import run_dir_name
+from todeval.runner.options import RunSettings, RuntimeOptions
+from todeval.runner.selection import select_ids
+
+
+class ToyConfig(RunSettings):
+    """Everything that determines a toy run's results (hashed: a resume must match it)."""
+
+    guesser: str = "bisect"
+    host: str = "rule"
+    guesser_model: str | None = None
+    ids: list[str] | None = None
+    protocol: Literal["standard", "strict"] = "standard"
+    constrained: bool = False
+    temperature: float = 0.0
+    max_tokens: int | None = None
+
+    def default_out(self) -> str:
+        return run_dir_name(
+            BENCHMARK,
+            [self.guesser, *([self.guesser_model] if self.guesser_model else [])],
+            seed=self.seed,
+            limit=self.limit,
+            ids=self.ids,
+            trials=self.trials,
+            protocol=None if self.protocol == PROTOCOLS[0] else self.protocol,
+        )
+
+
+def build_plan(config: ToyConfig, runtime: RuntimeOptions | None = None) -> RunPlan:
+    runtime = runtime or RuntimeOptions()
+    prompts = PromptSet.load("todeval_toy", config.prompt_overrides)
+    if config.prompts_sha256 not in (None, prompts.digest):
+        raise RefusedError("this toy package's prompt templates differ from the run's")
+    config = config.model_copy(update={"prompts_sha256": prompts.digest})
+    guesser, host = GUESSER.resolve(config.guesser), HOST.resolve(config.host)
+    tasks = {t.task_id: t for t in load_tasks()}
+    chosen = [tasks[i] for i in select_ids(list(tasks), config.ids, config.limit)]
+    models = ModelPool(None, cache=runtime.cache, cache_path=runtime.cache_path,
+                       retry=runtime.retry, script=runtime.script, seed=config.seed)  # fmt: skip
+    options = PlayerOptions(
+        role="guesser",
+        model=models.maybe(config.guesser_model),
+        constrained=config.constrained,
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        prompts=prompts,
+    )
+    guesser.build(options)  # a configuration error shows now, before any episode
+    host.build(PlayerOptions(role="host"))
+
+    async def play(job: EpisodeJob) -> EpisodeRecord:
+        streams = EpisodeStreams(config.seed, job.task_id, job.trial)
+        return await play_episode(
+            tasks[job.task_id],
+            guesser.build(options),
+            host.build(PlayerOptions(role="host")),
+            streams,
+            config.protocol,
+        )
+
+    return RunPlan(
+        benchmark=BENCHMARK,
+        config=config.model_dump(mode="json"),
+        task_set_hash=hashlib.sha256(json.dumps([astuple(t) for t in chosen]).encode()).hexdigest(),
+        n_tasks=len(chosen),
+        seed=config.seed,
+        jobs=[EpisodeJob(t.task_id, k, t.group) for t in chosen for k in range(config.trials)],
+        play=play,
+        players={"guesser": config.guesser, "host": config.host, "models": models.infos()},
+        factory="todeval_toy.run:plan_from_config",
+        aclose=models.aclose,
+        success_metric="toy.success",
+        interactive=getattr(guesser.cls, "interactive", False),
+    )
+
+
+def plan_from_config(config: dict[str, Any], runtime: RuntimeOptions | None = None) -> RunPlan:
+    """The plan of a recorded config (Ray workers, the Python API)."""
+    return build_plan(ToyConfig.model_validate(config), runtime)
