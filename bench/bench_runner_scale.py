@@ -6,6 +6,10 @@
    with offline players (rule system, agenda user; 117 tasks x trials). Results stream to disk,
    so the 10k/1k ratio should stay near 1.
 
+Reference (recorded before the dialogue-core refactor of issue 9, commit 3c15005, 2026-12-01,
+this 2-core machine, three runs): 0.33 ms CPU per model call. The overhead line prints the
+ratio to it (aim: at most 1.05).
+
 Run: python bench/bench_runner_scale.py [--skip-memory]
 """
 
@@ -20,6 +24,8 @@ import time
 from pathlib import Path
 
 from todeval.benchmarks.booking.run import BookingConfig, RuntimeOptions, build_plan
+
+REFERENCE_MS_PER_CALL = 0.33  # before the refactor (commit 3c15005, 2026-12-01)
 from todeval.runner.execute import execute_plan
 from todeval.testing.booking_model import booking_script
 
@@ -39,7 +45,9 @@ def overhead(tmp: Path, trials: int) -> None:
         calls += sum(u["calls"] for u in record["usage"].values())
     print(f"zero-latency backend: {episodes} episodes, {calls} model calls in {wall:.2f} s: "
           f"{episodes / wall:.0f} episodes/s, {1e3 * cpu / calls:.2f} ms CPU per call "
-          f"(whole harness: game master, players, accounting, records)")
+          f"(whole harness: game master, players, accounting, records); ratio to the "
+          f"{REFERENCE_MS_PER_CALL} ms recorded before the refactor: "
+          f"{1e3 * cpu / calls / REFERENCE_MS_PER_CALL:.2f} (aim <= 1.05)")
 
 
 def peak_rss_mb(tmp: Path, trials: int) -> tuple[float, float]:

@@ -61,6 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
     args = parser.parse_args(argv)
+    args._argv = argv  # the command as given, recorded in the run's manifest
     try:
         return int(args._run(args))
     except TodevalError as exc:

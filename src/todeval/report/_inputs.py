@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from todeval.core.records import EpisodeRecord, Estimate, Manifest, Summary
 from todeval.errors import BadInputError
 from todeval.report._profiles import profile_for
+from todeval.runner.naming import slug
 from todeval.runner.store import MANIFEST, RunDirectory
 from todeval.runner.summary import summarize
 
@@ -158,13 +158,6 @@ class ReportInputs:
     problems: list[str] = field(default_factory=list)
 
 
-_SLUG = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def _slug(text: str) -> str:
-    return _SLUG.sub("_", text).strip("_") or "run"
-
-
 class _Keys:
     """Assigns short, unique, URL-safe keys (the directory name, qualified on a clash)."""
 
@@ -172,9 +165,9 @@ class _Keys:
         self.used: set[str] = set()
 
     def take(self, path: Path) -> str:
-        candidates = [_slug(path.stem if path.is_file() else path.name)]
+        candidates = [slug(path.stem if path.is_file() else path.name)]
         if path.parent.name:
-            candidates.append(_slug(f"{path.parent.name}--{candidates[0]}"))
+            candidates.append(slug(f"{path.parent.name}--{candidates[0]}"))
         for key in candidates:
             if key not in self.used:
                 self.used.add(key)

@@ -252,6 +252,7 @@ _CLASS_ORDER = (
     "booked_nothing",
     "turn_cap",
     "inner_loop_cap",
+    "system_error",
     "user_simulator_failure",
     "infrastructure_error",
     "other",

@@ -447,6 +447,7 @@ CLASS_COLORS = {
     "turn_cap": "#56B4E9",
     "inner_loop_cap": "#0072B2",
     "user_simulator_failure": "#CC79A7",
+    "system_error": "#7A1F1F",
     "infrastructure_error": "#999999",
     "repair": "#E69F00",
     "booked_nothing": "#F0E442",

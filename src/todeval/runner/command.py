@@ -24,6 +24,7 @@ def execute_from_args(
         out,
         max_concurrency=args.max_concurrency,
         quiet=args.quiet,
+        command=getattr(args, "_argv", None),
         executor=args.executor,
         ray_address=args.ray_address,
     )

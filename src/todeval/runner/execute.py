@@ -172,6 +172,17 @@ async def _run_jobs(
     return done
 
 
+def _release(plan: RunPlan) -> None:
+    """Close a plan's backends when no episode ran (its workers never opened and closed them)."""
+    close = plan.aclose
+    if close is not None:
+
+        async def run() -> None:
+            await close()
+
+        asyncio.run(run())
+
+
 def execute_plan(
     plan: RunPlan,
     run_dir: Path,
@@ -191,7 +202,11 @@ def execute_plan(
     notes: list[str] = []
     if store.exists():
         manifest = store.read_manifest()
-        _check_resume(manifest, plan, run_dir)
+        try:
+            _check_resume(manifest, plan, run_dir)
+        except RefusedError:
+            _release(plan)
+            raise
         commit = _git_commit()
         if manifest.package_version != __version__ or (
             commit and manifest.git_commit and manifest.git_commit != commit
@@ -223,6 +238,7 @@ def execute_plan(
     if not pending and store.read_summary() is not None and manifest.sessions:
         summary = store.read_summary()
         assert summary is not None
+        _release(plan)  # nothing runs, so the plan's backends are closed here
         return RunResult(summary, run_dir, 0, already_complete=True, notes=notes)
     runner = make_executor(executor, plan, max_concurrency=max_concurrency, ray_address=ray_address)
     session.executor = runner.description

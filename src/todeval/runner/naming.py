@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
-def slug(text: str) -> str:
-    """A directory-safe form of a name or model spec: URLs dropped (``...@<url>``), a file
-    path reduced to its stem (``scripted:/tmp/replies.json`` -> ``scripted_replies``)."""
+
+def slug(text: str, *, default: str = "run") -> str:
+    """A directory- and URL-safe form of a name or model spec: URLs dropped (``...@<url>``), a
+    file path reduced to its stem (``scripted:/tmp/replies.json`` -> ``scripted_replies``), each
+    run of other characters one ``_``; ``default`` when nothing is left."""
     text = text.split("@", 1)[0]
     if "/" in text:
         prefix, sep, path = text.partition(":")
         text = f"{prefix}_{Path(path).stem}" if sep and path else Path(text).stem
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
+    return _UNSAFE.sub("_", text).strip("_") or default
 
 
 def run_dir_name(

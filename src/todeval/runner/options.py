@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from todeval.errors import UsageError
 
 if TYPE_CHECKING:
+    from todeval.backends.pool import ModelPool
     from todeval.backends.retry import RetryPolicy
     from todeval.backends.scripted import ReplyFunction
 
@@ -37,6 +38,20 @@ class RuntimeOptions:
     cache_path: str | None = None
     retry: RetryPolicy | None = None
     script: ReplyFunction | None = None  # the reply function of a ``scripted:`` model (tests)
+
+
+def model_pool(models_file: str | None, runtime: RuntimeOptions, *, seed: int) -> ModelPool:
+    """The run's :class:`~todeval.backends.pool.ModelPool` with the runtime's cache and retry."""
+    from todeval.backends.pool import ModelPool
+
+    return ModelPool(
+        models_file,
+        cache=runtime.cache,
+        cache_path=runtime.cache_path,
+        retry=runtime.retry,
+        script=runtime.script,
+        seed=seed,
+    )
 
 
 def runtime_options(args: argparse.Namespace, out: Path | None = None) -> RuntimeOptions:
@@ -171,6 +186,7 @@ __all__ = [
     "add_generation_arguments",
     "add_run_arguments",
     "generation_settings",
+    "model_pool",
     "run_settings",
     "runtime_options",
 ]

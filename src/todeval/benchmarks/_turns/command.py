@@ -6,7 +6,6 @@ import argparse
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from todeval.benchmarks._turns.generation import release_models
 from todeval.benchmarks._turns.options import TurnsConfig
 from todeval.benchmarks._turns.plan import PREDICTIONS_FILE, TurnsDialogue
 from todeval.benchmarks._turns.report import run_footer
@@ -42,7 +41,6 @@ def execute_run(
     )
     result = execute_from_args(plan, out, args, start_line=start)
     if result.already_complete:
-        release_models(plan)  # nothing ran, so the runner did not release the model
         print(f"{out} already holds a complete run with this config; its scores:")
     print(table(out))
     print(run_footer(result.summary, out, PREDICTIONS_FILE, metric_prefix))

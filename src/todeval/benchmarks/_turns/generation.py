@@ -28,22 +28,9 @@ from todeval.dialogue.replies import ReplyChecker
 
 if TYPE_CHECKING:
     from todeval.backends import Backend
-    from todeval.runner.execute import RunPlan
 
 ROLE = "system"
 """The ``role`` of every call (usage is reported per role)."""
-
-
-def release_models(plan: RunPlan) -> None:
-    """Close a plan's backends when the runner did not (a run that was already complete)."""
-    close = plan.aclose
-    if close is None:
-        return
-
-    async def run() -> None:
-        await close()
-
-    asyncio.run(run())
 
 
 async def generate_turns(

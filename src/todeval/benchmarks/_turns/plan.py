@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
-from todeval.backends.pool import ModelPool
 from todeval.backends.sampling import Sampling
 from todeval.backends.types import ChatMessage
 from todeval.benchmarks._turns.generation import EpisodeContext, PredictedTurn, run_dialogue
@@ -29,6 +28,7 @@ from todeval.dialogue.episode import EpisodeStreams
 from todeval.dialogue.prompts import PromptSet
 from todeval.dialogue.replies import ReplyChecker
 from todeval.runner.execute import EpisodeJob, RunPlan
+from todeval.runner.options import model_pool
 
 PREDICTIONS_FILE = "predictions.json"
 """The prediction file's name in the run directory."""
@@ -128,14 +128,7 @@ def build_turns_plan(
     prompts = PromptSet.load(spec.prompts_package, config.prompt_overrides)
     if config.prompts_sha256 is None:
         config = config.model_copy(update={"prompts_sha256": prompts.digest})
-    pool = ModelPool(
-        config.models_file,
-        cache=runtime.cache,
-        cache_path=runtime.cache_path,
-        retry=runtime.retry,
-        script=runtime.script,
-        seed=config.seed,
-    )
+    pool = model_pool(config.models_file, runtime, seed=config.seed)
     model = pool.get(config.model)  # a bad model spec is reported before any dialogue runs
     sampling = Sampling(config.constrained, config.temperature, config.max_tokens)
 

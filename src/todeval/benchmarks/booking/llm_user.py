@@ -13,7 +13,7 @@ import re
 
 from todeval.backends.sampling import Sampling, generate_accounted
 from todeval.backends.types import Backend, ChatMessage
-from todeval.benchmarks.booking.llm_systems.prompts import default_prompts, prompts_of
+from todeval.benchmarks.booking.llm_systems.prompts import default_prompts
 from todeval.benchmarks.booking.protocol import UserContext, UserReply
 from todeval.core.records import CallUsage
 from todeval.dialogue.participants import PlayerOptions
@@ -54,7 +54,7 @@ class LLMUser:
         return cls(
             options.require_model("--user llm", "--user-model"),
             sampling=Sampling(False, options.temperature, options.max_tokens),
-            prompts=prompts_of(options),
+            prompts=options.prompts,
         )
 
     async def start(self, context: UserContext) -> None:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from todeval.core.records import Estimate, Summary
 from todeval.errors import BadInputError, UsageError
+from todeval.runner.naming import slug
 
 PANEL_SCHEMA_VERSION = 1
 PANEL_FILE = "panel.json"
@@ -37,14 +38,6 @@ class PanelFile(BaseModel):
     systems: list[PlayerSpec] = Field(default_factory=list)
 
 
-def _slug(text: str) -> str:
-    text = text.split("@", 1)[0]
-    if "/" in text:  # a file path (scripted:..., llamacpp:...gguf): keep its stem
-        prefix, _, path = text.partition(":")
-        text = f"{prefix}_{Path(path).stem}" if path else Path(text).stem
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
-
-
 def parse_members(text: str) -> list[PlayerSpec]:
     """``agenda,corpus,llm=<spec>`` -> specs (a model spec may itself contain ``:``)."""
     members: list[PlayerSpec] = []
@@ -52,7 +45,7 @@ def parse_members(text: str) -> list[PlayerSpec]:
         if not item:
             continue
         player, _, model = item.partition("=")
-        name = player if not model else f"{player}-{_slug(model)}"
+        name = player if not model else f"{player}-{slug(model)}"
         members.append(PlayerSpec(name=name, player=player, model=model or None))
     names = [m.name for m in members]
     if len(set(names)) != len(names):
@@ -243,4 +236,4 @@ def panel_json(panel: PanelSummary) -> str:
 
 
 def run_dir_name(system: PlayerSpec, user: PlayerSpec) -> str:
-    return f"{_slug(system.name)}__{_slug(user.name)}"
+    return f"{slug(system.name)}__{slug(user.name)}"

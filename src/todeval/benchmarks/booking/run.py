@@ -6,7 +6,6 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from todeval.backends.pool import ModelPool
 from todeval.benchmarks.booking.game import BENCHMARK, GameRules, play_episode
 from todeval.benchmarks.booking.llm_systems.prompts import load_prompts
 from todeval.benchmarks.booking.players import SYSTEM, USER
@@ -22,7 +21,7 @@ from todeval.dialogue.participants import PlayerOptions, is_interactive
 from todeval.errors import choice_error
 from todeval.runner.execute import EpisodeJob, RunPlan
 from todeval.runner.naming import run_dir_name
-from todeval.runner.options import RunSettings, RuntimeOptions
+from todeval.runner.options import RunSettings, RuntimeOptions, model_pool
 
 PROTOCOLS = ("strict",)
 """The game master's rule sets (the first is the default): ``strict`` validates every tool call
@@ -82,14 +81,7 @@ def build_plan(
     user = USER.resolve(config.user)
     user.check_selection(config.task_set)
     tasks = select_tasks(load_tasks(config.task_set), config.task_ids, config.limit)
-    models = ModelPool(
-        config.models_file,
-        cache=runtime.cache,
-        cache_path=runtime.cache_path,
-        retry=runtime.retry,
-        script=runtime.script,
-        seed=config.seed,
-    )
+    models = model_pool(config.models_file, runtime, seed=config.seed)
     system_model = models.maybe(config.system_model)
     common: dict[str, Any] = {
         "constrained": config.constrained,

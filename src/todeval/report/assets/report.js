@@ -10,7 +10,7 @@
   var BY_KEY = new Map();
   EPS.forEach(function (e, i) { e._i = i; e._key = e.run + "/" + e.id; BY_KEY.set(e._key, e); });
   var KEYS = ["run", "outcome", "fc", "group", "label", "q", "ep"];
-  var OUTCOMES = ["success", "failure", "aborted", "user_simulator_error", "infrastructure_error"];
+  var OUTCOMES = ["success", "failure", "aborted", "system_error", "user_simulator_error", "infrastructure_error"];
   var PAGE = 400;
 
   // ---- DOM helpers (text only) ----------------------------------------------------------

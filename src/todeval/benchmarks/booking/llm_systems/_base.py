@@ -9,14 +9,16 @@ Model calls go through :func:`todeval.backends.sampling.generate_accounted` with
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar, Self
 
-from todeval.backends.sampling import Sampling
-from todeval.backends.types import Backend, ToolCallOut
+from todeval.backends.sampling import Sampling, generate_accounted
+from todeval.backends.types import Backend, GenerationResult, ToolCallOut
+from todeval.benchmarks.booking.llm_systems.prompts import default_prompts
 from todeval.benchmarks.booking.protocol import (
     BookingResult,
     DbResult,
     Observation,
+    SystemContext,
     SystemOutput,
     ToolCall,
     UserMessage,
@@ -24,6 +26,7 @@ from todeval.benchmarks.booking.protocol import (
 from todeval.core.records import CallUsage
 from todeval.dialogue.chat import ToolChat
 from todeval.dialogue.participants import PlayerOptions
+from todeval.dialogue.prompts import PromptSet
 
 MAIN_ROLE = "system"
 
@@ -83,3 +86,49 @@ class BookingChat(ToolChat):
                 f"Your last reply was not a valid action ({observation.reason}). "
                 "Reply with exactly one valid tool call."
             )
+
+
+class ToolCallingSystem:
+    """One LLM that holds the whole dialogue in a :class:`BookingChat` and acts through tools.
+
+    A subclass names its ``template`` (its instructions) and ``player`` name; :meth:`call` makes
+    one accounted model call over the chat with ``self.tools`` and records the reply.
+    """
+
+    template: ClassVar[str]
+    player: ClassVar[str]
+
+    def __init__(
+        self,
+        *,
+        model: Backend,
+        generation: Sampling | None = None,
+        prompts: PromptSet | None = None,
+    ) -> None:
+        self.model = model
+        self.generation = generation or Sampling()
+        self.instructions = (prompts or default_prompts()).render(self.template)
+        self.chat = BookingChat(self.instructions)
+        self.tools: list[dict[str, Any]] = []
+        self.seed = 0
+
+    @classmethod
+    def from_options(cls, options: PlayerOptions) -> Self:
+        return cls(
+            model=system_model(options, cls.player),
+            generation=sampling_of(options),
+            prompts=options.prompts,
+        )
+
+    def restart(self, context: SystemContext) -> None:
+        """A fresh chat for a new episode."""
+        self.chat = BookingChat(self.instructions)
+        self.seed = context.seed
+
+    async def call(self, usage: list[CallUsage]) -> tuple[GenerationResult, ToolCallOut | None]:
+        """One model call over the chat; the reply and its first tool call (now open)."""
+        request = self.generation.request(
+            list(self.chat.messages), seed=self.seed, tools=self.tools
+        )
+        result = await generate_accounted(self.model, request, role=MAIN_ROLE, usage=usage)
+        return result, self.chat.record(result)

@@ -18,16 +18,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from todeval.backends.sampling import Sampling, generate_accounted
-from todeval.backends.types import Backend, ToolCallOut
-from todeval.benchmarks.booking.llm_systems._base import (
-    MAIN_ROLE,
-    BookingChat,
-    output_for,
-    sampling_of,
-    system_model,
-)
-from todeval.benchmarks.booking.llm_systems.prompts import default_prompts, prompts_of
+from todeval.backends.types import ToolCallOut
+from todeval.benchmarks.booking.llm_systems._base import ToolCallingSystem, output_for
 from todeval.benchmarks.booking.llm_systems.sql import SqlWhereError, where_to_arguments
 from todeval.benchmarks.booking.protocol import (
     Observation,
@@ -37,8 +29,6 @@ from todeval.benchmarks.booking.protocol import (
 )
 from todeval.benchmarks.booking.schema import BOOKING_TOOLS, DB_TOOLS, FOLLOWUP
 from todeval.core.records import CallUsage
-from todeval.dialogue.participants import PlayerOptions
-from todeval.dialogue.prompts import PromptSet
 
 QUERY_TABLES = {"query_restaurants": "restaurant", "query_hotels": "hotel", "query_trains": "train"}
 _DB_TOOL = {d: name for name, d in DB_TOOLS.items()}
@@ -118,34 +108,15 @@ def translate_query(call: ToolCallOut, db_parameters: dict[str, Any]) -> ToolCal
         return ToolCall(name=tool, arguments=f"WHERE {where} /* {exc} */")
 
 
-class AutoTODSystem:
+class AutoTODSystem(ToolCallingSystem):
     """One LLM with SQL-like query tools, the booking tools and ``followup``."""
 
-    def __init__(
-        self,
-        *,
-        model: Backend,
-        generation: Sampling | None = None,
-        prompts: PromptSet | None = None,
-    ) -> None:
-        self.model = model
-        self.generation = generation or Sampling()
-        self.instructions = (prompts or default_prompts()).render("autotod")
-        self.chat = BookingChat(self.instructions)
-        self.tools: list[dict[str, Any]] = []
-        self.db_parameters: dict[str, dict[str, Any]] = {}
-        self.seed = 0
-
-    @classmethod
-    def from_options(cls, options: PlayerOptions) -> AutoTODSystem:
-        return cls(
-            model=system_model(options, "autotod"),
-            generation=sampling_of(options),
-            prompts=prompts_of(options),
-        )
+    template = "autotod"
+    player = "autotod"
+    db_parameters: dict[str, dict[str, Any]]
 
     async def start(self, context: SystemContext) -> None:
-        self.chat = BookingChat(self.instructions)
+        self.restart(context)
         kept = [
             t
             for t in context.tools
@@ -157,16 +128,11 @@ class AutoTODSystem:
             for t in context.tools
             if t["function"]["name"] in DB_TOOLS
         }
-        self.seed = context.seed
 
     async def respond(self, observation: Observation) -> SystemOutput:
         self.chat.observe(observation)
         usage: list[CallUsage] = []
-        request = self.generation.request(
-            list(self.chat.messages), seed=self.seed, tools=self.tools
-        )
-        result = await generate_accounted(self.model, request, role=MAIN_ROLE, usage=usage)
-        call = self.chat.record(result)
+        result, call = await self.call(usage)
         if call is None:
             if result.text.strip():
                 message = ToolCall(name=FOLLOWUP, arguments={"message": result.text.strip()})

@@ -35,7 +35,7 @@ from todeval.benchmarks.booking.llm_systems.modules import (
     DialogueModules,
     ModuleOutput,
 )
-from todeval.benchmarks.booking.llm_systems.prompts import default_prompts, prompts_of
+from todeval.benchmarks.booking.llm_systems.prompts import default_prompts
 from todeval.benchmarks.booking.protocol import (
     Observation,
     SystemContext,
@@ -113,7 +113,7 @@ class ModularLLMSystem:
             model=system_model(options, "modular-llm"),
             modules_model=module_model(options, "modular-llm"),
             generation=sampling_of(options),
-            prompts=prompts_of(options),
+            prompts=options.prompts,
         )
 
     async def start(self, context: SystemContext) -> None:

@@ -28,7 +28,6 @@ from todeval.benchmarks.booking.llm_systems._base import compact_json, module_mo
 from todeval.benchmarks.booking.llm_systems.modules import DialogueModules, ModuleOutput
 from todeval.benchmarks.booking.llm_systems.prompts import (
     default_prompts,
-    prompts_of,
     transcript_text,
 )
 from todeval.benchmarks.booking.protocol import (
@@ -115,7 +114,7 @@ class ModularProgSystem:
         return cls(
             modules_model=module_model(options, "modular-prog"),
             generation=sampling_of(options),
-            prompts=prompts_of(options),
+            prompts=options.prompts,
         )
 
     async def start(self, context: SystemContext) -> None:

@@ -9,11 +9,9 @@ reply format only. Placeholders: ``slots`` -- ``${domain}``, ``${keys}``; ``user
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cache
 from typing import Any
 
-from todeval.dialogue.participants import PlayerOptions
-from todeval.dialogue.prompts import PromptSet
+from todeval.dialogue.prompts import PromptSet, package_prompts
 
 PACKAGE = "todeval.benchmarks.booking"
 """The package whose ``prompts/`` folder holds the booking templates."""
@@ -25,15 +23,9 @@ def load_prompts(overrides: Mapping[str, str] | None = None) -> PromptSet:
     return PromptSet.load(PACKAGE, overrides)
 
 
-@cache
 def default_prompts() -> PromptSet:
-    """The package's templates (read once; a :class:`PromptSet` is never changed)."""
-    return load_prompts()
-
-
-def prompts_of(options: PlayerOptions) -> PromptSet:
-    """The run's templates, or the defaults for a player built without options."""
-    return options.prompts or default_prompts()
+    """The package's templates (for players built without a run's options)."""
+    return package_prompts(PACKAGE)
 
 
 def _describe(prop: dict[str, Any]) -> str:

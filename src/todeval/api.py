@@ -1,0 +1,138 @@
+"""The Python API: what the command line does, from Python.
+
+    import todeval.api as td
+
+    result = td.run("booking", {"system": "rule", "user": "agenda", "limit": 10}, out="runs/x")
+    result.summary.metrics["booking.booking_accuracy"].micro.value
+    td.resume("runs/x")                      # continue a run from its manifest
+    run = td.load("runs/x")                  # manifest, summary, episodes
+    comparison = td.compare(["runs/a", "runs/b"])
+    td.report(["runs/a", "runs/b"], "report.html")
+
+Every function raises :class:`todeval.errors.TodevalError` subclasses for expected problems
+(unknown benchmark, malformed files, a refused resume), as the CLI's one-line errors do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from todeval.core.imports import load_reference
+from todeval.core.records import EpisodeRecord, Manifest, Summary
+from todeval.errors import BadInputError, choice_error
+from todeval.registry import discover
+from todeval.runner.execute import RunPlan, RunResult, execute_plan
+from todeval.runner.options import RuntimeOptions
+from todeval.runner.store import RunDirectory
+from todeval.stats import Comparison, compare_runs
+
+PlanFactory = Callable[[dict[str, Any], RuntimeOptions | None], RunPlan]
+
+
+def benchmarks() -> list[str]:
+    """The names of the registered benchmarks (built-in and installed plug-ins)."""
+    return sorted(discover().benchmarks)
+
+
+def build_plan(
+    benchmark: str,
+    config: Mapping[str, Any] | BaseModel | None = None,
+    runtime: RuntimeOptions | None = None,
+) -> RunPlan:
+    """The run plan of ``benchmark`` for ``config`` (the fields of its config model)."""
+    entries = discover().benchmarks
+    if benchmark not in entries:
+        raise choice_error("benchmark", benchmark, list(entries))
+    factory: PlanFactory = load_reference(  # type: ignore[assignment]
+        entries[benchmark].plan_factory, what="plan factory"
+    )
+    fields = config.model_dump(mode="json") if isinstance(config, BaseModel) else dict(config or {})
+    return factory(fields, runtime)
+
+
+def run(
+    benchmark: str,
+    config: Mapping[str, Any] | BaseModel | None = None,
+    *,
+    out: str | Path,
+    max_concurrency: int = 8,
+    executor: str = "local",
+    ray_address: str | None = None,
+    quiet: bool = True,
+    runtime: RuntimeOptions | None = None,
+) -> RunResult:
+    """Run (or continue) a benchmark into the run directory ``out``."""
+    runtime = runtime or RuntimeOptions(out=Path(out))
+    plan = build_plan(benchmark, config, runtime)
+    return execute_plan(
+        plan,
+        Path(out),
+        max_concurrency=max_concurrency,
+        quiet=quiet,
+        command=["api.run", benchmark],
+        executor=executor,
+        ray_address=ray_address,
+    )
+
+
+def resume(run_dir: str | Path, **options: Any) -> RunResult:
+    """Continue the run in ``run_dir`` with the config its manifest records (``options`` as for
+    :func:`run`: max_concurrency, executor, ray_address, quiet, runtime)."""
+    manifest = RunDirectory(Path(run_dir)).read_manifest()
+    return run(manifest.benchmark, manifest.config, out=run_dir, **options)
+
+
+@dataclass
+class LoadedResults:
+    """A run directory's contents."""
+
+    path: Path
+    manifest: Manifest
+    summary: Summary | None
+
+    def episodes(self, *, light: bool = False) -> Iterator[EpisodeRecord]:
+        """The episode records, streamed (``light`` drops events and details)."""
+        return RunDirectory(self.path).iter_episodes(light=light)
+
+
+def load(run_dir: str | Path) -> LoadedResults:
+    """Read a run directory (its manifest must exist)."""
+    path = Path(run_dir)
+    store = RunDirectory(path)
+    if not store.exists():
+        raise BadInputError(f"{path}: not a run directory (no manifest.json)")
+    return LoadedResults(path, store.read_manifest(), store.read_summary())
+
+
+def compare(run_dirs: Sequence[str | Path], **options: Any) -> Comparison:
+    """Paired comparison of every run with the first (``todeval compare``)."""
+    return compare_runs(run_dirs, **options)
+
+
+def report(inputs: Sequence[str | Path], output: str | Path, *, title: str | None = None) -> Path:
+    """Write the self-contained HTML report of runs, panels and summaries (``todeval report``)."""
+    from todeval.report import DEFAULT_TITLE, build_html, load_inputs
+
+    html = build_html(load_inputs([Path(p) for p in inputs]), title=title or DEFAULT_TITLE)
+    path = Path(output)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(html, encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+__all__ = [
+    "LoadedResults",
+    "benchmarks",
+    "build_plan",
+    "compare",
+    "load",
+    "report",
+    "resume",
+    "run",
+]
