@@ -6,7 +6,7 @@ A run directory holds three files:
 * ``episodes.jsonl`` -- one :class:`EpisodeRecord` per line, appended when the episode ends;
 * ``summary.json`` -- :class:`Summary`: aggregated metrics with confidence intervals.
 
-Metric names are namespaced by benchmark (``booking.inform``, ``multiwoz.bleu``) so that
+Metric names are namespaced by benchmark (``<benchmark>.<metric>``, e.g. ``toy.success``) so that
 families never collide. The schema version is bumped on any incompatible change.
 """
 
@@ -27,7 +27,9 @@ class Event(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     t: float = Field(description="seconds since the episode started (timing: may differ)")
-    kind: str = Field(description="e.g. user_message, system_action, db_query, booking, violation")
+    kind: str = Field(
+        description="what happened, e.g. user_message, system_message, violation, episode_end"
+    )
     actor: str = Field(description="who caused it: user, system, game_master, or a module name")
     turn: int = Field(description="user turn number (1-based) the event belongs to")
     data: dict[str, Any] = Field(default_factory=dict)

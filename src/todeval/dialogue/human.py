@@ -1,10 +1,10 @@
 """A participant a person plays in the terminal: any role that speaks text.
 
 The other side's message is printed, the person types one line (Enter sends it). A benchmark
-adapts it to its role (a booking user gets the goal shown at the start; a seeker its
-background). A run with a terminal participant is *interactive*: the runner plays one episode
-at a time and prints no progress line over the conversation. End of input (Ctrl-D) raises
-:class:`HumanQuit`, which ends the episode as that participant's failure.
+adapts it to its role (a person standing in for a simulated user sees the goal at the start; a
+question-asker sees its background). A run with a terminal participant is *interactive*: the
+runner plays one episode at a time and prints no progress line over the conversation. End of
+input (Ctrl-D) raises :class:`HumanQuit`, which ends the episode as that participant's failure.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Participants: the players of a dialogue, typed by what they observe and return.
 
-Every player of every benchmark -- a booking system and its user simulator, a clarification
+Every player of every benchmark -- a system under test and its user simulator, a clarification
 seeker and its provider, a seller labelling intents -- is a :class:`Participant`: it is started
 once per episode with a context, then answers each observation with one output. A benchmark
 names its roles with :class:`Role` (the role's name, the Protocol its players satisfy, its
