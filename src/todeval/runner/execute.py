@@ -27,6 +27,7 @@ from todeval.core.records import EpisodeRecord, Manifest, Session, Summary, Timi
 from todeval.core.rng import derive_seed
 from todeval.errors import RefusedError
 from todeval.runner.executors import Executor, make_executor
+from todeval.runner.options import RuntimeOptions
 from todeval.runner.progress import ProgressReporter
 from todeval.runner.store import RunDirectory
 from todeval.runner.summary import summarize
@@ -64,6 +65,8 @@ class RunPlan:
     finalize: Callable[[Iterable[EpisodeRecord]], Summary] | None = None
     # a person plays a participant in the terminal: one episode at a time, no progress line
     interactive: bool = False
+    # how the plan was built (cache settings reach Ray workers, which rebuild the plan)
+    runtime: RuntimeOptions | None = None
 
     @property
     def config_hash(self) -> str:

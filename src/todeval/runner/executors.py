@@ -23,6 +23,7 @@ from todeval.errors import UsageError
 
 if TYPE_CHECKING:
     from todeval.runner.execute import EpisodeJob, RunPlan
+    from todeval.runner.options import RuntimeOptions
 
 
 class Executor(Protocol):
@@ -48,18 +49,31 @@ class LocalExecutor:
         return None
 
 
-def load_factory(reference: str) -> Callable[[dict[str, Any]], RunPlan]:
-    factory: Callable[[dict[str, Any]], RunPlan] = load_reference(  # type: ignore[assignment]
-        reference, what="plan factory"
-    )
+PlanFactory = Callable[[dict[str, Any], "RuntimeOptions | None"], "RunPlan"]
+
+
+def load_factory(reference: str) -> PlanFactory:
+    factory: PlanFactory = load_reference(reference, what="plan factory")  # type: ignore[assignment]
     return factory
+
+
+def worker_runtime(plan: RunPlan) -> RuntimeOptions | None:
+    """The plan's runtime options that travel to other processes: the cache settings (retry
+    policies and scripted reply functions stay in the driver)."""
+    from todeval.runner.options import RuntimeOptions
+
+    if plan.runtime is None:
+        return None
+    return RuntimeOptions(cache=plan.runtime.cache, cache_path=plan.runtime.cache_path)
 
 
 class _EpisodeWorker:
     """Body of the Ray actor: one plan per worker, episodes on the actor's event loop."""
 
-    def __init__(self, factory: str, config: dict[str, Any]) -> None:
-        self._plan = load_factory(factory)(config)
+    def __init__(
+        self, factory: str, config: dict[str, Any], runtime: RuntimeOptions | None
+    ) -> None:
+        self._plan = load_factory(factory)(config, runtime)
 
     async def play(self, task_id: str, trial: int, group: str) -> str:
         from todeval.runner.execute import EpisodeJob
@@ -103,7 +117,10 @@ class RayExecutor:
         workers = num_workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         per_worker = max(1, math.ceil(max_concurrency / workers))
         actor_cls = ray.remote(num_cpus=0)(_EpisodeWorker).options(max_concurrency=per_worker)
-        self._actors = [actor_cls.remote(plan.factory, plan.config) for _ in range(workers)]
+        runtime = worker_runtime(plan)
+        self._actors = [
+            actor_cls.remote(plan.factory, plan.config, runtime) for _ in range(workers)
+        ]
         self._next = 0
         nodes = len(ray.nodes())
         self.description = f"ray ({workers} workers on {nodes} node(s))"

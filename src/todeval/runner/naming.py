@@ -34,8 +34,8 @@ def run_dir_name(
 ) -> str:
     """``runs/<benchmark>-<parts>-s<seed>[-constrained][-n<limit>][-ids<hash>][-k<trials>]``.
 
-    ``parts`` are slugged; ``protocol`` (when it is not the benchmark's default) is appended
-    as ``-p<protocol>``.
+    ``parts`` are slugged; ``protocol`` is appended as ``-p<protocol>`` (callers pass it only
+    when it is not their benchmark's default, so default runs keep their names).
     """
     name = "-".join([f"runs/{benchmark}", *(slug(p) for p in parts), f"s{seed}"])
     if constrained:

@@ -161,6 +161,7 @@ def build_turns_plan(
         factory=spec.factory,
         aclose=pool.aclose,
         finalize=finalize,
+        runtime=runtime,
     )
     return plan, chosen
 

@@ -136,6 +136,7 @@ def build_plan(
         factory="todeval.benchmarks.booking.run:plan_from_config",
         aclose=models.aclose,
         interactive=is_interactive(first_system) or is_interactive(first_user),
+        runtime=runtime,
     )
     return plan, tasks
 
