@@ -29,6 +29,7 @@ from todeval.cli import main
 from todeval.registry import discover
 from todeval.testing.openai_server import ServerConfig
 from todeval.testing.server_process import ServerProcess
+from todeval.testing.tmux import Tmux
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = {t.task_id: t for t in load_tasks()}
@@ -311,27 +312,6 @@ def test_strict_protocol_makes_out_of_range_guesses_violations(tmp_path: Path) -
 # 6. a person plays the guesser in a terminal (tmux)
 
 
-class Tmux:
-    """A tmux server of our own (its own socket), so no other session is touched."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.base = ["tmux", "-L", name]
-
-    def __call__(self, *args: str) -> str:
-        done = subprocess.run([*self.base, *args], capture_output=True, text=True, check=True)
-        return done.stdout
-
-    def screen(self) -> str:
-        return self("capture-pane", "-p", "-J", "-S", "-200", "-t", self.name)
-
-    def type(self, text: str) -> None:
-        self("send-keys", "-t", self.name, text, "Enter")
-
-    def close(self) -> None:
-        subprocess.run([*self.base, "kill-server"], capture_output=True, check=False)
-
-
 def test_a_person_plays_the_guesser_under_tmux(tmp_path: Path) -> None:
     _need("tmux", shutil.which("tmux") is not None)
     out = tmp_path / "human"
@@ -341,7 +321,7 @@ def test_a_person_plays_the_guesser_under_tmux(tmp_path: Path) -> None:
     tmux = Tmux(f"todeval-toy-{os.getpid()}")
     sent: list[int] = []
     try:
-        tmux("new-session", "-d", "-s", tmux.name, "-x", "200", "-y", "50", shell)
+        tmux.start(shell)
         low, high = 1, TASKS["n10-00"].high
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
