@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 import subprocess
 import time
-from types import TracebackType
 
 
 class Tmux:
@@ -57,10 +56,5 @@ class Tmux:
     def __enter__(self) -> Tmux:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
