@@ -181,16 +181,8 @@ def convert(document: Any, model: str = RECORDED_JUDGE) -> Conversion:
         key = digest(
             key_fields(question.language, question.gold, question.purpose, question.block, model)
         )
-        entry = VerdictEntry(
-            key=key,
-            model=model,
-            language=question.language,
-            gold=question.gold,
-            purpose=question.purpose,
-            predictions=question.predictions,
-            match=match,
-            analysis=analysis,
-            origin="recorded",
+        entry = VerdictEntry.answering(
+            question, key=key, model=model, match=match, analysis=analysis, origin="recorded"
         )
         previous = result.entries.get(key)
         if previous is not None and previous.match != entry.match:

@@ -21,7 +21,7 @@ import json
 from collections.abc import Iterable, Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -96,6 +96,22 @@ def verdict_key(question: JudgeQuestion, model: str) -> str:
     return digest(key_fields(question.language, question.gold, question.purpose, block, model))
 
 
+class AskedQuestion(Protocol):
+    """What a verdict records of the question it answers."""
+
+    @property
+    def language(self) -> Language: ...
+
+    @property
+    def gold(self) -> str: ...
+
+    @property
+    def purpose(self) -> str: ...
+
+    @property
+    def predictions(self) -> list[str]: ...
+
+
 class VerdictEntry(BaseModel):
     """One stored verdict (one line of a verdict file)."""
 
@@ -110,6 +126,30 @@ class VerdictEntry(BaseModel):
     origin: Literal["recorded", "judge"] = Field(
         "judge", description="recorded: converted from the released judge cache"
     )
+
+    @classmethod
+    def answering(
+        cls,
+        question: AskedQuestion,
+        *,
+        key: str,
+        model: str,
+        match: bool | None,
+        analysis: str,
+        origin: Literal["recorded", "judge"],
+    ) -> VerdictEntry:
+        """The stored form of ``model``'s verdict on ``question``."""
+        return cls(
+            key=key,
+            model=model,
+            language=question.language,
+            gold=question.gold,
+            purpose=question.purpose,
+            predictions=question.predictions,
+            match=match,
+            analysis=analysis,
+            origin=origin,
+        )
 
 
 def read_verdict_lines(lines: Iterable[str], where: str) -> tuple[dict[str, VerdictEntry], int]:
@@ -373,16 +413,8 @@ class Judge:
             self.errors.append(str(exc))
             return JudgeAnswer(key=key, origin="error", error=str(exc))
         self.store.put(
-            VerdictEntry(
-                key=key,
-                model=self.model,
-                language=question.language,
-                gold=question.gold,
-                purpose=question.purpose,
-                predictions=question.predictions,
-                match=match,
-                analysis=analysis,
-                origin="judge",
+            VerdictEntry.answering(
+                question, key=key, model=self.model, match=match, analysis=analysis, origin="judge"
             )
         )
         return JudgeAnswer(key=key, match=match, origin="judge")
