@@ -26,10 +26,11 @@ from todeval.core.imports import load_reference
 from todeval.core.records import EpisodeRecord, Manifest, Summary
 from todeval.errors import BadInputError, choice_error
 from todeval.registry import discover
+from todeval.results.compare import compare_runs
+from todeval.results.comparison import Comparison
 from todeval.runner.execute import RunPlan, RunResult, execute_plan
 from todeval.runner.options import RuntimeOptions
 from todeval.runner.store import RunDirectory
-from todeval.stats import Comparison, compare_runs
 
 PlanFactory = Callable[[dict[str, Any], RuntimeOptions | None], RunPlan]
 

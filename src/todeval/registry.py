@@ -14,7 +14,8 @@ A plug-in registers
   of its own (``registry.group("toy", ...)`` then ``todeval toy <command>``), or ``top`` for a
   command directly under ``todeval`` (``todeval compare``);
 * benchmarks (:meth:`Registry.benchmark`): the ``run`` command plus the plan factory the Python
-  API and Ray workers rebuild runs from.
+  API and Ray workers rebuild runs from;
+* profiles (:meth:`Registry.profile`): how the benchmark's results are shown.
 
 :meth:`Registry.lazy` registers a command whose module is imported only when it runs, so
 ``todeval --help`` imports no plug-in's heavy parts. Each call to :func:`discover` builds a
@@ -30,6 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
+
+from todeval.results.profile import BenchmarkProfile
 
 TOP = "top"  # the group of commands directly under ``todeval``
 GROUP_HELP = {
@@ -82,6 +85,7 @@ class Registry:
         default_factory=lambda: {name: {} for name in (*GROUP_HELP, TOP)}
     )
     benchmarks: dict[str, BenchmarkEntry] = field(default_factory=dict)
+    profiles: dict[str, BenchmarkProfile] = field(default_factory=dict)
 
     def group(self, name: str, help: str) -> None:
         """Declare a command group of a plug-in's own (``todeval <name> <command>``)."""
@@ -119,6 +123,14 @@ class Registry:
             raise ValueError(f"two plug-ins define the benchmark {name!r}")
         self.lazy("run", name, help, cli)
         self.benchmarks[name] = BenchmarkEntry(name, help, plan_factory)
+
+    def profile(self, profile: BenchmarkProfile) -> None:
+        """Register how a benchmark's results are shown (report, compare, exports, view).
+
+        Corpus scorers register one for the ``benchmark`` of the summaries they write."""
+        if profile.benchmark in self.profiles:
+            raise ValueError(f"two plug-ins define a profile for {profile.benchmark!r}")
+        self.profiles[profile.benchmark] = profile
 
 
 _BUILTIN_PACKAGES = ("todeval.benchmarks", "todeval.scoring", "todeval.commands")

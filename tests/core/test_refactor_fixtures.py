@@ -47,6 +47,10 @@ ALLOWED = {
     r"episodes:\d+/timing/.*": "wall time",
     r"episodes:\d+/events/\d+/t": "seconds since the episode started",
     r"episodes:\d+/termination": "new typed termination field",
+    r"(manifest:|summary:|episodes:\d+)/schema_version": "schema 2: the typed run identity",
+    r"manifest:/package_version": "0.2.0",
+    r"manifest:/(roles|selection|protocol)": "schema 2: the typed run identity",
+    r"manifest:/config/limit_mode": "new config field: how --limit draws",
 }
 
 

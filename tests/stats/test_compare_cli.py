@@ -9,7 +9,8 @@ import pytest
 from scipy.stats import binomtest
 
 from todeval.cli import main
-from todeval.stats import Comparison, compare_runs
+from todeval.results.compare import compare_runs
+from todeval.results.comparison import Comparison
 
 ROOT = Path(__file__).resolve().parents[2]
 ORACLE = [

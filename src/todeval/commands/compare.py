@@ -11,10 +11,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from todeval.console.tables import render_rows
 from todeval.errors import UsageError
 from todeval.registry import Command, Registry
-from todeval.report.table import render_rows
-from todeval.stats import Comparison, PairComparison, compare_runs
+from todeval.results.compare import compare_runs
+from todeval.results.comparison import Comparison, PairComparison
 from todeval.stats.bootstrap import DEFAULT_RESAMPLES
 
 

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from todeval.core.identity import RoleIdentity, Selection, legacy_roles, legacy_selection
 from todeval.core.outcome import Outcome
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2 (0.2.0): the manifest's typed run identity (``roles``, ``selection``, ``protocol``).
+1 (0.1.0): still read; the identity is derived from the config (:mod:`todeval.core.identity`)."""
 
 
 class Event(BaseModel):
@@ -207,7 +210,26 @@ class Manifest(BaseModel):
     task_set_hash: str
     n_tasks: int
     seed: int
-    players: dict[str, Any] = Field(default_factory=dict)
+    players: dict[str, Any] = Field(
+        default_factory=dict, description="as the benchmark reported them, with model infos"
+    )
+    roles: dict[str, RoleIdentity] = Field(
+        default_factory=dict, description="role -> player, model, prompts (schema 2)"
+    )
+    selection: Selection = Field(default_factory=Selection, description="which tasks (schema 2)")
+    protocol: str | None = Field(None, description="the rule set played under (schema 2)")
     package_version: str
     git_commit: str | None = None
     sessions: list[Session] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _derive_identity(self) -> Manifest:
+        """A schema-1 manifest (0.1.0) gets its identity derived from config and players."""
+        if self.schema_version < 2:
+            if not self.roles:
+                self.roles = legacy_roles(self.players, self.config)
+            if self.selection == Selection():
+                self.selection = legacy_selection(self.config, self.n_tasks)
+            if self.protocol is None and isinstance(self.config.get("protocol"), str):
+                self.protocol = self.config["protocol"]
+        return self

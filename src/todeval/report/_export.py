@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from todeval.report._leaderboard import Board, Row, fmt_ci, fmt_usd, fmt_value
-from todeval.report._profiles import Column
+from todeval.results.profile import Column
 
 TableFormat = Literal["csv", "md", "latex"]
 TABLE_FORMATS: tuple[TableFormat, ...] = ("csv", "md", "latex")

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from todeval.core.records import EpisodeRecord, Estimate, Manifest, Summary
 from todeval.errors import BadInputError
-from todeval.report._profiles import profile_for
+from todeval.results.profile import ProfileBook
 from todeval.runner.naming import slug
 from todeval.runner.store import MANIFEST, RunDirectory
 from todeval.runner.summary import summarize
@@ -156,6 +156,7 @@ class ReportInputs:
     panels: list[PanelInput] = field(default_factory=list)
     scores: list[ScoreInput] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    profiles: ProfileBook = field(default_factory=ProfileBook)
 
 
 class _Keys:
@@ -180,7 +181,7 @@ class _Keys:
         return key
 
 
-def load_run(path: Path, key: str) -> RunInput:
+def load_run(path: Path, key: str, profiles: ProfileBook | None = None) -> RunInput:
     """One run directory; recomputes the summary if the run is in progress or has none."""
     store = RunDirectory(path)
     if not store.exists():
@@ -191,7 +192,7 @@ def load_run(path: Path, key: str) -> RunInput:
     in_progress = bool(manifest.sessions) and manifest.sessions[-1].ended_at is None
     provisional = summary is None or in_progress or summary.n_episodes != len(episodes)
     if provisional:
-        success = profile_for(manifest.benchmark).success_metric
+        success = (profiles or ProfileBook()).get(manifest.benchmark).success_metric
         summary = summarize(
             manifest.benchmark, episodes, seed=manifest.seed, success_metric=success
         )
@@ -247,10 +248,10 @@ def load_score(path: Path, key: str) -> ScoreInput:
 class _Loader:
     """Collects inputs, loading each run directory once however it was named."""
 
-    def __init__(self, strict: bool) -> None:
+    def __init__(self, strict: bool, profiles: ProfileBook | None) -> None:
         self.strict = strict
         self.keys = _Keys()
-        self.out = ReportInputs()
+        self.out = ReportInputs(profiles=profiles or ProfileBook.discovered())
         self.by_path: dict[Path, RunInput] = {}
 
     def _problem(self, exc: BadInputError) -> None:
@@ -263,7 +264,7 @@ class _Loader:
         if real in self.by_path:
             return self.by_path[real]
         try:
-            run = load_run(path, self.keys.take(path))
+            run = load_run(path, self.keys.take(path), self.out.profiles)
         except BadInputError as exc:
             self._problem(exc)
             return None
@@ -315,9 +316,11 @@ class _Loader:
             self._problem(BadInputError(f"{path}: no such file or directory"))
 
 
-def load_inputs(paths: Sequence[Path]) -> ReportInputs:
-    """Load the given inputs; any unreadable one is a :class:`BadInputError`."""
-    loader = _Loader(strict=True)
+def load_inputs(paths: Sequence[Path], profiles: ProfileBook | None = None) -> ReportInputs:
+    """Load the given inputs; any unreadable one is a :class:`BadInputError`.
+
+    ``profiles`` (default: those of every installed plug-in) say how each benchmark is shown."""
+    loader = _Loader(strict=True, profiles=profiles)
     for path in paths:
         loader.path(path)
     return loader.out
@@ -334,9 +337,9 @@ def _walk(root: Path) -> Iterable[Path]:
             yield Path(here)
 
 
-def discover_inputs(root: Path) -> ReportInputs:
+def discover_inputs(root: Path, profiles: ProfileBook | None = None) -> ReportInputs:
     """Every panel and run under ``root``; unreadable ones are listed in ``problems``."""
-    loader = _Loader(strict=False)
+    loader = _Loader(strict=False, profiles=profiles)
     found = list(_walk(root))
     panels = [p for p in found if (p / PANEL_FILE).exists()]
     for path in panels:  # panels first, so their runs are attributed to them

@@ -13,7 +13,8 @@ from typing import Literal
 
 from todeval.core.records import Estimate, Summary
 from todeval.report._inputs import ReportInputs, RunInput, ScoreInput
-from todeval.report._profiles import Column, Kind, Profile, profile_for
+from todeval.results.profile import BenchmarkProfile as Profile
+from todeval.results.profile import Column, Kind
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ def score_row(score: ScoreInput, profile: Profile) -> Row:
 
 
 def _sort_key(row: Row, profile: Profile) -> tuple[float, str]:
-    est = row.cells.get(Column(profile.primary, "micro", "").key)
+    est = row.cells.get(Column(metric=profile.primary, title="").key)
     value = est.value if est is not None and est.value is not None else float("-inf")
     return (-value, row.key)
 
@@ -117,7 +118,7 @@ def boards(inputs: ReportInputs) -> list[Board]:
         for item in items:
             by_bench.setdefault(item.summary.benchmark, []).append(item)
         for bench, members in by_bench.items():
-            profile = profile_for(bench, [m.summary for m in members])
+            profile = inputs.profiles.get(bench, [m.summary for m in members])
             board = Board(profile, "run" if kind == "run" else "score")
             for m in members:
                 board.rows.append(

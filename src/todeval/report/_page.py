@@ -19,7 +19,6 @@ from todeval.report._leaderboard import Board, boards
 from todeval.report._markup import Markup, el, join, void
 from todeval.report._panels import panels_section
 from todeval.report._payload import Payload, embed, episode_view, run_view
-from todeval.report._profiles import profile_for
 from todeval.report._sections import (
     ci_methods,
     ci_note,
@@ -188,7 +187,7 @@ def _sections(inputs: ReportInputs, run_boards: list[Board]) -> list[tuple[str, 
                 section("taxonomy", "Failure taxonomy", taxonomy_section(inputs.runs, num)),
             )
         )
-    panels = panels_section(inputs.runs, inputs.panels, num)
+    panels = panels_section(inputs.runs, inputs.panels, num, inputs.profiles)
     if panels is not None:
         out.append(("panels", section("panels", "Simulator panels", panels)))
     if inputs.runs:
@@ -243,7 +242,7 @@ def build_payload(
     runs = []
     episodes = []
     for r in inputs.runs:
-        primary = profile_for(r.summary.benchmark, [r.summary]).primary
+        primary = inputs.profiles.get(r.summary.benchmark, [r.summary]).primary
         runs.append(run_view(r, primary))
         episodes += [episode_view(r.key, e) for e in r.episodes]
     return Payload(

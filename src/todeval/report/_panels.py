@@ -34,8 +34,8 @@ from todeval.report._blocks import (
 )
 from todeval.report._inputs import PanelInput, RunInput
 from todeval.report._markup import Markup, anchor, el, join
-from todeval.report._profiles import is_rate, profile_for
 from todeval.report._svg import ForestRow, forest
+from todeval.results.profile import ProfileBook, is_rate
 
 _USER_KEYS = ("user", "user_model")
 
@@ -54,7 +54,7 @@ def _identity(run: RunInput) -> str:
     return json.dumps([run.summary.benchmark, config], sort_keys=True, default=str)
 
 
-def detect_panels(runs: Sequence[RunInput]) -> list[DetectedPanel]:
+def detect_panels(runs: Sequence[RunInput], profiles: ProfileBook) -> list[DetectedPanel]:
     """Groups of runs that differ only in the user simulator (runs of a panel.json excluded)."""
     groups: dict[str, list[RunInput]] = {}
     for run in runs:
@@ -65,7 +65,7 @@ def detect_panels(runs: Sequence[RunInput]) -> list[DetectedPanel]:
         if len({m.user_label for m in members}) < 2:
             continue
         first = members[0]
-        p = profile_for(first.summary.benchmark, [m.summary for m in members])
+        p = profiles.get(first.summary.benchmark, [m.summary for m in members])
         system = first.system + (f" ({first.models.split(';')[0]})" if first.models else "")
         out.append(
             DetectedPanel(first.summary.benchmark, system, p.primary, p.primary_title, members)
@@ -233,9 +233,12 @@ def panel_file_section(item: PanelInput, num: Numbering) -> Markup:
 
 
 def panels_section(
-    runs: Sequence[RunInput], panels: Sequence[PanelInput], num: Numbering
+    runs: Sequence[RunInput],
+    panels: Sequence[PanelInput],
+    num: Numbering,
+    profiles: ProfileBook,
 ) -> Markup | None:
-    detected = detect_panels(runs)
+    detected = detect_panels(runs, profiles)
     if not detected and not panels:
         return None
     parts: list[Markup] = [

@@ -25,7 +25,6 @@ from todeval.report._blocks import (
 from todeval.report._inputs import ReportInputs, RunInput
 from todeval.report._leaderboard import Board, Row, fmt_usd
 from todeval.report._markup import Markup, anchor, el, join, void
-from todeval.report._profiles import Column, is_rate, profile_for
 from todeval.report._svg import (
     BarSeries,
     ScatterPoint,
@@ -37,6 +36,7 @@ from todeval.report._svg import (
     legend_row,
     stacked_bars,
 )
+from todeval.results.profile import Column, ProfileBook, is_rate
 
 # --- leaderboard -----------------------------------------------------------------------------
 
@@ -90,7 +90,7 @@ def _header_rows(board: Board, primary: Column, lo: float, hi: float) -> Markup:
 
 def leaderboard_table(board: Board, num: Numbering) -> Markup:
     p = board.profile
-    primary = Column(p.primary, "micro", p.primary_title)
+    primary = Column(metric=p.primary, title=p.primary_title)
     lo, hi = _axis_range(board, primary)
     runs = board.kind == "run"
     body = []
@@ -539,8 +539,8 @@ def benchmark_runs(inputs: ReportInputs, benchmark: str) -> list[RunInput]:
     return [r for r in inputs.runs if r.summary.benchmark == benchmark]
 
 
-def primary_of(benchmark: str, runs: Sequence[RunInput]) -> tuple[str, str]:
-    p = profile_for(benchmark, [r.summary for r in runs])
+def primary_of(benchmark: str, runs: Sequence[RunInput], profiles: ProfileBook) -> tuple[str, str]:
+    p = profiles.get(benchmark, [r.summary for r in runs])
     return p.primary, p.primary_title
 
 

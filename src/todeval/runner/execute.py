@@ -22,6 +22,7 @@ from typing import Any
 
 from todeval import __version__
 from todeval.core.clock import utc_now
+from todeval.core.identity import RoleIdentity, Selection, legacy_roles, legacy_selection
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord, Manifest, Session, Summary, Timing, episode_id
 from todeval.core.rng import derive_seed
@@ -54,6 +55,11 @@ class RunPlan:
     jobs: list[EpisodeJob]
     play: Callable[[EpisodeJob], Awaitable[EpisodeRecord]]
     players: dict[str, Any] = field(default_factory=dict)
+    # the typed run identity written to the manifest; a plan without it gets one derived from
+    # ``players`` and ``config`` by the 0.1.0 conventions (see todeval.core.identity)
+    roles: dict[str, RoleIdentity] = field(default_factory=dict)
+    selection: Selection | None = None
+    protocol: str | None = None
     grouped: bool = True
     # "module:function" rebuilding this plan from ``config`` (Ray workers, the Python API):
     # ``factory(config, runtime=None) -> RunPlan``
@@ -71,6 +77,17 @@ class RunPlan:
     @property
     def config_hash(self) -> str:
         return config_hash(self.config)
+
+    def identity(self) -> tuple[dict[str, RoleIdentity], Selection, str | None]:
+        """(roles, selection, protocol) as the manifest records them."""
+        roles = self.roles or legacy_roles(self.players, self.config)
+        selection = self.selection or legacy_selection(self.config, self.n_tasks)
+        if selection.n_tasks is None:
+            selection = selection.model_copy(update={"n_tasks": self.n_tasks})
+        protocol = self.protocol
+        if protocol is None and isinstance(self.config.get("protocol"), str):
+            protocol = self.config["protocol"]
+        return roles, selection, protocol
 
 
 @dataclass
@@ -221,8 +238,12 @@ def execute_plan(
                 "use a new --out directory to re-run them with this version"
             )
     else:
+        roles, selection, protocol = plan.identity()
         manifest = Manifest(
             benchmark=plan.benchmark,
+            roles=roles,
+            selection=selection,
+            protocol=protocol,
             config=plan.config,
             config_hash=plan.config_hash,
             task_set_hash=plan.task_set_hash,

@@ -8,7 +8,7 @@ from pathlib import Path
 from todeval_toy.game import GUESSER, PROTOCOLS, load_tasks
 from todeval_toy.run import ToyConfig, build_plan
 
-from todeval.report.table import summary_table
+from todeval.console.tables import summary_table
 from todeval.runner.command import execute_from_args
 from todeval.runner.options import (
     add_generation_arguments,

@@ -254,4 +254,5 @@ async def play_episode(
         group=task.group,
         metrics={"toy.success": float(end.outcome is Outcome.SUCCESS), "toy.guesses": len(guesses)},
         details={"high": task.high, "secret": task.secret, "guesses": guesses},
+        labels={"ending": end.termination.value},
     )

@@ -5,10 +5,13 @@ Only names are registered here; the benchmark's modules are imported when a toy 
 
 from __future__ import annotations
 
+from todeval_toy.profile import PROFILE
+
 from todeval.registry import Registry
 
 
 def register(registry: Registry) -> None:
+    registry.profile(PROFILE)
     registry.benchmark(
         "toy",
         "number guessing (a worked example of a benchmark plug-in)",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from todeval.console.tables import fmt_estimate, usage_table
 from todeval.core.records import Summary
-from todeval.report.table import fmt_estimate, usage_table
 
 
 def run_footer(summary: Summary, out: Path, predictions: str, prefix: str) -> str:

@@ -20,8 +20,8 @@ from todeval.benchmarks.booking.panel import (
 from todeval.benchmarks.booking.players import SYSTEMS, USERS
 from todeval.benchmarks.booking.run import PROTOCOLS, BookingConfig, RuntimeOptions, build_plan
 from todeval.benchmarks.booking.tasks import TASK_SETS, load_tasks, select_tasks
+from todeval.console.tables import render_rows, summary_table, usage_table
 from todeval.errors import choice_error
-from todeval.report.table import render_rows, summary_table, usage_table
 from todeval.runner.command import execute_from_args
 from todeval.runner.execute import RunResult
 from todeval.runner.files import models_file_digest

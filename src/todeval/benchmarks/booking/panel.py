@@ -182,7 +182,7 @@ def summarize_panel(
 
 
 def panel_table(panel: PanelSummary) -> str:
-    from todeval.report.table import fmt_estimate, render_rows
+    from todeval.console.tables import fmt_estimate, render_rows
 
     rows = []
     for system, sp in panel.spread.items():

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from todeval.benchmarks.clarq._scoring import METRICS, ClarqSummary
 from todeval.benchmarks.clarq._tasks import DEPTH_GROUPS, ClarqTask, TaskLoad, label_key
+from todeval.console.tables import render_rows
 from todeval.core.records import Estimate
-from todeval.report.table import render_rows
 
 
 def _value(est: Estimate | None, digits: int = 4) -> str:

@@ -35,6 +35,7 @@ from todeval.scoring.incar._ontology import INFORMABLE, REQUESTABLE, Lexicon, lo
 from todeval.scoring.incar._predictions import IncarPredictions, PredictedTurn, parse_predictions
 from todeval.scoring.incar._report import format_table
 from todeval.scoring.incar._text import normalize
+from todeval.scoring.incar.profile import SCORE_PROFILE
 
 __all__ = [
     "INFORMABLE",
@@ -65,5 +66,6 @@ __all__ = [
 
 def register(registry: Registry) -> None:
     """Add ``todeval score incar`` and ``todeval data incar``."""
+    registry.profile(SCORE_PROFILE)
     registry.add("score", Command("incar", SCORE_HELP, add_score_arguments, run_score))
     registry.add("data", Command("incar", DATA_HELP, add_data_arguments, run_data))

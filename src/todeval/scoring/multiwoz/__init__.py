@@ -28,6 +28,7 @@ from todeval.scoring.multiwoz._models import (
     RichnessScores,
 )
 from todeval.scoring.multiwoz._summary import MultiwozSummary, to_summary
+from todeval.scoring.multiwoz.profile import SCORE_PROFILE
 
 __all__ = [
     "SCHEME",
@@ -48,4 +49,5 @@ __all__ = [
 
 def register(registry: Registry) -> None:
     """Add ``todeval score multiwoz``."""
+    registry.profile(SCORE_PROFILE)
     registry.add("score", Command(name="multiwoz", help=HELP, add_arguments=add_arguments, run=run))

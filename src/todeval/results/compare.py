@@ -14,8 +14,7 @@ from typing import Any
 
 from todeval.core.records import Summary
 from todeval.errors import RefusedError, UsageError
-from todeval.stats.bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES
-from todeval.stats.comparison import (
+from todeval.results.comparison import (
     Comparison,
     ComparisonMethod,
     MetricComparison,
@@ -23,9 +22,10 @@ from todeval.stats.comparison import (
     Ratio,
     RunInfo,
 )
+from todeval.results.runs import LoadedRun, load_run
+from todeval.stats.bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES
 from todeval.stats.paired import paired_bootstrap
 from todeval.stats.proportions import is_binary, mcnemar_exact
-from todeval.stats.runs import LoadedRun, load_run
 
 _SELECTION_KEYS = ("task_ids", "limit")
 _COST_KEYS = ("usd_per_episode", "usd_per_success", "flop_usd_per_episode", "flop_usd_per_success")

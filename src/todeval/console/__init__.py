@@ -1,0 +1,1 @@
+"""Plain-text output for the terminal: tables of summaries, usage and comparisons."""

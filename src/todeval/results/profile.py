@@ -1,0 +1,211 @@
+"""Benchmark profiles: how a benchmark's results are shown, registered by the benchmark.
+
+The report, ``compare``, the exports and ``todeval view`` read a :class:`BenchmarkProfile`
+instead of knowing any benchmark: leaderboard columns and the primary metric, its failure
+labels (order, notes, colours), the name of its task groups, the display names of its roles,
+how each event kind renders in a transcript (sent to the page as data), which detail fields to
+show, and whether simulator panels apply. A benchmark registers its profile in its plug-in::
+
+    def register(registry):
+        registry.profile(BenchmarkProfile(benchmark="toy", primary="toy.success", ...))
+
+A benchmark without a profile gets :func:`generic_profile`: the first metrics its summaries hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from todeval.core.records import Summary
+
+Aggregate = Literal["micro", "macro"]
+Kind = Literal["rate", "score", "number"]
+EventStyle = Literal["message", "call", "result", "good", "bad", "alert", "end", "note"]
+DetailLayout = Literal["sections", "kv", "list", "rows", "json"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Column(_Frozen):
+    """One leaderboard column: a metric, micro or macro, shown with its 95% CI."""
+
+    metric: str
+    aggregate: Aggregate = "micro"
+    title: str
+    kind: Kind = Field("rate", description="rate: 0-1, 3 decimals; score: 0-100; number")
+
+    @property
+    def key(self) -> str:
+        return f"{self.metric}:{self.aggregate}"
+
+    @property
+    def heading(self) -> str:
+        """The column's name in a flat table header (e.g. ``Inform (macro)``)."""
+        return self.title + (" (macro)" if self.aggregate == "macro" else "")
+
+
+class LabelValue(_Frozen):
+    """One value of an episode label (e.g. ``failure_class = wrong_booking``)."""
+
+    value: str = Field(description="the value, or a prefix when `prefix` is set")
+    title: str | None = None
+    colour: str | None = Field(None, description="CSS colour of its bars and chips")
+    note: str = ""
+    prefix: bool = Field(False, description="matches every value starting with `value`")
+
+    def matches(self, value: str) -> bool:
+        return value.startswith(self.value) if self.prefix else value == self.value
+
+
+class LabelSpec(_Frozen):
+    """An episode label the benchmark writes: its values in display order, with notes."""
+
+    name: str
+    title: str | None = None
+    note: str = ""
+    values: tuple[LabelValue, ...] = ()
+    failure: bool = Field(False, description="the label that classifies failures (shown first)")
+
+    def order(self, seen: Iterable[str]) -> list[str]:
+        """``seen`` in the declared order (unknown values after, by name)."""
+
+        def key(value: str) -> tuple[int, str]:
+            for i, spec in enumerate(self.values):
+                if spec.matches(value):
+                    return (i, value)
+            return (len(self.values), value)
+
+        return sorted(set(seen), key=key)
+
+    def value(self, value: str) -> LabelValue | None:
+        return next((v for v in self.values if v.matches(value)), None)
+
+
+class RoleView(_Frozen):
+    """A role's display name (``system`` -> ``System``, ``user`` -> ``User sim.``)."""
+
+    name: str
+    title: str
+
+
+class EventView(_Frozen):
+    """How one event kind renders in a transcript, as data for the page's script.
+
+    Templates (``code``, ``suffix``) name data fields in braces: ``validate{domain}booking``.
+    """
+
+    style: EventStyle = "note"
+    title: str = Field(description="the event's label, or the speaker of a message")
+    text: str | None = Field(None, description="data field shown as the main text")
+    code: str | None = Field(None, description="template shown as code (e.g. a tool name)")
+    args: str | None = Field(None, description="data field (an object) shown as 'key: value'")
+    rows: str | None = Field(None, description="data field (a list of objects) shown as a table")
+    pre: str | None = Field(None, description="data field shown preformatted")
+    suffix: str | None = Field(None, description="template appended to the text")
+    flag: str | None = Field(None, description="data field: truthy -> style good, else bad")
+    flag_false_title: str | None = Field(None, description="the title when `flag` is falsy")
+    bold: str | None = Field(None, description="data field shown in bold before the text")
+
+
+class DetailView(_Frozen):
+    """One field of an episode's ``details`` shown as a box beside the transcript."""
+
+    key: str
+    title: str
+    layout: DetailLayout = Field(
+        "json",
+        description="sections: one box per entry of an object; kv; list; rows: a list of "
+        "objects as a table; json",
+    )
+
+
+class PanelRoles(_Frozen):
+    """Panels apply: players of ``subject`` are scored against several ``varied`` ones."""
+
+    subject: str = Field(description="the role under test, e.g. system")
+    varied: str = Field(description="the role whose players vary, e.g. user (simulators)")
+
+
+class BenchmarkProfile(_Frozen):
+    """Everything the report needs to know to show a benchmark's results."""
+
+    benchmark: str
+    title: str | None = None
+    primary: str = Field(description="the metric boards are ranked by (micro)")
+    primary_title: str
+    columns: tuple[Column, ...]
+    success_metric: str | None = Field(None, description="binary metric for pass^k and $/success")
+    cost: bool = Field(True, description="show cost columns and the cost scatter")
+    group_noun: str = Field("group", description="what a task group is called")
+    roles: tuple[RoleView, ...] = ()
+    labels: tuple[LabelSpec, ...] = ()
+    events: Mapping[str, EventView] = Field(default_factory=dict)
+    details: tuple[DetailView, ...] = ()
+    panel: PanelRoles | None = None
+    notes: tuple[str, ...] = Field((), description="what the leaderboard's columns mean")
+
+    @property
+    def display(self) -> str:
+        return self.title or self.benchmark
+
+    def role_title(self, role: str) -> str:
+        return next((r.title for r in self.roles if r.name == role), role.replace("_", " "))
+
+    def label(self, name: str) -> LabelSpec | None:
+        return next((spec for spec in self.labels if spec.name == name), None)
+
+    def failure_label(self) -> str | None:
+        return next((spec.name for spec in self.labels if spec.failure), None)
+
+
+GENERIC_COLUMNS = 6
+
+
+def generic_profile(benchmark: str, summaries: Iterable[Summary] = ()) -> BenchmarkProfile:
+    """A profile for a benchmark that registered none: its first metrics, as numbers."""
+    names = sorted({m for s in summaries for m in s.metrics})[:GENERIC_COLUMNS]
+    columns = tuple(
+        Column(metric=m, title=m.split(".", 1)[-1].replace("_", " "), kind="number") for m in names
+    )
+    return BenchmarkProfile(
+        benchmark=benchmark,
+        primary=columns[0].metric if columns else "",
+        primary_title=columns[0].title if columns else "",
+        columns=columns,
+    )
+
+
+class ProfileBook:
+    """The registered profiles, looked up by benchmark name (a generic one for the others)."""
+
+    def __init__(self, profiles: Mapping[str, BenchmarkProfile] | None = None) -> None:
+        self._profiles = dict(profiles or {})
+
+    def get(self, benchmark: str, summaries: Iterable[Summary] = ()) -> BenchmarkProfile:
+        found = self._profiles.get(benchmark)
+        return found if found is not None else generic_profile(benchmark, summaries)
+
+    def __contains__(self, benchmark: object) -> bool:
+        return benchmark in self._profiles
+
+    @classmethod
+    def discovered(cls) -> ProfileBook:
+        """The profiles of every built-in and installed plug-in."""
+        from todeval.registry import discover
+
+        return cls(discover().profiles)
+
+
+def is_rate(summary: Summary, metric: str) -> bool:
+    """Whether a metric's values and CIs all lie in [0, 1] (a rate, plotted on a 0-1 axis)."""
+    m = summary.metrics.get(metric)
+    if m is None:
+        return False
+    ests = [m.micro, *([m.macro] if m.macro else []), *m.by_group.values()]
+    vals = [v for e in ests for v in (e.value, e.ci_low, e.ci_high) if v is not None]
+    return all(0.0 <= v <= 1.0 for v in vals)
