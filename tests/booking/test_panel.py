@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from todeval.benchmarks.booking.panel import parse_members
 from todeval.cli import main
 from todeval.core.records import Summary
 from todeval.errors import UsageError
+from todeval.panels.members import parse_members
+from todeval.panels.summary import summarize_panel
+from todeval.results.profile import PanelRoles
 
 ROOT = Path(__file__).resolve().parents[2]
 ORACLE = "tests.booking.scripted:OracleSystem"
@@ -45,9 +47,14 @@ def test_panel_one_system_three_users(tmp_path: Path, capsys: pytest.CaptureFixt
     )
     assert code == 0
     panel = json.loads((out / "panel.json").read_text())
-    assert panel["users"] == ["agenda", "corpus", "tests.booking.scripted:OracleUser"]
+    assert panel["schema_version"] == 2 and (panel["subject"], panel["varied"]) == (
+        "system",
+        "user",
+    )
+    users = panel["members"]["user"]
+    assert users == ["agenda", "corpus", "tests.booking.scripted:OracleUser"]
     spread = panel["spread"]["rule"]
-    values = [spread["per_user"][u]["value"] for u in panel["users"]]
+    values = [spread["per_member"][u]["value"] for u in users]
     assert spread["spread_max_min"] == pytest.approx(max(values) - min(values))
     assert spread["std_sample"] == pytest.approx(statistics.stdev(values))
     assert panel["rank_stability"] is None
@@ -80,9 +87,10 @@ def test_panel_two_systems_rank_stability(
     panel = json.loads((out / "panel.json").read_text())
     rs = panel["rank_stability"]
     assert set(rs["rankings"]) == {"agenda", "corpus"}
-    assert all(sorted(r) == sorted(panel["systems"]) for r in rs["rankings"].values())
+    systems = panel["members"]["system"]
+    assert all(sorted(r) == sorted(systems) for r in rs["rankings"].values())
     assert "agenda|corpus" in rs["kendall_tau"]
-    assert rs["top_changes"] == (len(set(rs["top_system"].values())) > 1)
+    assert rs["top_changes"] == (len(set(rs["top"].values())) > 1)
     assert "Kendall tau-b" in capsys.readouterr().out
 
 
@@ -116,9 +124,11 @@ def _summary(value: float) -> Summary:
     )
 
 
-def test_ties_do_not_count_as_a_change_of_top_system() -> None:
-    from todeval.benchmarks.booking.panel import summarize_panel
+ROLES = PanelRoles(subject="system", varied="user")
+METRIC = "booking.booking_accuracy"
 
+
+def test_ties_do_not_count_as_a_change_of_top_system() -> None:
     scores = {
         ("a", "u1"): 0.9,
         ("b", "u1"): 0.5,
@@ -128,16 +138,26 @@ def test_ties_do_not_count_as_a_change_of_top_system() -> None:
         ("b", "u3"): 0.0,
     }
     panel = summarize_panel(
-        {k: _summary(v) for k, v in scores.items()}, ["a", "b"], ["u1", "u2", "u3"], {}
+        {k: _summary(v) for k, v in scores.items()},
+        ["a", "b"],
+        ["u1", "u2", "u3"],
+        {},
+        METRIC,
+        roles=ROLES,
     )
     rs = panel.rank_stability
     assert rs is not None
-    assert rs.ranking_text["u3"] == "a = b" and rs.top_system["u3"] == "a = b"
+    assert rs.ranking_text["u3"] == "a = b" and rs.top["u3"] == "a = b"
     assert rs.kendall_tau["u1|u2"] == 1.0 and rs.kendall_tau["u1|u3"] is None
     assert rs.top_changes is False
     flipped = {**scores, ("b", "u2"): 0.95}
     panel2 = summarize_panel(
-        {k: _summary(v) for k, v in flipped.items()}, ["a", "b"], ["u1", "u2", "u3"], {}
+        {k: _summary(v) for k, v in flipped.items()},
+        ["a", "b"],
+        ["u1", "u2", "u3"],
+        {},
+        METRIC,
+        roles=ROLES,
     )
     assert panel2.rank_stability is not None and panel2.rank_stability.top_changes is True
     assert panel2.rank_stability.kendall_tau["u1|u2"] == -1.0

@@ -12,7 +12,6 @@ Public API::
 
 from todeval.report._export import TABLE_FORMATS, TableFormat, export_table
 from todeval.report._inputs import (
-    PanelFile,
     PanelInput,
     ReportInputs,
     RunInput,
@@ -29,7 +28,6 @@ __all__ = [
     "DEFAULT_TITLE",
     "TABLE_FORMATS",
     "Board",
-    "PanelFile",
     "PanelInput",
     "ReportInputs",
     "Row",

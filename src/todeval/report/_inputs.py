@@ -21,52 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-from todeval.core.records import EpisodeRecord, Estimate, Manifest, Summary
+from todeval.core.records import EpisodeRecord, Manifest, Summary
 from todeval.errors import BadInputError
+from todeval.panels.model import PANEL_FILE, PanelSummary, is_panel_data, read_panel
 from todeval.results.profile import ProfileBook
 from todeval.runner.naming import slug
 from todeval.runner.store import MANIFEST, RunDirectory
 from todeval.runner.summary import summarize
-
-PANEL_FILE = "panel.json"
-
-
-class PanelSpread(BaseModel):
-    """One system's scores across simulators, as written in ``panel.json``."""
-
-    model_config = ConfigDict(extra="allow")
-
-    per_user: dict[str, Estimate] = Field(default_factory=dict)
-    spread_max_min: float | None = None
-    std_sample: float | None = None
-    best_user: str | None = None
-    worst_user: str | None = None
-
-
-class PanelRanks(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    rankings: dict[str, list[str]] = Field(default_factory=dict)
-    kendall_tau: dict[str, float | None] = Field(default_factory=dict)
-    top_system: dict[str, str] = Field(default_factory=dict)
-    top_changes: bool | None = None
-
-
-class PanelFile(BaseModel):
-    """``panel.json`` (schema version 1), read leniently: unknown keys are kept, not refused."""
-
-    model_config = ConfigDict(extra="allow")
-
-    schema_version: int = 1
-    benchmark: str = "booking"
-    systems: list[str]
-    users: list[str]
-    runs: dict[str, str] = Field(description="'<system>|<user>' -> run directory (relative)")
-    metric: str = "booking.booking_accuracy"
-    spread: dict[str, PanelSpread] = Field(default_factory=dict)
-    rank_stability: PanelRanks | None = None
 
 
 @dataclass
@@ -145,7 +108,7 @@ class ScoreInput:
 class PanelInput:
     key: str
     path: Path
-    panel: PanelFile
+    panel: PanelSummary
     run_keys: dict[str, str] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
 
@@ -213,17 +176,6 @@ def _first_error(exc: ValidationError) -> str:
     err = exc.errors()[0]
     where = ".".join(str(p) for p in err["loc"]) or "top level"
     return f"{where}: {err['msg']}"
-
-
-def read_panel(path: Path) -> PanelFile:
-    try:
-        return PanelFile.model_validate(_read_json(path))
-    except ValidationError as exc:
-        raise BadInputError(f"{path}: not a valid panel file ({_first_error(exc)})") from None
-
-
-def _is_panel(data: Any) -> bool:
-    return isinstance(data, dict) and {"systems", "users", "runs"} <= data.keys()
 
 
 def load_score(path: Path, key: str) -> ScoreInput:
@@ -306,7 +258,7 @@ class _Loader:
         elif path.is_file():
             try:
                 data = _read_json(path)
-                if _is_panel(data):
+                if is_panel_data(data):
                     self.panel(path)
                 else:
                     self.out.scores.append(load_score(path, self.keys.take(path)))

@@ -1,24 +1,28 @@
-"""Simulator-panel sections: how much a system's score depends on the user simulator.
+"""Panel sections: how much a subject's score depends on who plays the varied role.
 
-Two sources:
+Two sources, for any benchmark whose profile declares panel roles (``PanelRoles``):
 
-* **detected**: runs of the same benchmark whose configs are equal except for the user
-  simulator (``user``, ``user_model``) form a panel when at least two simulators differ;
-* **panel.json**: written by ``todeval run booking --users ...``; its spread and
-  rank-stability tables are shown as given, linked to its runs.
+* **detected**: runs of one benchmark with the same selection, protocol and config once the
+  varied role's config keys are removed, and at least two distinct varied players
+  (:mod:`todeval.panels.detect`);
+* **panel.json**: written by ``todeval run <benchmark> --<varied role>s ...``
+  (:class:`todeval.panels.model.PanelSummary`); its spread and rank-stability tables are shown
+  as given, linked to its runs.
 
-The spread is reported both ways, labelled: max - min over simulators (the clem:todd paper's
-definition) and the sample standard deviation (n - 1).
+Headings and captions take the role titles, nouns and metric title from the profile. The
+spread is reported both ways, labelled: max - min (the clem:todd paper's definition) and the
+sample standard deviation (n - 1).
 """
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from todeval.core.records import Estimate
+from todeval.panels.detect import DetectedPanel, detect_panels
+from todeval.panels.model import PanelSummary, pair_key
+from todeval.panels.words import PanelWords
 from todeval.report._blocks import (
     Numbering,
     est_cell,
@@ -37,44 +41,9 @@ from todeval.report._markup import Markup, anchor, el, join
 from todeval.report._svg import ForestRow, forest
 from todeval.results.profile import ProfileBook, is_rate
 
-_USER_KEYS = ("user", "user_model")
-
-
-@dataclass(frozen=True)
-class DetectedPanel:
-    benchmark: str
-    system: str
-    metric: str
-    metric_title: str
-    runs: list[RunInput]
-
-
-def _identity(run: RunInput) -> str:
-    config = {k: v for k, v in run.config.items() if k not in _USER_KEYS}
-    return json.dumps([run.summary.benchmark, config], sort_keys=True, default=str)
-
-
-def detect_panels(runs: Sequence[RunInput], profiles: ProfileBook) -> list[DetectedPanel]:
-    """Groups of runs that differ only in the user simulator (runs of a panel.json excluded)."""
-    groups: dict[str, list[RunInput]] = {}
-    for run in runs:
-        if run.panel is None:
-            groups.setdefault(_identity(run), []).append(run)
-    out = []
-    for members in groups.values():
-        if len({m.user_label for m in members}) < 2:
-            continue
-        first = members[0]
-        p = profiles.get(first.summary.benchmark, [m.summary for m in members])
-        system = first.system + (f" ({first.models.split(';')[0]})" if first.models else "")
-        out.append(
-            DetectedPanel(first.summary.benchmark, system, p.primary, p.primary_title, members)
-        )
-    return out
-
 
 def spread(values: Sequence[float]) -> tuple[float | None, float | None]:
-    """(max - min, sample standard deviation) over simulators; None where undefined."""
+    """(max - min, sample standard deviation) over varied members; None where undefined."""
     if not values:
         return None, None
     std = statistics.stdev(values) if len(values) > 1 else None
@@ -85,98 +54,121 @@ def _fmt(v: float | None) -> str:
     return "–" if v is None else f"{v:.3f}"
 
 
-def spread_line(values: Sequence[float]) -> Markup:
+def spread_line(values: Sequence[float], words: PanelWords) -> Markup:
     rng, std = spread(values)
     return el(
         "p",
         {"class": "spread"},
-        el("b", None, "Spread across simulators: "),
+        el("b", None, f"Spread across {words.varied_plural}: "),
         f"max − min = {_fmt(rng)} (the clem:todd paper's definition); ",
-        f"standard deviation (sample, n − 1) = {_fmt(std)}; {len(values)} simulators.",
+        f"standard deviation (sample, n − 1) = {_fmt(std)}; {len(values)} {words.varied_plural}.",
     )
 
 
-def detected_section(panel: DetectedPanel, index: int, num: Numbering) -> Markup:
-    kind = "rate" if all(is_rate(r.summary, panel.metric) for r in panel.runs) else "number"
+def _words(
+    profiles: ProfileBook, benchmark: str, subject: str, varied: str, metric: str
+) -> PanelWords:
+    return PanelWords.of(profiles.get(benchmark), subject, varied, metric)
+
+
+def detected_section(
+    panel: DetectedPanel[RunInput], index: int, num: Numbering, profiles: ProfileBook
+) -> Markup:
+    runs = [run for _, run in panel.members]
+    profile = profiles.get(panel.benchmark, [r.summary for r in runs])
+    metric = profile.primary
+    w = PanelWords.of(profile, panel.roles.subject, panel.roles.varied, metric)
+    kind = "rate" if all(is_rate(r.summary, metric) for r in runs) else "number"
     rows = []
     forest_rows = []
     values = []
-    for r in sorted(panel.runs, key=lambda r: r.user_label):
-        m = r.summary.metrics.get(panel.metric)
+    for label, r in panel.members:
+        m = r.summary.metrics.get(metric)
         micro = m.micro if m else None
         if micro is not None and micro.value is not None:
             values.append(micro.value)
-        forest_rows.append(ForestRow(r.user_label, micro, r.key))
+        forest_rows.append(ForestRow(label, micro, r.key))
         rows.append(
             el(
                 "tr",
                 {"data-run": r.key, "data-href": anchor(run=r.key), "class": "clickable"},
-                txt_cell(r.user_label),
+                txt_cell(label),
                 run_cell(r.key),
                 num_cell(str(micro.n if micro else 0)),
                 est_cell(micro, kind),
                 est_cell(m.macro if m else None, kind),
             )
         )
-    head = ["User simulator", "Run", "n", f"{panel.metric_title} (micro)", "macro"]
+    head = [w.varied_title, "Run", "n", f"{w.metric_title} (micro)", "macro"]
+    who = f"{w.subject_title} {panel.subject}"
     caption = table_caption(
         num,
-        f"{panel.system} on {panel.benchmark}: {panel.metric_title.lower()} per user "
-        "simulator (value, 95% CI).",
+        f"{who} on {profile.display}: {w.metric_title.lower()} per {w.varied_noun} "
+        "(value, 95% CI).",
     )
     attrs = {"class": "lb compact panel", "id": f"panel-auto-{index}"}
-    fig = forest(f"fig-panel-auto-{index}", forest_rows, panel.metric_title, kind == "rate")
+    fig = forest(f"fig-panel-auto-{index}", forest_rows, w.metric_title, kind == "rate")
     return el(
         "div",
         {"class": "panel-block"},
-        el("h3", None, f"{panel.system}: {len(panel.runs)} user simulators"),
+        el("h3", None, f"{who}: {len(runs)} {w.varied_plural}"),
         table(attrs, caption, head_row(head, 2), rows),
-        spread_line(values),
+        spread_line(values, w),
         figure(
             num,
             [fig],
-            f"{panel.metric_title} of {panel.system} under each user simulator (95% CI).",
+            f"{w.metric_title} of {who} under each {w.varied_noun} (95% CI).",
         ),
     )
 
 
-def _matrix(item: PanelInput, kind: str, num: Numbering) -> Markup:
+def _kind(p: PanelSummary) -> str:
+    ests = [e for sp in p.spread.values() for e in sp.per_member.values()]
+    vals = [v for e in ests for v in (e.value, e.ci_low, e.ci_high) if v is not None]
+    return "rate" if all(0 <= v <= 1 for v in vals) else "number"
+
+
+def _matrix(item: PanelInput, w: PanelWords, num: Numbering) -> Markup:
     p = item.panel
-    head = header_cells(["System", *p.users, "max − min (paper)", "std (sample)"])
-    head.append(el("th", {"class": "txt"}, "best / worst simulator"))
+    kind = _kind(p)
+    head = header_cells([w.subject_title, *p.varied_members, "max − min (paper)", "std (sample)"])
+    head.append(el("th", {"class": "txt"}, f"best / worst {w.varied_noun}"))
     rows = []
-    for system in p.systems:
-        sp = p.spread.get(system)
-        cells = [txt_cell(system)]
-        for user in p.users:
-            est: Estimate | None = sp.per_user.get(user) if sp else None
-            run_key = item.run_keys.get(f"{system}|{user}")
+    for subject in p.subjects:
+        sp = p.spread.get(subject)
+        cells = [txt_cell(subject)]
+        for varied in p.varied_members:
+            est: Estimate | None = sp.per_member.get(varied) if sp else None
+            run_key = item.run_keys.get(pair_key(subject, varied))
             cells.append(est_cell(est, kind, anchor(run=run_key) if run_key else None))
         cells += [
             num_cell(_fmt(sp.spread_max_min if sp else None)),
             num_cell(_fmt(sp.std_sample if sp else None)),
-            txt_cell(f"{sp.best_user} / {sp.worst_user}" if sp and sp.best_user else "–"),
+            txt_cell(f"{sp.best} / {sp.worst}" if sp and sp.best else "–"),
         ]
         rows.append(el("tr", None, *cells))
     return table(
         {"class": "lb compact panel", "id": f"panel-{item.key}-spread"},
         table_caption(
             num,
-            f"Panel {item.key}: {p.metric} per system and user simulator (micro, 95% CI), "
-            "with the spread across simulators as given in panel.json.",
+            f"Panel {item.key}: {w.metric_title} ({p.metric}) per {w.subject_noun} and "
+            f"{w.varied_noun} (micro, 95% CI), with the spread across {w.varied_plural} as "
+            "given in panel.json.",
         ),
         el("tr", None, *head),
         rows,
     )
 
 
-def _ranks(item: PanelInput, num: Numbering) -> Markup:
+def _ranks(item: PanelInput, w: PanelWords, num: Numbering) -> Markup:
     rs = item.panel.rank_stability
     if rs is None:
-        return note("One system: no rank stability (needs two or more systems).")
+        return note(
+            f"One {w.subject_noun}: no rank stability (needs two or more {w.subject_plural})."
+        )
     rank_rows = [
-        el("tr", None, txt_cell(u), txt_cell(" > ".join(r)), txt_cell(rs.top_system.get(u, "–")))
-        for u, r in rs.rankings.items()
+        el("tr", None, txt_cell(v), txt_cell(rs.text(v)), txt_cell(rs.top.get(v, "–")))
+        for v in rs.rankings
     ]
     tau_rows = [
         el("tr", None, txt_cell(pair.replace("|", " vs ")), num_cell(_fmt(t)))
@@ -187,45 +179,48 @@ def _ranks(item: PanelInput, num: Numbering) -> Markup:
         [
             table(
                 {"class": "lb compact", "id": f"panel-{item.key}-rankings"},
-                table_caption(num, "Ranking of systems under each simulator (best first)."),
-                head_row(["Simulator", "Ranking", "Top system"], 3),
+                table_caption(
+                    num,
+                    f"Ranking of {w.subject_plural} under each {w.varied_noun} (best first; "
+                    "= marks a tie).",
+                ),
+                head_row([w.varied_title, "Ranking", f"Top {w.subject_noun}"], 3),
                 rank_rows,
             ),
             table(
                 {"class": "lb compact", "id": f"panel-{item.key}-tau"},
-                table_caption(num, "Kendall's tau-b between the rankings of two simulators."),
-                head_row(["Simulators", "Kendall tau-b"]),
+                table_caption(
+                    num, f"Kendall's tau-b between the rankings of two {w.varied_plural}."
+                ),
+                head_row([w.varied_plural.capitalize(), "Kendall tau-b"]),
                 tau_rows,
             ),
             el(
                 "p",
                 {"class": "spread"},
-                el("b", None, "Top system changes across simulators: "),
+                el("b", None, f"Top {w.subject_noun} changes across {w.varied_plural}: "),
                 changes,
             ),
         ]
     )
 
 
-def panel_file_section(item: PanelInput, num: Numbering) -> Markup:
+def panel_file_section(item: PanelInput, num: Numbering, profiles: ProfileBook) -> Markup:
     p = item.panel
-    kind = "rate"
-    ests = [e for sp in p.spread.values() for e in sp.per_user.values()]
-    if any(v is not None and not 0 <= v <= 1 for e in ests for v in (e.value, e.ci_low, e.ci_high)):
-        kind = "number"
+    w = _words(profiles, p.benchmark, p.subject, p.varied, p.metric)
     parts = [
         el(
             "h3",
             None,
-            f"Panel {item.key} (panel.json): {len(p.systems)} system(s) × "
-            f"{len(p.users)} simulators",
+            f"Panel {item.key} (panel.json): {len(p.subjects)} {w.subject_noun}(s) × "
+            f"{len(p.varied_members)} {w.varied_plural}",
         ),
         note(
-            f"Directory {item.path}; metric {p.metric}. Tables as written in panel.json; "
-            "click a cell for the run's transcripts."
+            f"Directory {item.path}; benchmark {p.benchmark}; metric {p.metric}. Tables as "
+            "written in panel.json; click a cell for the run's transcripts."
         ),
-        _matrix(item, kind, num),
-        _ranks(item, num),
+        _matrix(item, w, num),
+        _ranks(item, w, num),
     ]
     if item.missing:
         parts.append(note("Runs not (yet) on disk: " + ", ".join(item.missing)))
@@ -238,15 +233,27 @@ def panels_section(
     num: Numbering,
     profiles: ProfileBook,
 ) -> Markup | None:
-    detected = detect_panels(runs, profiles)
+    free = [r for r in runs if r.panel is None]  # runs of a panel.json are shown with it
+    detected = detect_panels(free, lambda r: r.manifest, profiles)
     if not detected and not panels:
         return None
-    parts: list[Markup] = [
-        note(
-            "The same system against several user simulators. A large spread means the "
-            "score says as much about the simulator as about the system."
+    words = {
+        *(_words(profiles, d.benchmark, d.roles.subject, d.roles.varied, "") for d in detected),
+        *(_words(profiles, i.panel.benchmark, i.panel.subject, i.panel.varied, "") for i in panels),
+    }
+    nouns = {(w.subject_noun, w.varied_noun, w.varied_plural) for w in words}
+    if len(nouns) == 1:
+        ((subject, varied, plural),) = nouns
+        intro = (
+            f"The same {subject} against several {plural}. A large spread means the score "
+            f"says as much about the {varied} as about the {subject}."
         )
-    ]
-    parts += [detected_section(d, i, num) for i, d in enumerate(detected)]
-    parts += [panel_file_section(item, num) for item in panels]
+    else:
+        intro = (
+            "The same agent against several players of another role. A large spread means "
+            "the score says as much about the other role's player as about the agent."
+        )
+    parts: list[Markup] = [note(intro)]
+    parts += [detected_section(d, i, num, profiles) for i, d in enumerate(detected)]
+    parts += [panel_file_section(item, num, profiles) for item in panels]
     return join(parts)

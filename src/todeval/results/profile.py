@@ -129,6 +129,14 @@ class PanelRoles(_Frozen):
 
     subject: str = Field(description="the role under test, e.g. system")
     varied: str = Field(description="the role whose players vary, e.g. user (simulators)")
+    subject_noun: str | None = Field(
+        None, description="a subject player in running text (default: the role's title)"
+    )
+    varied_noun: str | None = Field(
+        None, description="a varied player in running text, e.g. user simulator"
+    )
+    subject_plural: str | None = Field(None, description="default: the noun + 's'")
+    varied_plural: str | None = Field(None, description="default: the noun + 's'")
 
 
 class BenchmarkProfile(_Frozen):

@@ -1,16 +1,24 @@
-"""``todeval run toy`` and ``todeval toy tasks``."""
+"""``todeval run toy`` (one run, or a panel: ``--guessers bisect,random --hosts rule,vague``)
+and ``todeval toy tasks``."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from todeval_toy.game import GUESSER, PROTOCOLS, load_tasks
+from todeval_toy.game import GUESSER, HOST, PROTOCOLS, load_tasks
+from todeval_toy.profile import PROFILE
 from todeval_toy.run import ToyConfig, build_plan
 
 from todeval.console.tables import summary_table
+from todeval.errors import UsageError
+from todeval.panels.cli import add_panel_arguments, members_from_args
+from todeval.panels.members import Member
+from todeval.panels.run import default_panel_out, panel_roles, run_panel
 from todeval.runner.command import execute_from_args
+from todeval.runner.execute import RunResult
 from todeval.runner.options import (
+    RuntimeOptions,
     add_generation_arguments,
     add_run_arguments,
     generation_settings,
@@ -22,12 +30,40 @@ from todeval.runner.options import (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     names = ", ".join(GUESSER.builtins)
     parser.add_argument("--guesser", default="bisect", help=f"{names} or package.module:Class")
-    parser.add_argument("--host", default="rule", help="rule or package.module:Class")
+    hosts = ", ".join(HOST.builtins)
+    parser.add_argument("--host", default="rule", help=f"{hosts} or package.module:Class")
     parser.add_argument("--guesser-model", metavar="SPEC", help="model of --guesser llm")
     add_generation_arguments(parser, constrained_help="have the backend enforce the JSON reply")
     add_run_arguments(
         parser, default_out="runs/toy-<guesser>-s<seed>", protocols=PROTOCOLS, prompts=True
     )
+    add_panel_arguments(  # --hosts, --guessers, --panel FILE
+        parser,
+        panel_roles(PROFILE),
+        varied_example=f"{','.join(HOST.builtins)}",
+        subject_example="bisect,random,llm=<spec>",
+    )
+
+
+def with_member(config: ToyConfig, role: str, member: Member) -> ToyConfig:
+    """The config with ``role`` played by a panel member (the host takes no model)."""
+    if role == "guesser":
+        return config.model_copy(update={"guesser": member.player, "guesser_model": member.model})
+    if member.model is not None:
+        raise UsageError(f"host {member.name!r}: the host takes no model")
+    return config.model_copy(update={"host": member.player})
+
+
+def base_member(config: ToyConfig, role: str) -> Member:
+    if role == "guesser":
+        return Member.of(config.guesser, config.guesser_model)
+    return Member.of(config.host)
+
+
+def _execute(config: ToyConfig, out: Path, args: argparse.Namespace) -> RunResult:
+    plan = build_plan(config, runtime_options(args, out))
+    start = f"toy: {plan.n_tasks} tasks x {config.trials}, guesser {config.guesser}"
+    return execute_from_args(plan, out, args, start_line=f"{start}, host {config.host}")
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -38,10 +74,21 @@ def run_command(args: argparse.Namespace) -> int:
         **run_settings(args),
         **generation_settings(args),
     )
+    members = members_from_args(args, panel_roles(PROFILE), lambda r: base_member(config, r))
+    if members is not None:
+        run_panel(
+            PROFILE,
+            config,
+            members,
+            assign=with_member,
+            check=lambda c: build_plan(c, RuntimeOptions(cache=False)),
+            execute=lambda c, run_dir: _execute(c, run_dir, args),
+            out=Path(args.out or default_panel_out(members.subjects, config.seed, "toy")),
+            show=not args.quiet,
+        )
+        return 0
     out = Path(args.out or config.default_out())
-    plan = build_plan(config, runtime_options(args, out))
-    start = f"toy: {plan.n_tasks} tasks x {config.trials}, guesser {config.guesser}"
-    result = execute_from_args(plan, out, args, start_line=start)
+    result = _execute(config, out, args)
     if not args.quiet:
         print(summary_table(result.summary))
     return 0

@@ -84,7 +84,8 @@ class Guesser(Participant[Game, str | None, int | Unreadable], Protocol):
 
 @runtime_checkable
 class Host(Participant[Task, int, str], Protocol):
-    """``start(task)``, then ``respond(guess) -> "higher" | "lower" | "correct"``."""
+    """``start(task)``, then ``respond(guess) -> "higher" | "lower" | "correct"`` (a vague
+    host says ``"higher or lower"``: wrong, without saying which way)."""
 
 
 class RuleHost:
@@ -95,6 +96,15 @@ class RuleHost:
         if observation == self.secret:
             return "correct"
         return "higher" if self.secret > observation else "lower"
+
+
+class VagueHost(RuleHost):
+    """Says only whether a guess is right: "higher or lower", never which way. Bisect then
+    repeats its first guess; a random guesser still finds some numbers -- a host under which
+    the ranking of guessers flips (the toy's simulator panel)."""
+
+    async def respond(self, observation: int) -> str:
+        return "correct" if observation == self.secret else "higher or lower"
 
 
 class Bisect:
@@ -213,7 +223,12 @@ GUESSER: Role[Guesser] = Role(
         "human": "todeval_toy.game:HumanGuesser",
     },
 )
-HOST: Role[Host] = Role("host", "host", Host, {"rule": "todeval_toy.game:RuleHost"})
+HOST: Role[Host] = Role(
+    "host",
+    "host",
+    Host,
+    {"rule": "todeval_toy.game:RuleHost", "vague": "todeval_toy.game:VagueHost"},
+)
 
 
 async def play_episode(

@@ -6,22 +6,15 @@ import argparse
 from pathlib import Path
 
 from todeval.benchmarks.booking.audit import audit_task
-from todeval.benchmarks.booking.panel import (
-    PANEL_FILE,
-    PanelFile,
-    PlayerSpec,
-    load_panel_file,
-    panel_json,
-    panel_table,
-    parse_members,
-    run_dir_name,
-    summarize_panel,
-)
+from todeval.benchmarks.booking.panel import base_member, with_member
 from todeval.benchmarks.booking.players import SYSTEMS, USERS
+from todeval.benchmarks.booking.profile import PROFILE
 from todeval.benchmarks.booking.run import PROTOCOLS, BookingConfig, RuntimeOptions, build_plan
 from todeval.benchmarks.booking.tasks import TASK_SETS, load_tasks, select_tasks
 from todeval.console.tables import render_rows, summary_table, usage_table
 from todeval.errors import choice_error
+from todeval.panels.cli import add_panel_arguments, members_from_args
+from todeval.panels.run import default_panel_out, panel_roles, run_panel
 from todeval.runner.command import execute_from_args
 from todeval.runner.execute import RunResult
 from todeval.runner.files import models_file_digest
@@ -112,21 +105,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=15,
         help="system outputs per user turn (default 15, the protocol's)",
     )
-    panel = parser.add_argument_group("simulator panels")
-    panel.add_argument(
-        "--users",
-        default=None,
-        metavar="LIST",
-        help="run against several user simulators: agenda,corpus,llm=<spec>,...",
-    )
-    panel.add_argument(
-        "--systems",
-        default=None,
-        metavar="LIST",
-        help="several systems for rank stability: rule,monolithic=<spec>,...",
-    )
-    panel.add_argument(
-        "--users-file", default=None, metavar="FILE", help="TOML panel: [[users]] and [[systems]]"
+    add_panel_arguments(
+        parser,
+        panel_roles(PROFILE),
+        varied_example="agenda,corpus,llm=<spec>,...",
+        subject_example="rule,monolithic=<spec>,...",
+        file_aliases=("--users-file",),
+        title="simulator panels",
     )
 
 
@@ -163,9 +148,20 @@ def _execute(config: BookingConfig, out: Path, args: argparse.Namespace) -> RunR
 
 
 def run_command(args: argparse.Namespace) -> int:
-    if args.users or args.users_file or args.systems:
-        return _run_panel(args)
     config = _config(args)
+    members = members_from_args(args, panel_roles(PROFILE), lambda r: base_member(config, r))
+    if members is not None:
+        out = Path(args.out or default_panel_out(members.subjects, config.seed, config.task_set))
+        run_panel(
+            PROFILE,
+            config,
+            members,
+            assign=with_member,
+            check=lambda c: build_plan(c, RuntimeOptions(cache=False))[0],
+            execute=lambda c, run_dir: _execute(c, run_dir, args),
+            out=out,
+        )
+        return 0
     out = Path(args.out or config.default_out())
     result = _execute(config, out, args)
     if result.already_complete:
@@ -177,54 +173,6 @@ def run_command(args: argparse.Namespace) -> int:
     if usage:
         print("\n" + usage)
     print(f"\nrun directory: {out}")
-    return 0
-
-
-def _run_panel(args: argparse.Namespace) -> int:
-    base = _config(args)
-    from_file = load_panel_file(args.users_file) if args.users_file else PanelFile()
-    users = parse_members(args.users) if args.users else from_file.users
-    if not users:
-        users = [PlayerSpec(name=base.user, player=base.user, model=base.user_model)]
-    if args.systems:
-        systems = parse_members(args.systems)
-    elif from_file.systems:
-        systems = from_file.systems
-    else:
-        name = base.system if not base.system_model else f"{base.system}-{base.system_model}"
-        systems = [PlayerSpec(name=name, player=base.system, model=base.system_model)]
-    configs = {
-        (s.name, u.name): (
-            base.model_copy(
-                update={
-                    "system": s.player,
-                    "system_model": s.model,
-                    "user": u.player,
-                    "user_model": u.model,
-                }
-            ),
-            run_dir_name(s, u),
-        )
-        for s in systems
-        for u in users
-    }
-    for config, _ in configs.values():  # fail on a bad member before running anything
-        build_plan(config, RuntimeOptions(cache=False))
-    names = "+".join(s.name for s in systems)
-    out = Path(args.out or f"runs/panel-{base.task_set}-{names}-s{base.seed}")
-    summaries = {}
-    for key, (config, dirname) in configs.items():
-        summaries[key] = _execute(config, out / dirname, args).summary
-    panel = summarize_panel(
-        summaries,
-        [s.name for s in systems],
-        [u.name for u in users],
-        {f"{s}|{u}": dirname for (s, u), (_, dirname) in configs.items()},
-    )
-    out.mkdir(parents=True, exist_ok=True)
-    (out / PANEL_FILE).write_text(panel_json(panel), encoding="utf-8")
-    print(panel_table(panel))
-    print(f"\npanel directory: {out} ({PANEL_FILE} and one run directory per pair)")
     return 0
 
 

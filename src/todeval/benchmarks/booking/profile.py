@@ -104,7 +104,7 @@ PROFILE = BenchmarkProfile(
         DetailView(key="domain_scores", title="Scores", layout="sections"),
         DetailView(key="violations", title="Violations", layout="list"),
     ),
-    panel=PanelRoles(subject="system", varied="user"),
+    panel=PanelRoles(subject="system", varied="user", varied_noun="user simulator"),
     notes=(
         "Micro = mean over episodes; macro = mean of the domain-group means (the clem:todd "
         "aggregate).",

@@ -1,0 +1,137 @@
+"""Panel members: who plays each role, from ``--<role>s LIST`` or a TOML panel file.
+
+A member is a name (used in ``panel.json`` and, slugged, in run-directory names), a player (a
+built-in name or ``package.module:Class``) and optionally a model spec::
+
+    --hosts rule,vague                      # names = players
+    --users agenda,llm=openai:qwen@http://...  # llm -> name llm-openai_qwen
+
+A panel file has one array of tables per role, named after the role (the plural is accepted as
+an alias, ``[[users]]`` for ``[[user]]``)::
+
+    [[host]]
+    name = "rule"
+    player = "rule"
+
+    [[guesser]]
+    name = "small-llm"
+    player = "llm"
+    model = "openai:qwen2.5:1.5b@http://localhost:11434/v1"
+
+The whole file is checked before anything runs: unknown tables, unknown keys, duplicate
+names, names that collide once slugged into directory names, empty roles -- each a one-line
+error.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from todeval.errors import BadInputError, TodevalError, UsageError
+from todeval.panels.model import PAIR_SEPARATOR
+from todeval.runner.naming import slug
+
+
+class Member(BaseModel):
+    """One panel member: a name, a player, and optionally its model."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    player: str = Field(min_length=1)
+    model: str | None = None
+
+    @classmethod
+    def of(cls, player: str, model: str | None = None) -> Member:
+        """A member named after its player (and model): ``llm-openai_qwen``."""
+        return cls(
+            name=player if not model else f"{player}-{slug(model)}", player=player, model=model
+        )
+
+    @property
+    def dirname(self) -> str:
+        return slug(self.name)
+
+
+def check_members(
+    role: str, members: Sequence[Member], error: type[TodevalError] = UsageError, where: str = ""
+) -> None:
+    """Refuse an empty role, duplicate names, names colliding once slugged, and names holding
+    the pair separator ``|``."""
+    prefix = f"{where}: " if where else ""
+    if not members:
+        raise error(f"{prefix}no {role} in the panel")
+    seen: dict[str, str] = {}
+    for m in members:
+        if PAIR_SEPARATOR in m.name:
+            raise error(f"{prefix}{role} name {m.name!r} may not contain '{PAIR_SEPARATOR}'")
+        if m.dirname in seen:
+            other = seen[m.dirname]
+            what = "twice" if other == m.name else f"and {other!r} (both {m.dirname!r} on disk)"
+            raise error(f"{prefix}{role} names must be distinct: {m.name!r} {what}")
+        seen[m.dirname] = m.name
+
+
+def parse_members(text: str, role: str = "member") -> list[Member]:
+    """``agenda,corpus,llm=<spec>`` -> members (a model spec may itself contain ``:``)."""
+    members: list[Member] = []
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        player, _, model = item.partition("=")
+        if not player:
+            raise UsageError(f"{role} {item!r} names no player (write player or player=model)")
+        members.append(Member.of(player, model or None))
+    check_members(role, members)
+    return members
+
+
+def _alias(role: str) -> str:
+    return f"{role}s"
+
+
+def load_panel_file(path: str | Path, roles: Sequence[str]) -> dict[str, list[Member]]:
+    """The members per role of a TOML panel file (roles it does not list are absent)."""
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise BadInputError(f"{path}: cannot read the panel file ({exc.strerror})") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise BadInputError(f"{path}: not valid TOML ({exc})") from None
+    tables = {name: role for role in roles for name in (role, _alias(role))}
+    unknown = sorted(set(data) - set(tables))
+    if unknown:
+        valid = ", ".join(f"[[{r}]]" for r in roles)
+        raise BadInputError(f"{path}: unknown table [[{unknown[0]}]]; a panel file has {valid}")
+    out: dict[str, list[Member]] = {}
+    for key, value in data.items():
+        role = tables[key]
+        if role in out:
+            raise BadInputError(f"{path}: both [[{role}]] and [[{_alias(role)}]]; use one")
+        out[role] = _members(path, key, value)
+        check_members(role, out[role], BadInputError, str(path))
+    return out
+
+
+def _members(path: str | Path, key: str, value: Any) -> list[Member]:
+    if not isinstance(value, list):
+        raise BadInputError(f"{path}: {key} must be an array of tables ([[{key}]])")
+    members = []
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise BadInputError(f"{path}: {key}[{i}] must be a table")
+        player, model = item.get("player"), item.get("model")
+        if "name" not in item and isinstance(player, str) and isinstance(model, str | None):
+            item = {**item, "name": Member.of(player, model).name}
+        try:
+            members.append(Member.model_validate(item))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in (key, i, *err["loc"]))
+            raise BadInputError(f"{path}: invalid panel file at {where}: {err['msg']}") from None
+    return members

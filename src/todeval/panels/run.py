@@ -1,0 +1,139 @@
+"""Running a panel: every subject member against every varied member, one run directory each.
+
+The benchmark supplies what only it knows -- how a member's player and model go into its
+config (``assign``), how a config becomes a plan (``check``) and how a plan is executed
+(``execute``) -- and :func:`run_panel` does the rest:
+
+1. builds the config and the plan of every pair first, so a bad member (an unknown player, a
+   player refusing the task set) fails with one line before anything runs;
+2. runs each pair into ``<out>/<subject>__<varied>/`` (an ordinary run directory: resumable,
+   refused if its config changed);
+3. writes ``<out>/panel.json`` atomically and prints the panel's tables.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from pydantic import BaseModel
+
+from todeval.console.panel import panel_table
+from todeval.core.records import Summary
+from todeval.panels.members import Member, check_members
+from todeval.panels.model import PANEL_FILE, PanelSummary, pair_key, write_panel
+from todeval.panels.summary import summarize_panel
+from todeval.panels.words import PanelWords
+from todeval.results.profile import BenchmarkProfile, PanelRoles
+from todeval.runner.execute import RunPlan, RunResult
+from todeval.runner.naming import slug
+
+C = TypeVar("C", bound=BaseModel)
+
+Assign = Callable[[C, str, Member], C]
+"""``assign(config, role, member) -> config`` with that role's player (and model) set; raises
+:class:`~todeval.errors.UsageError` for a member the role cannot take (e.g. a model for a role
+without one)."""
+
+
+@dataclass(frozen=True)
+class PanelMembers:
+    subjects: list[Member]
+    varied: list[Member]
+
+
+@dataclass(frozen=True)
+class PanelPair(Generic[C]):
+    subject: Member
+    varied: Member
+    config: C
+
+    @property
+    def key(self) -> str:
+        return pair_key(self.subject.name, self.varied.name)
+
+    @property
+    def dirname(self) -> str:
+        return f"{self.subject.dirname}__{self.varied.dirname}"
+
+
+def panel_roles(profile: BenchmarkProfile) -> PanelRoles:
+    if profile.panel is None:
+        raise ValueError(f"the profile of {profile.benchmark} declares no panel roles")
+    return profile.panel
+
+
+def panel_pairs(
+    base: C, roles: PanelRoles, members: PanelMembers, assign: Assign[C]
+) -> list[PanelPair[C]]:
+    """Every (subject, varied) pair with its config, subjects outermost."""
+    check_members(roles.subject, members.subjects)
+    check_members(roles.varied, members.varied)
+    return [
+        PanelPair(s, v, assign(assign(base, roles.subject, s), roles.varied, v))
+        for s in members.subjects
+        for v in members.varied
+    ]
+
+
+def _close(plan: RunPlan) -> None:
+    """Release what building the plan opened (model backends, the response cache)."""
+    aclose = plan.aclose
+    if aclose is None:
+        return
+
+    async def close() -> None:
+        await aclose()
+
+    asyncio.run(close())
+
+
+def run_panel(
+    profile: BenchmarkProfile,
+    base: C,
+    members: PanelMembers,
+    *,
+    assign: Assign[C],
+    check: Callable[[C], RunPlan],
+    execute: Callable[[C, Path], RunResult],
+    out: Path,
+    metric: str | None = None,
+    show: bool = True,
+) -> PanelSummary:
+    """Run the panel into ``out`` and return what ``panel.json`` holds.
+
+    ``check(config)`` builds a pair's plan (it is closed again, unused); ``execute(config,
+    run_dir)`` runs it. ``metric`` defaults to the profile's primary metric; ``show`` prints
+    the tables."""
+    roles = panel_roles(profile)
+    pairs = panel_pairs(base, roles, members, assign)
+    for pair in pairs:  # fail on a bad member before running anything
+        _close(check(pair.config))
+    summaries: dict[tuple[str, str], Summary] = {}
+    for pair in pairs:
+        result = execute(pair.config, out / pair.dirname)
+        summaries[(pair.subject.name, pair.varied.name)] = result.summary
+    metric = metric or profile.primary
+    panel = summarize_panel(
+        summaries,
+        [m.name for m in members.subjects],
+        [m.name for m in members.varied],
+        {p.key: p.dirname for p in pairs},
+        metric,
+        roles=roles,
+        benchmark=profile.benchmark,
+    )
+    write_panel(out, panel)
+    if show:
+        print(panel_table(panel, PanelWords.of(profile, roles.subject, roles.varied, metric)))
+        print(f"\npanel directory: {out} ({PANEL_FILE} and one run directory per pair)")
+    return panel
+
+
+def default_panel_out(subjects: Sequence[Member], seed: int, *parts: str) -> str:
+    """``runs/panel-<parts>-<subjects joined by +>-s<seed>`` (e.g. ``runs/panel-toy-bisect-s0``)."""
+    names = "+".join(m.dirname for m in subjects)
+    return "-".join(["runs/panel", *(slug(p) for p in parts), names, f"s{seed}"])
