@@ -20,7 +20,7 @@ def test_run_load_resume_compare_report(tmp_path: Path) -> None:
     assert result.episodes_run == 6
     assert result.summary.metrics["booking.booking_accuracy"].micro.n == 6
     # a config model works as well as a dict; the same run from the CLI has the same config hash
-    td.run("booking", BookingConfig(limit=6, seed=1), out=b)
+    td.run("booking", BookingConfig(limit=6, user="corpus"), out=b)
     assert main(["run", "booking", "--limit", "6", "--out", str(a), "--quiet"]) == 0
     loaded = td.load(a)
     assert loaded.manifest.benchmark == "booking" and len(loaded.manifest.sessions) == 1

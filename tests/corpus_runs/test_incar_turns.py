@@ -20,7 +20,7 @@ from todeval.scoring.incar import INFORMABLE, evaluate, load_gold
 
 
 def _config(n: int, **kwargs: Any) -> IncarTurnsConfig:
-    return IncarTurnsConfig(model="scripted:test", limit=n, **kwargs)
+    return IncarTurnsConfig(model="scripted:test", limit=n, limit_mode="first", **kwargs)
 
 
 @pytest.mark.parametrize(("split", "dialogues", "turns"), [("test", 304, 808), ("dev", 302, 777)])

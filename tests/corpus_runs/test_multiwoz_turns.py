@@ -44,7 +44,7 @@ from todeval.scoring.multiwoz._normalize import (
 
 
 def _config(n: int, **kwargs: Any) -> MultiwozTurnsConfig:
-    return MultiwozTurnsConfig(model="scripted:test", limit=n, **kwargs)
+    return MultiwozTurnsConfig(model="scripted:test", limit=n, limit_mode="first", **kwargs)
 
 
 def test_user_turns_match_the_references() -> None:

@@ -53,7 +53,7 @@ def test_multiwoz_turns_through_the_server(tmp_path: Path) -> None:
     cache = str(tmp_path / "cache.sqlite")
     with ServerProcess(config) as server:
         spec = f"openai:tiny@{server.base_url}"
-        run_config = MultiwozTurnsConfig(model=spec, limit=3, constrained=True)
+        run_config = MultiwozTurnsConfig(model=spec, limit=3, limit_mode="first", constrained=True)
         out = tmp_path / "run"
         plan, _ = multiwoz_plan(
             run_config, RuntimeOptions(out=out, cache_path=cache, retry=FAST_RETRY)
@@ -102,7 +102,9 @@ def test_multiwoz_turns_through_the_server(tmp_path: Path) -> None:
 def test_incar_turns_through_the_server(tmp_path: Path) -> None:
     _, table, gold = incar_gold(3)
     with ServerProcess(ServerConfig(script=_script(table, {}))) as server:
-        config = IncarTurnsConfig(model=f"openai:tiny@{server.base_url}", limit=3)
+        config = IncarTurnsConfig(
+            model=f"openai:tiny@{server.base_url}", limit=3, limit_mode="first"
+        )
         out = tmp_path / "run"
         plan, _ = incar_plan(config, RuntimeOptions(out=out, cache=False))
         result = execute_plan(plan, out, quiet=True)

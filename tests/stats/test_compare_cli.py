@@ -9,6 +9,7 @@ import pytest
 from scipy.stats import binomtest
 
 from todeval.cli import main
+from todeval.errors import RefusedError
 from todeval.results.compare import compare_runs
 from todeval.results.comparison import Comparison
 
@@ -19,13 +20,14 @@ ORACLE = [
     "--user",
     "tests.booking.scripted:OracleUser",
 ]
+FIRST = ["--limit-mode", "first"]  # the first N: nested selections that share tasks
 RUNS = {
-    "rule20": ["--limit", "20"],
-    "oracle30": [*ORACLE, "--limit", "30"],
+    "rule20": ["--limit", "20", *FIRST],
+    "oracle30": [*ORACLE, "--limit", "30", *FIRST],
     "agenda60": ["--limit", "60"],
     "corpus60": ["--user", "corpus", "--limit", "60"],
     "dev5": ["--tasks", "dev", "--limit", "5"],
-    "trials5": ["--limit", "5", "--trials", "2"],
+    "trials5": ["--limit", "5", "--trials", "2", *FIRST],
 }
 
 
@@ -57,16 +59,31 @@ def test_compare_reports_shared_tasks_and_writes_json(
     runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "cmp.json"
-    args = ["compare", str(runs["rule20"]), str(runs["oracle30"]), "-o", str(out)]
+    args = ["compare", str(runs["rule20"]), str(runs["oracle30"]), "--shared-tasks", "-o", str(out)]
     assert main(args) == 0
     text = capsys.readouterr().out
     assert "shared tasks: 20 (dropped: 0 only in A, 10 only in B)" in text
+    # who played each role, from the manifests' identity (not from config keys)
+    assert "system:       rule -> tests.booking.scripted:OracleSystem" in text
+    assert "user:         agenda -> tests.booking.scripted:OracleUser" in text
+    assert "selection:    test, 20 first -> test, 30 first" in text
+    assert "protocol:     strict" in text
+    assert "config differs: limit: 20 -> 30" in text  # the role keys are on the role lines
     assert "booking.booking_accuracy" in text and "McNemar p (b/c)" in text
     comparison = Comparison.model_validate_json(out.read_text())
     pair = comparison.pairs[0]
     assert comparison.baseline == "rule20" and pair.run == "oracle30"
     assert (pair.shared_tasks, pair.dropped_baseline_only, pair.dropped_run_only) == (20, 0, 10)
     assert pair.config_diff["limit"] == [20, 30]
+    assert pair.selection_diff == ["selection.limit: 20 vs 30"]
+    assert comparison.runs[1].roles == {
+        "system": "tests.booking.scripted:OracleSystem",
+        "user": "tests.booking.scripted:OracleUser",
+    }
+    assert (comparison.runs[0].selection, comparison.runs[0].protocol) == (
+        "test, 20 first",
+        "strict",
+    )
     a, b = _episodes(runs["rule20"]), _episodes(runs["oracle30"])
     shared = sorted(set(a) & set(b))
     turns = next(m for m in pair.metrics if m.metric == "booking.turns")
@@ -93,7 +110,10 @@ def test_mcnemar_counts_match_the_episodes(runs: dict[str, Path]) -> None:
 
 
 def test_several_runs_and_trials(runs: dict[str, Path]) -> None:
-    comparison = compare_runs([runs["trials5"], runs["rule20"], runs["oracle30"]])
+    paths = [runs["trials5"], runs["rule20"], runs["oracle30"]]
+    with pytest.raises(RefusedError, match=r"selection\.limit: 5 vs 20"):
+        compare_runs(paths)
+    comparison = compare_runs(paths, shared_tasks=True)
     assert [p.run for p in comparison.pairs] == ["rule20", "oracle30"]
     first = comparison.pairs[0]
     assert first.shared_tasks == 5 and first.dropped_run_only == 15
@@ -107,7 +127,10 @@ def test_different_task_sets_are_refused(
 ) -> None:
     assert main(["compare", str(runs["rule20"]), str(runs["dev5"])]) == 4
     err = _one_line_error(capsys)
-    assert "'dev'" in err and "'test'" in err
+    assert "selection.task_set: 'test' vs 'dev'" in err
+    # not even on their shared tasks (there are none)
+    assert main(["compare", str(runs["rule20"]), str(runs["dev5"]), "--shared-tasks"]) == 4
+    assert "selection.task_set" in _one_line_error(capsys)
 
 
 def _copy(src: Path, dst: Path) -> Path:
@@ -146,6 +169,10 @@ def test_changed_task_content_other_benchmark_and_no_shared_tasks_are_refused(
         assert main(["run", "booking", "--task-ids", task, "--out", str(path), "--quiet"]) == 0
     capsys.readouterr()
     assert main(["compare", str(first), str(second)]) == 4
+    err = _one_line_error(capsys)
+    assert f"selection.ids: [{ids[0]!r}] vs [{ids[1]!r}]" in err and "--shared-tasks" in err
+    assert "content differs" not in err
+    assert main(["compare", str(first), str(second), "--shared-tasks"]) == 4
     assert "share no" in _one_line_error(capsys)
 
 

@@ -215,11 +215,12 @@ def server() -> Iterator[ServerProcess]:
 
 
 def _llm_run(server: ServerProcess, out: Path, *extra: str) -> list[dict[str, Any]]:
-    """Run two tasks with the llm guesser; the request bodies the server received for it."""
+    """Run the first two tasks (range 10) with the llm guesser; the request bodies the server
+    received for it."""
     seen = len(server.requests())
     model = f"openai:scripted@{server.base_url}"
-    code = _toy("--guesser", "llm", "--guesser-model", model, "--limit", "2", "--no-cache",
-                "--out", str(out), *extra)  # fmt: skip
+    code = _toy("--guesser", "llm", "--guesser-model", model, "--limit", "2", "--limit-mode",
+                "first", "--no-cache", "--out", str(out), *extra)  # fmt: skip
     assert code == 0
     return [r["body"] for r in server.requests()[seen:]]
 
@@ -316,7 +317,7 @@ def test_a_person_plays_the_guesser_under_tmux(tmp_path: Path) -> None:
     _need("tmux", shutil.which("tmux") is not None)
     out = tmp_path / "human"
     command = [sys.executable, "-m", "todeval.cli", "run", "toy", "--guesser", "human"]
-    command += ["--limit", "1", "--out", str(out)]
+    command += ["--limit", "1", "--limit-mode", "first", "--out", str(out)]
     shell = f"cd {shlex.quote(str(ROOT))} && {shlex.join(command)}; echo EXIT=$?; sleep 30"
     tmux = Tmux(f"todeval-toy-{os.getpid()}")
     sent: list[int] = []

@@ -1,8 +1,10 @@
 """``todeval compare RUN_A RUN_B [RUN_C ...]``: paired comparison of runs with the first.
 
-Prints one table per compared run (metric, A, B, B - A with a 95% paired-bootstrap CI, the
-bootstrap p-value, McNemar's exact p for binary one-trial metrics), the cost and latency
-ratios, and writes the :class:`~todeval.stats.Comparison` as JSON with ``-o``.
+Prints one block per compared run -- who played each role, the selection and protocol, the
+shared tasks, then a table (metric, A, B, B - A with a 95% paired-bootstrap CI, the bootstrap
+p-value, McNemar's exact p for binary one-trial metrics) and the cost and latency ratios -- and
+writes the :class:`~todeval.results.comparison.Comparison` as JSON with ``-o``. Runs over
+different selections of one task set are refused unless ``--shared-tasks``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from todeval.console.tables import render_rows
 from todeval.errors import UsageError
 from todeval.registry import Command, Registry
 from todeval.results.compare import compare_runs
-from todeval.results.comparison import Comparison, PairComparison
+from todeval.results.comparison import Comparison, PairComparison, RunInfo
 from todeval.stats.bootstrap import DEFAULT_RESAMPLES
 
 
@@ -32,6 +34,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})",
     )
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument(
+        "--shared-tasks",
+        action="store_true",
+        help="compare runs over different selections of one task set (--limit, ids) on the "
+        "tasks both scored (default: refuse them)",
+    )
 
 
 def _p(p: float, *, exact: bool = False) -> str:
@@ -45,17 +53,42 @@ def _value(v: Any) -> str:
     return "-" if v is None else str(v)
 
 
+def _either(a: str | None, b: str | None) -> str:
+    """``a`` when both agree, else ``a -> b``."""
+    return _value(a) if a == b else f"{_value(a)} -> {_value(b)}"
+
+
+def _identity_lines(a: RunInfo | None, b: RunInfo | None) -> list[str]:
+    """One line per role (who played it in A -> B), then the selection and the protocol."""
+    if a is None or b is None:
+        return []
+    rows = [(role, _either(a.roles.get(role), b.roles.get(role))) for role in _roles(a, b)]
+    rows.append(("selection", _either(a.selection or None, b.selection or None)))
+    if a.protocol is not None or b.protocol is not None:
+        rows.append(("protocol", _either(a.protocol, b.protocol)))
+    width = max(len("A (baseline)"), *(len(name) for name, _ in rows)) + 2
+    return [f"{name + ':':<{width}}{text}" for name, text in rows]
+
+
+def _roles(a: RunInfo, b: RunInfo) -> list[str]:
+    return [*a.roles, *(role for role in b.roles if role not in a.roles)]
+
+
 def format_pair(pair: PairComparison, comparison: Comparison) -> str:
     """The readable block for one run against the baseline."""
+    infos = {info.label: info for info in comparison.runs}
+    a, b = infos.get(pair.baseline), infos.get(pair.run)
     lines = [f"A (baseline): {pair.baseline}", f"B:            {pair.run}"]
+    lines += _identity_lines(a, b)
     lines.append(
         f"shared tasks: {pair.shared_tasks} (dropped: {pair.dropped_baseline_only} only in A, "
         f"{pair.dropped_run_only} only in B)"
     )
-    if pair.config_diff:
-        diffs = "; ".join(
-            f"{k}: {_value(a)} -> {_value(b)}" for k, (a, b) in pair.config_diff.items()
-        )
+    # the keys the roles' choices set are on the role lines above
+    role_keys = {key for info in (a, b) if info is not None for key in info.role_config_keys}
+    config_diff = {k: v for k, v in pair.config_diff.items() if k not in role_keys}
+    if config_diff:
+        diffs = "; ".join(f"{k}: {_value(x)} -> {_value(y)}" for k, (x, y) in config_diff.items())
         lines.append(f"config differs: {diffs}")
     level = round(comparison.method.level * 100)
     rows = []
@@ -106,7 +139,13 @@ def run(args: argparse.Namespace) -> int:
         metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
         if not metrics:
             raise UsageError("--metrics names no metric")
-    comparison = compare_runs(args.runs, metrics=metrics, resamples=args.resamples, seed=args.seed)
+    comparison = compare_runs(
+        args.runs,
+        metrics=metrics,
+        resamples=args.resamples,
+        seed=args.seed,
+        shared_tasks=args.shared_tasks,
+    )
     print(format_comparison(comparison))
     if args.output:
         out = Path(args.output)

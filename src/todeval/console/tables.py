@@ -1,18 +1,49 @@
-"""Plain-text tables of a summary, for the terminal."""
+"""Plain-text tables of a summary, for the terminal.
+
+An estimate prints as ``value [low, high]`` with its bootstrap CI. Where that interval has
+collapsed (``ci_low == ci_high``: every task agrees, e.g. 117/117) and the estimate carries a
+Wilson score interval (0/1 metrics), the Wilson interval is shown instead, marked ``W``:
+``1.000 [0.968, 1.000]W``; tables that show one say so in their footer (:data:`WILSON_NOTE`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from todeval.core.records import Estimate, Summary
 
+WILSON_MARK = "W"
+WILSON_NOTE = "W: the bootstrap interval collapsed (every task agrees); Wilson score interval shown"
+
+
+def shows_wilson(est: Estimate | None) -> bool:
+    """``est``'s bootstrap CI collapsed to a point and it has a Wilson interval to show."""
+    return (
+        est is not None
+        and est.value is not None
+        and est.ci_low is not None
+        and est.ci_low == est.ci_high
+        and est.wilson_low is not None
+        and est.wilson_high is not None
+    )
+
 
 def fmt_estimate(est: Estimate | None, digits: int = 3) -> str:
+    """``value [low, high]``: the bootstrap CI, or the Wilson interval marked ``W`` where the
+    bootstrap collapsed (:func:`shows_wilson`)."""
     if est is None or est.value is None:
         return "-"
-    if est.ci_low is None or est.ci_high is None:
+    low, high, mark = est.ci_low, est.ci_high, ""
+    if shows_wilson(est):
+        low, high, mark = est.wilson_low, est.wilson_high, WILSON_MARK
+    if low is None or high is None:
         return f"{est.value:.{digits}f}"
-    return f"{est.value:.{digits}f} [{est.ci_low:.{digits}f}, {est.ci_high:.{digits}f}]"
+    return f"{est.value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]{mark}"
+
+
+def wilson_note(estimates: Iterable[Estimate | None]) -> list[str]:
+    """The footer line saying what ``W`` means, if any of ``estimates`` shows it."""
+    return [WILSON_NOTE] if any(shows_wilson(e) for e in estimates) else []
 
 
 def render_rows(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -31,9 +62,11 @@ def summary_table(
     """Metrics with micro and macro estimates (95% CIs), then per-group rows for some metrics."""
     names = [m for m in (metrics or sorted(summary.metrics)) if m in summary.metrics]
     rows = []
+    shown: list[Estimate | None] = []
     for name in names:
         m = summary.metrics[name]
         rows.append([name, fmt_estimate(m.micro), str(m.micro.n), fmt_estimate(m.macro)])
+        shown += [m.micro, m.macro]
     out = [
         render_rows(["metric", "micro (episodes) [95% CI]", "n", "macro (groups) [95% CI]"], rows)
     ]
@@ -43,6 +76,7 @@ def summary_table(
         group_rows = [
             [g, fmt_estimate(e), str(e.n)] for g, e in summary.metrics[name].by_group.items()
         ]
+        shown += summary.metrics[name].by_group.values()
         out.append(f"\n{name} by group")
         out.append(render_rows(["group", "value [95% CI]", "n"], group_rows))
     outcomes = ", ".join(f"{k} {v}" for k, v in summary.outcomes.items() if v)
@@ -55,6 +89,7 @@ def summary_table(
         f"level {summary.ci.level:.2f}; macro = mean over non-empty groups; Wilson: a "
         "closed-form check for 0/1 metrics (trust it near 0 and 1)"
     )
+    out += wilson_note(shown)
     return "\n".join(out)
 
 

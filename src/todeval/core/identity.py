@@ -59,7 +59,11 @@ class Selection(BaseModel):
         description="all tasks; explicit ids; the first `limit` in the set's order; or "
         "`limit` stratified over the task groups (seeded)",
     )
-    seed: int | None = Field(None, description="the seed of a stratified draw")
+    seed: int | None = Field(
+        None,
+        description="the run seed a stratified draw was seeded from (the draw's own seed is "
+        "derived from it)",
+    )
     n_tasks: int | None = Field(None, description="tasks selected")
 
     def differences(self, other: Selection) -> list[str]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import string
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -107,7 +107,12 @@ class PromptSet:
     @property
     def digest(self) -> str:
         """A short hash of the effective templates (part of the config hash)."""
-        blob = json.dumps(self.templates, sort_keys=True, ensure_ascii=False)
+        return self.digest_of(self.templates)
+
+    def digest_of(self, names: Iterable[str]) -> str:
+        """A short hash of some effective templates (e.g. the ones one role reads)."""
+        chosen = {self._known(name): self.templates[name] for name in names}
+        blob = json.dumps(chosen, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     def placeholders_of(self, name: str) -> set[str]:

@@ -1,9 +1,15 @@
 """Paired comparison of runs over the tasks they share (``todeval compare``).
 
 The first run is the baseline A; every other run B is compared with it. The pairing unit is
-the task (with several trials, the task's mean in each run). Runs over different task sets are
-refused; runs over different selections of one task set (``--limit``, ``--task-ids``) are
-compared on the tasks both scored, and the result says how many were dropped.
+the task (with several trials, the task's mean in each run).
+
+What makes two runs comparable is read from their manifests' typed identity
+(:mod:`todeval.core.identity`), never from a benchmark's config keys: runs of different
+benchmarks, task sets or protocols are refused, and so are runs over different selections of
+one task set (other ids, limit, limit mode or draw) unless ``shared_tasks`` (``--shared-tasks``)
+asks to compare them on the tasks both scored; the result then says how many were dropped. A
+run written by 0.1.0 recorded no protocol (and a generation run no task set): it matches the
+other run's, with a note.
 """
 
 from __future__ import annotations
@@ -27,7 +33,6 @@ from todeval.stats.bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES
 from todeval.stats.paired import paired_bootstrap
 from todeval.stats.proportions import is_binary, mcnemar_exact
 
-_SELECTION_KEYS = ("task_ids", "limit")
 _COST_KEYS = ("usd_per_episode", "usd_per_success", "flop_usd_per_episode", "flop_usd_per_success")
 _LATENCY_STATS = ("p50", "p90", "mean")
 
@@ -37,26 +42,64 @@ def _labels(paths: Sequence[Path]) -> list[str]:
     return [n if names.count(n) == 1 else str(p) for n, p in zip(names, paths, strict=True)]
 
 
-def _check_comparable(a: LoadedRun, b: LoadedRun, la: str, lb: str) -> None:
-    """Refuse runs of different benchmarks, task sets, or task contents."""
-    if a.manifest.benchmark != b.manifest.benchmark:
+def _unrecorded(
+    value_a: str | None, value_b: str | None, la: str, lb: str, what: str
+) -> tuple[str | None, str | None, list[str]]:
+    """A value one run (0.1.0) did not record takes the other run's, with a note."""
+    if value_a is not None and value_b is not None:
+        return value_a, value_b, []
+    if value_a is None and value_b is None:
+        return None, None, [f"neither run recorded a {what} (0.1.0 runs)"]
+    missing, known = (la, value_b) if value_a is None else (lb, value_a)
+    note = f"{missing} recorded no {what} (a 0.1.0 run): taken to match the other's {known!r}"
+    return known, known, [note]
+
+
+def _check_comparable(
+    a: LoadedRun, b: LoadedRun, la: str, lb: str, *, shared_tasks: bool
+) -> tuple[list[str], list[str]]:
+    """Refuse runs of different benchmarks, task sets, protocols, selections (unless
+    ``shared_tasks``) or task contents; return (notes, the selection's differences)."""
+    ma, mb = a.manifest, b.manifest
+    if ma.benchmark != mb.benchmark:
         raise RefusedError(
-            f"{lb} is a {b.manifest.benchmark!r} run but the baseline {la} is "
-            f"{a.manifest.benchmark!r}; compare runs of one benchmark"
+            f"{lb} is a {mb.benchmark!r} run but the baseline {la} is "
+            f"{ma.benchmark!r}; compare runs of one benchmark"
         )
-    if a.task_set != b.task_set:
-        raise RefusedError(
-            f"{lb} ran task set {b.task_set!r} but the baseline {la} ran {a.task_set!r}; "
-            "compare runs on the same task set"
-        )
-    same_selection = all(
-        a.manifest.config.get(k) == b.manifest.config.get(k) for k in _SELECTION_KEYS
+    task_a, task_b, notes = _unrecorded(
+        ma.selection.task_set, mb.selection.task_set, la, lb, "task set"
     )
-    if same_selection and a.manifest.task_set_hash != b.manifest.task_set_hash:
+    if task_a != task_b:
+        raise RefusedError(
+            f"{lb} and the baseline {la} differ in selection.task_set: {task_a!r} vs "
+            f"{task_b!r}; compare runs on the same task set"
+        )
+    proto_a, proto_b, proto_notes = _unrecorded(ma.protocol, mb.protocol, la, lb, "protocol")
+    notes += proto_notes
+    if proto_a != proto_b:
+        raise RefusedError(
+            f"{lb} and the baseline {la} differ in protocol: {proto_a!r} vs {proto_b!r}; "
+            "compare runs played under one protocol"
+        )
+    sel_a = ma.selection.model_copy(update={"task_set": task_a})
+    sel_b = mb.selection.model_copy(update={"task_set": task_b})
+    differences = sel_a.differences(sel_b)
+    if differences and not shared_tasks:
+        raise RefusedError(
+            f"{lb} and the baseline {la} are over different selections "
+            f"({'; '.join(differences)}); compare runs over the same tasks, or pass "
+            "--shared-tasks to compare them on the tasks both scored"
+        )
+    if not differences and ma.task_set_hash != mb.task_set_hash:
         raise RefusedError(
             f"{lb} and the baseline {la} selected the same tasks but their content differs "
-            f"(task_set_hash {b.manifest.task_set_hash} != {a.manifest.task_set_hash})"
+            f"(task_set_hash {mb.task_set_hash} != {ma.task_set_hash})"
         )
+    if differences:
+        notes.append(
+            f"selections differ ({'; '.join(differences)}): compared on the tasks both scored"
+        )
+    return notes, differences
 
 
 def _config_diff(a: dict[str, Any], b: dict[str, Any]) -> dict[str, list[Any]]:
@@ -142,14 +185,14 @@ def _pair(
     seed: int,
     resamples: int,
     level: float,
+    shared_tasks: bool,
 ) -> PairComparison:
-    _check_comparable(a, b, la, lb)
+    notes, differences = _check_comparable(a, b, la, lb, shared_tasks=shared_tasks)
     shared = a.tasks & b.tasks
     if not shared:
         raise RefusedError(f"{lb} and the baseline {la} share no scored tasks")
     common = sorted(set(a.values) & set(b.values))
     names = list(metrics) if metrics is not None else common
-    notes = []
     for name in names:
         if name not in common:
             raise UsageError(
@@ -176,6 +219,7 @@ def _pair(
         shared_tasks=len(shared),
         dropped_baseline_only=len(a.tasks - b.tasks),
         dropped_run_only=len(b.tasks - a.tasks),
+        selection_diff=differences,
         config_diff=_config_diff(a.manifest.config, b.manifest.config),
         metrics=results,
         ratios=_ratios(a.summary, b.summary),
@@ -189,6 +233,12 @@ def _info(run: LoadedRun, label: str) -> RunInfo:
         path=str(run.path),
         benchmark=run.manifest.benchmark,
         task_set=run.task_set,
+        roles={role: identity.label for role, identity in run.manifest.roles.items()},
+        role_config_keys=sorted(
+            {key for identity in run.manifest.roles.values() for key in identity.config_keys}
+        ),
+        selection=run.manifest.selection.label,
+        protocol=run.manifest.protocol,
         config_hash=run.manifest.config_hash,
         task_set_hash=run.manifest.task_set_hash,
         n_tasks=len(run.tasks),
@@ -205,13 +255,18 @@ def compare_runs(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     level: float = DEFAULT_LEVEL,
+    shared_tasks: bool = False,
 ) -> Comparison:
     """Compare every run with the first (the baseline) over the tasks they share.
 
+    ``shared_tasks`` compares runs over different selections of one task set on the tasks both
+    scored (otherwise they are refused).
+
     Raises :class:`UsageError` for fewer than two runs, bad options or an unknown metric,
     :class:`BadInputError` for a missing or malformed run directory, and
-    :class:`RefusedError` for runs of different benchmarks or task sets, or with no shared
-    task. Deterministic for a given ``seed``.
+    :class:`RefusedError` for runs of different benchmarks, task sets, protocols or (without
+    ``shared_tasks``) selections, or with no shared task; the message names the differing
+    fields and their values. Deterministic for a given ``seed``.
     """
     if len(paths) < 2:
         raise UsageError("compare needs at least two runs (the first is the baseline)")
@@ -224,7 +279,17 @@ def compare_runs(
     runs = [load_run(p) for p in run_paths]
     base, base_label = runs[0], labels[0]
     pairs = [
-        _pair(base, run, base_label, label, metrics, seed=seed, resamples=resamples, level=level)
+        _pair(
+            base,
+            run,
+            base_label,
+            label,
+            metrics,
+            seed=seed,
+            resamples=resamples,
+            level=level,
+            shared_tasks=shared_tasks,
+        )
         for run, label in zip(runs[1:], labels[1:], strict=True)
     ]
     return Comparison(

@@ -18,6 +18,14 @@ class RunInfo(BaseModel):
     path: str
     benchmark: str
     task_set: str | None
+    roles: dict[str, str] = Field(
+        default_factory=dict, description="role -> who played it: player (model)"
+    )
+    role_config_keys: list[str] = Field(
+        default_factory=list, description="the config keys the roles' choices set"
+    )
+    selection: str = Field("", description="which tasks, in a few words: test, 20 stratified")
+    protocol: str | None = Field(None, description="the rule set (none recorded by 0.1.0)")
     config_hash: str
     task_set_hash: str
     n_tasks: int = Field(description="tasks with at least one scored episode")
@@ -60,6 +68,11 @@ class PairComparison(BaseModel):
     shared_tasks: int = Field(description="tasks scored in both runs")
     dropped_baseline_only: int = Field(description="tasks only the baseline scored (left out)")
     dropped_run_only: int = Field(description="tasks only run B scored (left out)")
+    selection_diff: list[str] = Field(
+        default_factory=list,
+        description="how the selections differ (compared with --shared-tasks), e.g. "
+        "selection.limit: 20 vs 30",
+    )
     config_diff: dict[str, list[Any]] = Field(
         default_factory=dict, description="config keys that differ: [baseline value, B value]"
     )

@@ -26,8 +26,8 @@ class LoadedRun:
 
     @property
     def task_set(self) -> str | None:
-        value = self.manifest.config.get("task_set")
-        return None if value is None else str(value)
+        """The task set the run drew from, as its manifest's selection records it."""
+        return self.manifest.selection.task_set
 
 
 def load_run(path: Path) -> LoadedRun:

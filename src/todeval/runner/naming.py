@@ -28,11 +28,14 @@ def run_dir_name(
     seed: int,
     constrained: bool = False,
     limit: int | None = None,
+    limit_mode: str = "stratified",
     ids: Sequence[str] | None = None,
     trials: int = 1,
     protocol: str | None = None,
 ) -> str:
-    """``runs/<benchmark>-<parts>-s<seed>[-constrained][-n<limit>][-ids<hash>][-k<trials>]``.
+    """``runs/<benchmark>-<parts>-s<seed>[-constrained][-n<limit>[-first]][-ids<hash>][-k<trials>]``.
+
+    ``-n<limit>`` is a stratified limit, ``-n<limit>-first`` the first ``limit`` tasks.
 
     ``parts`` are slugged; ``protocol`` is appended as ``-p<protocol>`` (callers pass it only
     when it is not their benchmark's default, so default runs keep their names).
@@ -41,7 +44,7 @@ def run_dir_name(
     if constrained:
         name += "-constrained"
     if limit is not None:
-        name += f"-n{limit}"
+        name += f"-n{limit}" + ("-first" if limit_mode == "first" else "")
     if ids:
         digest = hashlib.sha256(",".join(sorted(ids)).encode()).hexdigest()[:8]
         name += f"-ids{digest}"

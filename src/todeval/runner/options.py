@@ -2,9 +2,10 @@
 the runtime options that change how a run executes but never its results.
 
 ``add_run_arguments`` gives every benchmark the same options -- ``--seed``, ``--trials``,
-``--limit``, the id selection, ``--max-concurrency``, ``--executor``, ``--ray-address``,
-``--out``, ``--quiet``, and, where the benchmark declares them, ``--protocol`` and
-``--prompts`` -- and ``run_settings`` reads them back into the fields of a benchmark's config.
+``--limit`` and ``--limit-mode``, the id selection, ``--max-concurrency``, ``--executor``,
+``--ray-address``, ``--out``, ``--quiet``, and, where the benchmark declares them,
+``--protocol`` and ``--prompts`` -- and ``run_settings`` reads them back into the fields of a
+benchmark's config.
 ``add_generation_arguments`` adds the options of commands that call models.
 """
 
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from todeval.errors import UsageError
+from todeval.runner.selection import LIMIT_MODES, LimitMode
 
 if TYPE_CHECKING:
     from todeval.backends.pool import ModelPool
@@ -90,7 +92,20 @@ def add_run_arguments(
 
     ``protocols`` (default first) adds ``--protocol``; ``prompts`` adds ``--prompts DIR``.
     """
-    parser.add_argument("--limit", type=int, default=None, help=f"only the first N {unit}")
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"only N {unit}: spread over the task groups (seeded), or see --limit-mode",
+    )
+    parser.add_argument(
+        "--limit-mode",
+        choices=list(LIMIT_MODES),
+        default=LIMIT_MODES[0],
+        help="how --limit draws: stratified over the task groups in proportion to their size, "
+        f"seeded from --seed (default), or the first N {unit} in the set's order",
+    )
     parser.add_argument(
         ids_flag, nargs="+", default=None, metavar="ID", dest="ids", help=f"only these {unit}"
     )
@@ -131,8 +146,8 @@ def add_run_arguments(
 
 
 def run_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """The config fields every run shares, checked: seed, trials, limit, ids (and protocol and
-    prompt overrides where the command has them)."""
+    """The config fields every run shares, checked: seed, trials, limit, limit_mode, ids (and
+    protocol and prompt overrides where the command has them)."""
     if args.max_concurrency < 1:
         raise UsageError("--max-concurrency must be at least 1")
     if args.limit is not None and args.limit < 1:
@@ -145,6 +160,7 @@ def run_settings(args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed,
         "trials": args.trials,
         "limit": args.limit,
+        "limit_mode": getattr(args, "limit_mode", LIMIT_MODES[0]),
         "ids": args.ids,
     }
     if hasattr(args, "protocol"):
@@ -171,6 +187,11 @@ class RunSettings(BaseModel):
     seed: int = 0
     trials: int = Field(1, ge=1)
     limit: int | None = Field(None, ge=1)
+    limit_mode: LimitMode = Field(
+        "stratified",
+        description="how `limit` draws: stratified over the task groups (seeded from `seed`) "
+        "or the first `limit` in the set's order",
+    )
     protocol: str = ""
     prompts_sha256: str | None = Field(
         None, description="digest of the effective prompt templates (part of the config hash)"

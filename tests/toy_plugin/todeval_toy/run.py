@@ -14,9 +14,13 @@ from todeval.core.records import EpisodeRecord
 from todeval.dialogue import EpisodeStreams, PlayerOptions, PromptSet
 from todeval.errors import RefusedError
 from todeval.runner.execute import EpisodeJob, RunPlan
+from todeval.runner.identity import role_identity
 from todeval.runner.naming import run_dir_name
 from todeval.runner.options import RunSettings, RuntimeOptions
-from todeval.runner.selection import select_ids
+from todeval.runner.selection import select_for_run
+
+TASK_SET = "numbers"
+"""The toy's one task set (30 tasks, 10 per range size)."""
 
 
 class ToyConfig(RunSettings):
@@ -37,6 +41,7 @@ class ToyConfig(RunSettings):
             [self.guesser, *([self.guesser_model] if self.guesser_model else [])],
             seed=self.seed,
             limit=self.limit,
+            limit_mode=self.limit_mode,
             ids=self.ids,
             trials=self.trials,
             protocol=None if self.protocol == PROTOCOLS[0] else self.protocol,
@@ -51,7 +56,9 @@ def build_plan(config: ToyConfig, runtime: RuntimeOptions | None = None) -> RunP
     config = config.model_copy(update={"prompts_sha256": prompts.digest})
     guesser, host = GUESSER.resolve(config.guesser), HOST.resolve(config.host)
     tasks = {t.task_id: t for t in load_tasks()}
-    chosen = [tasks[i] for i in select_ids(list(tasks), config.ids, config.limit)]
+    groups = {t.task_id: t.group for t in tasks.values()}  # the range size: n10, n100, n1000
+    ids, selection = select_for_run(list(tasks), groups, config, task_set=TASK_SET, ids=config.ids)
+    chosen = [tasks[i] for i in ids]
     models = ModelPool(None, cache=runtime.cache, cache_path=runtime.cache_path,
                        retry=runtime.retry, script=runtime.script, seed=config.seed)  # fmt: skip
     options = PlayerOptions(
@@ -84,6 +91,18 @@ def build_plan(config: ToyConfig, runtime: RuntimeOptions | None = None) -> RunP
         jobs=[EpisodeJob(t.task_id, k, t.group) for t in chosen for k in range(config.trials)],
         play=play,
         players={"guesser": config.guesser, "host": config.host, "models": models.infos()},
+        roles={
+            "guesser": role_identity(
+                config.guesser,
+                model=config.guesser_model,
+                infos=models.infos(),
+                prompts_sha256=prompts.digest if config.guesser_model else None,
+                config_keys=["guesser", "guesser_model"],
+            ),
+            "host": role_identity(config.host, config_keys=["host"]),
+        },
+        selection=selection,
+        protocol=config.protocol,
         factory="todeval_toy.run:plan_from_config",
         aclose=models.aclose,
         success_metric="toy.success",

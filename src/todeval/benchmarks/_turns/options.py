@@ -18,14 +18,12 @@ from todeval.runner.options import (
     generation_settings,
     run_settings,
 )
-from todeval.runner.selection import select_ids
 
 __all__ = [
     "RuntimeOptions",
     "TurnsConfig",
     "add_common_arguments",
     "common_config",
-    "select_ids",
 ]
 
 
@@ -51,6 +49,7 @@ class TurnsConfig(RunSettings):
             seed=self.seed,
             constrained=self.constrained,
             limit=self.limit,
+            limit_mode=self.limit_mode,
             ids=self.dialogue_ids,
         )
 

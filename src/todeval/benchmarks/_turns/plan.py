@@ -20,7 +20,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from todeval.backends.sampling import Sampling
 from todeval.backends.types import ChatMessage
 from todeval.benchmarks._turns.generation import EpisodeContext, PredictedTurn, run_dialogue
-from todeval.benchmarks._turns.options import RuntimeOptions, TurnsConfig, select_ids
+from todeval.benchmarks._turns.options import RuntimeOptions, TurnsConfig
 from todeval.benchmarks._turns.summaries import add_run_figures, generation_stats, scored_records
 from todeval.core.records import EpisodeRecord, Summary
 from todeval.dialogue.chat import JsonReply
@@ -28,7 +28,12 @@ from todeval.dialogue.episode import EpisodeStreams
 from todeval.dialogue.prompts import PromptSet
 from todeval.dialogue.replies import ReplyChecker
 from todeval.runner.execute import EpisodeJob, RunPlan
+from todeval.runner.identity import role_identity
 from todeval.runner.options import model_pool
+from todeval.runner.selection import select_for_run
+
+PLAYER = "llm"
+"""The player of the one role, ``system``: a model generating each turn from the gold history."""
 
 PREDICTIONS_FILE = "predictions.json"
 """The prediction file's name in the run directory."""
@@ -117,13 +122,25 @@ def build_turns_plan(
     runtime: RuntimeOptions,
     dialogues: Sequence[D],
     *,
+    task_set: str,
     canonical: Callable[[str], str],
     reply_format: Callable[[D], ReplyFormat],
     score: Score,
 ) -> tuple[RunPlan, list[D]]:
-    """The run plan over the dialogues ``config`` selects (ids read through ``canonical``)."""
+    """The run plan over the dialogues ``config`` selects from ``task_set`` (the corpus split
+    ``dialogues`` come from; ids read through ``canonical``; ``--limit`` stratified over the
+    dialogues' groups unless ``limit_mode`` is ``first``)."""
     by_id = {d.dialogue_id: d for d in dialogues}
-    ids = select_ids(list(by_id), config.dialogue_ids, config.limit, canonical, noun="dialogue")
+    groups = {d.dialogue_id: spec.group(d) for d in dialogues}
+    ids, selection = select_for_run(
+        list(by_id),
+        groups,
+        config,
+        task_set=task_set,
+        ids=config.dialogue_ids,
+        canonical=canonical,
+        noun="dialogue",
+    )
     chosen = [by_id[i] for i in ids]
     prompts = PromptSet.load(spec.prompts_package, config.prompt_overrides)
     if config.prompts_sha256 is None:
@@ -158,6 +175,17 @@ def build_turns_plan(
         jobs=[EpisodeJob(d.dialogue_id, 0, spec.group(d)) for d in chosen],
         play=play,
         players={"system": config.model, "models": pool.infos()},
+        roles={
+            "system": role_identity(
+                PLAYER,
+                model=config.model,
+                infos=pool.infos(),
+                prompts_sha256=prompts.digest,
+                config_keys=["model"],
+            )
+        },
+        selection=selection,
+        protocol=config.protocol,
         factory=spec.factory,
         aclose=pool.aclose,
         finalize=finalize,

@@ -16,12 +16,16 @@ from todeval.benchmarks.booking.tasks import (
     select_tasks,
     task_set_hash,
 )
+from todeval.core.identity import RoleIdentity
 from todeval.core.records import EpisodeRecord
 from todeval.dialogue.participants import PlayerOptions, is_interactive
+from todeval.dialogue.prompts import PromptSet
 from todeval.errors import choice_error
 from todeval.runner.execute import EpisodeJob, RunPlan
+from todeval.runner.identity import role_identity
 from todeval.runner.naming import run_dir_name
 from todeval.runner.options import RunSettings, RuntimeOptions, model_pool
+from todeval.runner.selection import selection_seed, settings_selection
 
 PROTOCOLS = ("strict",)
 """The game master's rule sets (the first is the default): ``strict`` validates every tool call
@@ -60,6 +64,7 @@ class BookingConfig(RunSettings):
             seed=self.seed,
             constrained=self.constrained,
             limit=self.limit,
+            limit_mode=self.limit_mode,
             ids=self.task_ids,
             trials=self.trials,
             protocol=None if self.protocol == PROTOCOLS[0] else self.protocol,
@@ -80,7 +85,13 @@ def build_plan(
     system = SYSTEM.resolve(config.system)
     user = USER.resolve(config.user)
     user.check_selection(config.task_set)
-    tasks = select_tasks(load_tasks(config.task_set), config.task_ids, config.limit)
+    tasks = select_tasks(
+        load_tasks(config.task_set),
+        config.task_ids,
+        config.limit,
+        mode=config.limit_mode,
+        seed=selection_seed(config.seed),
+    )
     models = model_pool(config.models_file, runtime, seed=config.seed)
     system_model = models.maybe(config.system_model)
     common: dict[str, Any] = {
@@ -118,11 +129,8 @@ def build_plan(
         )
 
     jobs = [EpisodeJob(t.task_id, trial, t.group) for t in tasks for trial in range(config.trials)]
-    players: dict[str, Any] = {
-        "system": config.system,
-        "user": config.user,
-        "models": models.infos(),
-    }
+    infos = models.infos()
+    players: dict[str, Any] = {"system": config.system, "user": config.user, "models": infos}
     plan = RunPlan(
         benchmark=BENCHMARK,
         config=config.model_dump(mode="json"),
@@ -132,6 +140,11 @@ def build_plan(
         jobs=jobs,
         play=play,
         players=players,
+        roles=_roles(config, infos, prompts),
+        selection=settings_selection(
+            config, task_set=config.task_set, ids=config.task_ids, n_tasks=len(tasks)
+        ),
+        protocol=config.protocol,
         success_metric="booking.booking_accuracy",
         factory="todeval.benchmarks.booking.run:plan_from_config",
         aclose=models.aclose,
@@ -139,6 +152,34 @@ def build_plan(
         runtime=runtime,
     )
     return plan, tasks
+
+
+USER_TEMPLATES = ("user", "user_opening")
+"""The templates the LLM user reads; every other template is a system's."""
+
+
+def _roles(
+    config: BookingConfig, infos: dict[str, Any], prompts: PromptSet
+) -> dict[str, RoleIdentity]:
+    """The typed identity of the two roles (prompt digests for the roles an LLM plays)."""
+    system_templates = [name for name in prompts.templates if name not in USER_TEMPLATES]
+    llm_system = config.system_model is not None or config.module_model is not None
+    return {
+        "system": role_identity(
+            config.system,
+            model=config.system_model,
+            infos=infos,
+            prompts_sha256=prompts.digest_of(system_templates) if llm_system else None,
+            config_keys=["system", "system_model", "module_model", "system_url"],
+        ),
+        "user": role_identity(
+            config.user,
+            model=config.user_model,
+            infos=infos,
+            prompts_sha256=prompts.digest_of(USER_TEMPLATES) if config.user_model else None,
+            config_keys=["user", "user_model"],
+        ),
+    }
 
 
 def plan_from_config(config: dict[str, Any], runtime: RuntimeOptions | None = None) -> RunPlan:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from todeval.errors import BadInputError, UsageError, choice_error
+from todeval.runner.selection import limit_ids
 
 TASK_SETS: dict[str, str] = {
     "test": "test.json",
@@ -189,9 +190,16 @@ def load_tasks(task_set: str) -> list[BookingTask]:
 
 
 def select_tasks(
-    tasks: list[BookingTask], task_ids: list[str] | None = None, limit: int | None = None
+    tasks: list[BookingTask],
+    task_ids: list[str] | None = None,
+    limit: int | None = None,
+    *,
+    mode: str = "stratified",
+    seed: int = 0,
 ) -> list[BookingTask]:
-    """Filter by ids (full id, or the part after the set name, or the filename stem)."""
+    """Filter by ids (full id, or the part after the set name, or the filename stem), then take
+    ``limit`` tasks: stratified over the domain groups with the draw seed ``seed``, or the first
+    (``mode``; see :func:`todeval.runner.selection.limit_ids`)."""
     if task_ids:
         wanted = {t.lower() for t in task_ids}
         chosen = [
@@ -210,11 +218,10 @@ def select_tasks(
         if missing:
             raise UsageError(f"unknown task id(s): {', '.join(missing)}")
         tasks = chosen
-    if limit is not None:
-        if limit < 1:
-            raise UsageError("--limit must be at least 1")
-        tasks = tasks[:limit]
-    return tasks
+    by_id = {t.task_id: t for t in tasks}
+    groups = {t.task_id: t.group for t in tasks}
+    ids = limit_ids(list(by_id), limit, mode=mode, groups=groups, seed=seed)
+    return [by_id[i] for i in ids]
 
 
 def task_set_hash(tasks: list[BookingTask]) -> str:

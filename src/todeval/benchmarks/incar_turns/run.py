@@ -112,6 +112,7 @@ def build_plan(
         config,
         runtime or RuntimeOptions(),
         load_dialogues(config.split, gold),
+        task_set=config.split,
         canonical=lambda i: i.strip(),
         reply_format=lambda d: forms[d.intent],
         score=score,

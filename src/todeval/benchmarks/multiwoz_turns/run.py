@@ -131,6 +131,7 @@ def build_plan(
         config,
         runtime or RuntimeOptions(),
         load_dialogues(corpus),
+        task_set="test",
         canonical=canonical_id,
         reply_format=lambda d: form,
         score=score,
