@@ -162,3 +162,43 @@ def test_ties_do_not_count_as_a_change_of_top_system() -> None:
     assert panel2.rank_stability is not None and panel2.rank_stability.top_changes is True
     assert panel2.rank_stability.kendall_tau["u1|u2"] == -1.0
     assert panel.spread["a"].spread_max_min == 0.9
+
+
+def test_panel_files_old_and_new_table_names(tmp_path: Path) -> None:
+    """``--users-file`` with 0.1.0's ``[[users]]``/``[[systems]]`` and ``--panel`` with
+    ``[[user]]``/``[[system]]`` give the same panel."""
+    old = tmp_path / "old.toml"
+    old.write_text(
+        '[[users]]\nname = "agenda"\nplayer = "agenda"\n\n[[users]]\nname = "replay"\n'
+        'player = "corpus"\n\n[[systems]]\nname = "rule"\nplayer = "rule"\n',
+        encoding="utf-8",
+    )
+    new = tmp_path / "new.toml"
+    new.write_text(
+        old.read_text(encoding="utf-8")
+        .replace("[[users]]", "[[user]]")
+        .replace("systems", "system"),
+        encoding="utf-8",
+    )
+    panels = []
+    for flag, path in (("--users-file", old), ("--panel", new)):
+        out = tmp_path / path.stem
+        args = ["run", "booking", flag, str(path), "--limit", "3", "--out", str(out), "--quiet"]
+        assert main(args) == 0
+        panels.append(json.loads((out / "panel.json").read_text()))
+    assert panels[0]["members"] == {"system": ["rule"], "user": ["agenda", "replay"]}
+    assert panels[0]["runs"] == {"rule|agenda": "rule__agenda", "rule|replay": "rule__replay"}
+    assert panels[0]["spread"] == panels[1]["spread"]
+
+
+def test_a_bad_panel_file_is_exit_3_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "panel.toml"
+    path.write_text('[[users]]\nname = "a"\nplayer = "agenda"\n[[hosts]]\n', encoding="utf-8")
+    code = main(["run", "booking", "--users-file", str(path), "--out", str(tmp_path / "p")])
+    assert code == 3
+    assert (
+        "unknown table [[hosts]]; a panel file has [[system]], [[user]]" in capsys.readouterr().err
+    )
+    assert not (tmp_path / "p").exists()

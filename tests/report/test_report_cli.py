@@ -139,7 +139,7 @@ def test_panel_directory_is_expanded(
     html = out.read_text(encoding="utf-8")
     assert 'id="panel-panel-spread"' in html and 'id="panel-panel-tau"' in html
     assert "Runs not (yet) on disk: rule|llm-missing" in html
-    assert "Top system changes across simulators: </b>no" in html
+    assert "Top system changes across user simulators: </b>no" in html
     # runs of a panel.json are not shown a second time as a detected panel
     assert 'id="panel-auto-0"' not in html
 
