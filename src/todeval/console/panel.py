@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from todeval.console.tables import fmt_estimate, render_rows
+from todeval.console.tables import fmt_estimate, render_rows, wilson_note
 from todeval.panels.model import PanelSummary
 from todeval.panels.words import PanelWords
 
@@ -14,12 +14,13 @@ def _num(value: float | None) -> str:
 def panel_table(panel: PanelSummary, words: PanelWords) -> str:
     """Scores per pair, the spread across the varied members, and rank stability."""
     w = words
-    rows = [
-        [subject, varied, fmt_estimate(panel.spread[subject].per_member.get(varied))]
+    cells = [
+        (subject, varied, panel.spread[subject].per_member.get(varied))
         for subject in panel.subjects
         if subject in panel.spread
         for varied in panel.varied_members
     ]
+    rows = [[subject, varied, fmt_estimate(est)] for subject, varied, est in cells]
     out = [
         f"{panel.metric} per {w.varied_noun} (micro, 95% CI)",
         render_rows([w.subject_noun, w.varied_noun, "value [95% CI]"], rows),
@@ -61,4 +62,5 @@ def panel_table(panel: PanelSummary, words: PanelWords) -> str:
             out.append(render_rows([w.varied_plural, "Kendall tau-b"], tau_rows))
         changes = "yes" if rs.top_changes else "no"
         out.append(f"top {w.subject_noun} changes across {w.varied_plural}: {changes}")
+    out += wilson_note(est for _, _, est in cells)
     return "\n".join(out)
