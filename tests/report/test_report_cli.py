@@ -61,7 +61,7 @@ def test_csv_table_has_every_ci(runs: dict[str, Path], capsys: pytest.CaptureFix
     key = "booking.booking_accuracy:micro"
     assert float(corpus[key]) == pytest.approx(105 / 117)
     assert float(corpus[key + "_ci_low"]) < float(corpus[key]) < float(corpus[key + "_ci_high"])
-    assert corpus["usd_per_dialogue"] == "0.0" and corpus["user"] == "corpus"
+    assert corpus["usd_per_dialogue"] == "0.0" and corpus["role:user"] == "corpus"
     summary = RunDirectory(runs["corpus"]).read_summary()
     assert summary is not None
     assert (
@@ -78,7 +78,7 @@ def test_markdown_and_latex_tables(
     )
     assert code == 0
     text = md.read_text(encoding="utf-8")
-    assert "| rule-corpus | rule | corpus | – | test | 117 | 0.897 [0.838, 0.949] |" in text
+    assert "| rule-corpus | rule | corpus | test | 117 | 0.897 [0.838, 0.949] |" in text
     assert "$0.0024" in text  # the scripted model's price
     code, out, _ = _report(capsys, str(runs["corpus"]), "--table", "latex")
     assert code == 0
@@ -94,7 +94,7 @@ def test_latex_and_markdown_escape_names(
     odd = tmp_path / "odd"
     shutil.copytree(runs["rule"], odd)
     manifest = json.loads((odd / "manifest.json").read_text(encoding="utf-8"))
-    manifest["players"]["system"] = "my_sys & 50% | {x}"
+    manifest["roles"]["system"]["player"] = "my_sys & 50% | {x}"
     (odd / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     code, out, _ = _report(capsys, str(odd), "--table", "latex")
     assert code == 0 and r"my\_sys \& 50\% | \{x\}" in out
@@ -151,7 +151,7 @@ def test_run_in_progress_gets_a_provisional_summary(runs: dict[str, Path], tmp_p
     (run / "episodes.jsonl").write_text("".join(lines[:40]) + lines[40][:100], encoding="utf-8")
     (run / "summary.json").unlink()
     [loaded] = load_inputs([run]).runs
-    assert loaded.provisional and len(loaded.episodes) == 40  # the torn line is ignored
+    assert loaded.provisional and loaded.n_episodes == 40  # the torn line is ignored
     assert loaded.summary.metrics["booking.booking_accuracy"].micro.n == 40
 
 
@@ -237,6 +237,32 @@ def test_generation_runs_get_corpus_columns(
     [board] = boards(load_inputs([run]))
     assert board.profile.primary == "multiwoz.combined"
     assert [c.title for c in board.profile.columns][-1] == "Format failures %"
-    assert board.rows[0].models == f"scripted:{script}"
+    assert f"scripted:{script}" in board.rows[0].roles["system"]
     code, out, _ = _report(capsys, str(run), "--table", "md")
     assert code == 0 and "| Combined |" in out and "| turns |" in out
+
+
+def test_wilson_is_shown_where_the_bootstrap_collapses(
+    runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The default run books all 117 goals: the bootstrap CI is [1, 1]; every rendering shows
+    the Wilson interval [0.968, 1.000] instead, marked, and says why."""
+    page = tmp_path / "r.html"
+    code, _, _ = _report(capsys, str(runs["rule"]), "-o", str(page))
+    assert code == 0
+    html = page.read_text(encoding="utf-8")
+    micro = '<span class="v">1.000</span><span class="ci">[0.968, 1.000]W</span>'
+    assert micro in html and "1.000 [0.968, 1.000] (Wilson), n = 117" in html  # cell, error bar
+    assert '<span class="ci">[1.000, 1.000]</span>' in html  # macro: no Wilson for a mean of means
+    assert "Wilson score interval is shown instead" in html
+    cells = {"md": "1.000 [0.968, 1.000]W", "latex": r"1.000 {\scriptsize [0.968, 1.000]W}"}
+    for fmt, cell in cells.items():
+        code, out, _ = _report(capsys, str(runs["rule"]), "--table", fmt)
+        assert code == 0 and cell in out
+        assert "Wilson score interval is shown instead" in out
+    code, out, _ = _report(capsys, str(runs["rule"]), "--table", "csv")
+    row = next(csv.DictReader(io.StringIO(out)))
+    key = "booking.booking_accuracy:micro"
+    assert float(row[key + "_ci_low"]) == float(row[key + "_ci_high"]) == 1.0
+    assert float(row[key + "_wilson_low"]) == pytest.approx(0.9682, abs=1e-4)
+    assert float(row[key + "_wilson_high"]) == 1.0

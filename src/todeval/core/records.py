@@ -146,6 +146,18 @@ class Estimate(BaseModel):
         None, description="95% Wilson score interval (binary metrics only; a check on the CI)"
     )
 
+    @property
+    def collapsed(self) -> bool:
+        """The bootstrap interval has no width (every resample agrees, e.g. 117/117)."""
+        return self.ci_low is not None and self.ci_low == self.ci_high
+
+    def shown_interval(self) -> tuple[float | None, float | None, bool]:
+        """(low, high, is_wilson): the interval to show -- the bootstrap CI, or the Wilson score
+        interval where a 0/1 metric's bootstrap collapsed."""
+        if self.collapsed and self.wilson_low is not None and self.wilson_high is not None:
+            return self.wilson_low, self.wilson_high, True
+        return self.ci_low, self.ci_high, False
+
 
 class MetricSummary(BaseModel):
     micro: Estimate = Field(description="mean over episodes; CI from a task bootstrap")

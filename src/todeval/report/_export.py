@@ -13,17 +13,26 @@ import io
 from collections.abc import Sequence
 from typing import Literal
 
-from todeval.report._leaderboard import Board, Row, fmt_ci, fmt_usd, fmt_value
+from todeval.report._leaderboard import (
+    WILSON_NOTE,
+    Board,
+    Row,
+    any_wilson,
+    fmt_ci,
+    fmt_usd,
+    fmt_value,
+)
 from todeval.results.profile import Column
 
 TableFormat = Literal["csv", "md", "latex"]
 TABLE_FORMATS: tuple[TableFormat, ...] = ("csv", "md", "latex")
 
-_IDENTITY = ("run", "benchmark", "system", "user", "models", "task_set", "n")
+_IDENTITY = ("run", "benchmark", "task_set", "selection", "protocol")
 
 
-def _identity(row: Row) -> list[str]:
-    return [row.key, row.benchmark, row.system, row.user, row.models, row.task_set, str(row.n)]
+def _identity(row: Row, roles: Sequence[str]) -> list[str]:
+    ident = [row.key, row.benchmark, row.task_set, row.selection, row.protocol or ""]
+    return ident + [row.roles.get(r, "") for r in roles] + [str(row.n)]
 
 
 def _num(value: float | None) -> str:
@@ -32,24 +41,38 @@ def _num(value: float | None) -> str:
 
 def to_csv(boards: Sequence[Board]) -> str:
     columns: list[Column] = []
+    roles: list[str] = []
     for board in boards:
         columns.extend(c for c in board.profile.columns if c not in columns)
-    header = list(_IDENTITY)
+        roles.extend(r for r in board.roles if r not in roles)
+    header = [*_IDENTITY, *(f"role:{r}" for r in roles), "n"]
     for c in columns:
-        header += [c.key, f"{c.key}_ci_low", f"{c.key}_ci_high"]
+        header += [
+            c.key,
+            *(f"{c.key}_{x}" for x in ("ci_low", "ci_high", "wilson_low", "wilson_high")),
+        ]
     header += ["usd_per_dialogue", "provisional"]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(header)
     for board in boards:
         for row in board.rows:
-            line = _identity(row)
+            line = _identity(row, roles)
             for c in columns:
                 est = row.cells.get(c.key)
                 if est is None:
-                    line += ["", "", ""]
+                    line += [""] * 5
                 else:
-                    line += [_num(est.value), _num(est.ci_low), _num(est.ci_high)]
+                    line += [
+                        _num(v)
+                        for v in (
+                            est.value,
+                            est.ci_low,
+                            est.ci_high,
+                            est.wilson_low,
+                            est.wilson_high,
+                        )
+                    ]
             line += [_num(row.cost_per_dialogue), "yes" if row.provisional else ""]
             writer.writerow(line)
     return buf.getvalue()
@@ -63,8 +86,13 @@ def _cells(board: Board, row: Row) -> list[tuple[str, str]]:
     return out
 
 
+def _n_ident(board: Board) -> int:
+    return 3 if board.kind == "score" else 3 + len(board.roles)
+
+
 def _headers(board: Board) -> list[str]:
-    ident = ["run", "system", "user", "model(s)", "task set", "n"]
+    p = board.profile
+    ident = ["run", *(p.role_title(r) for r in board.roles), "selection", "n"]
     if board.kind == "score":
         ident = ["file", "system", "n"]
     cost = ["cost / dialogue"] if board.profile.cost else []
@@ -74,12 +102,27 @@ def _headers(board: Board) -> list[str]:
 def _row_parts(board: Board, row: Row) -> list[tuple[str, str]]:
     """Each cell as (text, CI text); the CI is empty for non-metric cells."""
     if board.kind == "score":
-        ident = [row.key, row.system, str(row.n)]
+        ident = [row.key, row.subject, str(row.n)]
     else:
         key = row.key + (" (in progress)" if row.provisional else "")
-        ident = [key, row.system, row.user, row.models or "–", row.task_set, str(row.n)]
+        flag = board.size_flag(row)
+        n = f"{row.n} (of {board.full_n})" if flag else str(row.n)
+        ident = [key, *(row.roles.get(r, "–") for r in board.roles), row.selection, n]
     cost = [fmt_usd(row.cost_per_dialogue)] if board.profile.cost else []
     return [(t, "") for t in ident] + _cells(board, row) + [(t, "") for t in cost]
+
+
+def _notes(board: Board) -> list[str]:
+    """What a reader must know about this board's cells (Wilson intervals, unequal sizes)."""
+    out = []
+    if any_wilson([board]):
+        out.append(WILSON_NOTE)
+    if board.sizes_differ:
+        out.append(
+            f"Sizes differ: rows marked '(of {board.full_n})' are over fewer episodes; their "
+            "ranks are not comparable."
+        )
+    return out
 
 
 def _md_escape(text: str) -> str:
@@ -90,7 +133,7 @@ def to_markdown(boards: Sequence[Board]) -> str:
     parts = []
     for board in boards:
         header = _headers(board)
-        n_text = 2 if board.kind == "score" else 5
+        n_text = _n_ident(board) - 1
         lines = [
             f"**{_md_escape(board.title)}** -- value [95% CI]",
             "",
@@ -100,6 +143,7 @@ def to_markdown(boards: Sequence[Board]) -> str:
         for row in board.rows:
             texts = [f"{t} {ci}".strip() for t, ci in _row_parts(board, row)]
             lines.append("| " + " | ".join(_md_escape(t) for t in texts) + " |")
+        lines += [f"\n{n}" for n in _notes(board)]
         parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"
 
@@ -134,7 +178,7 @@ def to_latex(boards: Sequence[Board]) -> str:
     parts = []
     for board in boards:
         header = _headers(board)
-        n_ident = 3 if board.kind == "score" else 6
+        n_ident = _n_ident(board)
         spec = "l" * (n_ident - 1) + "r" * (len(header) - n_ident + 1)
         lines = [
             f"% {board.title}: value [95% CI]; requires \\usepackage{{booktabs}}",
@@ -145,6 +189,7 @@ def to_latex(boards: Sequence[Board]) -> str:
         ]
         lines += [" & ".join(_latex_cells(board, row)) + r" \\" for row in board.rows]
         lines += [r"\bottomrule", r"\end{tabular}"]
+        lines += [f"% {n}" for n in _notes(board)]
         parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"
 

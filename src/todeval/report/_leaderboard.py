@@ -6,6 +6,8 @@ of every cell travels with it, so every rendering (HTML, CSV, Markdown, LaTeX) c
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -15,6 +17,7 @@ from todeval.core.records import Estimate, Summary
 from todeval.report._inputs import ReportInputs, RunInput, ScoreInput
 from todeval.results.profile import BenchmarkProfile as Profile
 from todeval.results.profile import Column, Kind
+from todeval.runner.naming import slug
 
 
 @dataclass(frozen=True)
@@ -22,27 +25,63 @@ class Row:
     key: str
     kind: Literal["run", "score"]
     benchmark: str
-    system: str
-    user: str
-    models: str
+    roles: dict[str, str]  # role -> "player (model)"
+    selection: str
     task_set: str
     n: int
     cells: dict[str, Estimate | None]
     cost_per_dialogue: float | None = None
     provisional: bool = False
     excluded: int = 0
+    protocol: str | None = None
+
+    @property
+    def subject(self) -> str:
+        """The first role's label (a score file's system name)."""
+        return next(iter(self.roles.values()), self.key)
 
 
 @dataclass
 class Board:
+    """One leaderboard: the runs (or score files) of one benchmark on one task set."""
+
     profile: Profile
     kind: Literal["run", "score"]
+    task_set: str = ""
     rows: list[Row] = field(default_factory=list)
+    suffix: str = ""  # tells apart the ids of one benchmark's boards on several task sets
+
+    @property
+    def dom_id(self) -> str:
+        """``<benchmark>`` or ``<benchmark>-<task set>``: the board's part of element ids."""
+        return self.profile.benchmark + (f"-{self.suffix}" if self.suffix else "")
 
     @property
     def title(self) -> str:
         what = "runs" if self.kind == "run" else "corpus scoring"
-        return f"{self.profile.benchmark} ({what})"
+        on = f", task set {self.task_set}" if self.task_set and self.task_set != "–" else ""
+        return f"{self.profile.display} ({what}{on})"
+
+    @property
+    def roles(self) -> list[str]:
+        """The roles shown as columns: the profile's, then any other the rows name."""
+        names = [r.name for r in self.profile.roles]
+        for row in self.rows:
+            names += [r for r in row.roles if r not in names]
+        return names
+
+    @property
+    def full_n(self) -> int:
+        return max((r.n for r in self.rows), default=0)
+
+    def size_flag(self, row: Row) -> str | None:
+        """``n = 5 of 117`` when a row is over fewer episodes than the board's largest."""
+        full = self.full_n
+        return f"n = {row.n} of {full}" if row.n < full else None
+
+    @property
+    def sizes_differ(self) -> bool:
+        return len({r.n for r in self.rows}) > 1
 
 
 def estimate(summary: Summary, column: Column) -> Estimate | None:
@@ -67,15 +106,15 @@ def run_row(run: RunInput, profile: Profile) -> Row:
         key=run.key,
         kind="run",
         benchmark=s.benchmark,
-        system=run.system,
-        user=run.user_label,
-        models=run.models,
+        roles={role: identity.label for role, identity in run.roles.items()},
+        selection=run.selection_label,
         task_set=run.task_set,
         n=_primary_n(s, profile),
         cells=_cells(s, profile),
         cost_per_dialogue=s.cost.get("usd_per_episode") if profile.cost else None,
         provisional=run.provisional,
         excluded=sum(s.excluded.values()),
+        protocol=run.protocol,
     )
 
 
@@ -95,9 +134,8 @@ def score_row(score: ScoreInput, profile: Profile) -> Row:
         key=score.key,
         kind="score",
         benchmark=s.benchmark,
-        system=score_system(score),
-        user="",
-        models="",
+        roles={"system": score_system(score)},
+        selection="",
         task_set="",
         n=_primary_n(s, profile),
         cells=_cells(s, profile),
@@ -111,21 +149,29 @@ def _sort_key(row: Row, profile: Profile) -> tuple[float, str]:
 
 
 def boards(inputs: ReportInputs) -> list[Board]:
-    """Run boards (one per benchmark, in order of appearance), then corpus-score boards."""
+    """Run boards (one per benchmark and task set, in order of appearance), then corpus-score
+    boards (one per benchmark). Runs over different task sets are never ranked together."""
     out: list[Board] = []
-    for kind, items in (("run", inputs.runs), ("score", inputs.scores)):
-        by_bench: dict[str, list[RunInput | ScoreInput]] = {}
-        for item in items:
-            by_bench.setdefault(item.summary.benchmark, []).append(item)
-        for bench, members in by_bench.items():
+    keyed: dict[tuple[str, str], list[RunInput | ScoreInput]] = {}
+    for run in inputs.runs:
+        keyed.setdefault((run.summary.benchmark, run.task_set), []).append(run)
+    score_keys: dict[tuple[str, str], list[RunInput | ScoreInput]] = {}
+    for score in inputs.scores:
+        score_keys.setdefault((score.summary.benchmark, ""), []).append(score)
+    for kind, groups in (("run", keyed), ("score", score_keys)):
+        for (bench, task_set), members in groups.items():
             profile = inputs.profiles.get(bench, [m.summary for m in members])
-            board = Board(profile, "run" if kind == "run" else "score")
+            board = Board(profile, "run" if kind == "run" else "score", task_set)
             for m in members:
                 board.rows.append(
                     run_row(m, profile) if isinstance(m, RunInput) else score_row(m, profile)
                 )
             board.rows.sort(key=partial(_sort_key, profile=profile))
             out.append(board)
+    per_benchmark = Counter((b.profile.benchmark, b.kind) for b in out)
+    for b in out:
+        if per_benchmark[(b.profile.benchmark, b.kind)] > 1:
+            b.suffix = slug(b.task_set)
     return out
 
 
@@ -137,12 +183,33 @@ def fmt_value(value: float | None, kind: Kind) -> str:
     return "–" if value is None else f"{value:.{digits(kind)}f}"
 
 
+WILSON_MARK = "W"
+WILSON_NOTE = (
+    "W: the bootstrap interval collapsed (every task agrees, e.g. 117/117), so the 95% Wilson "
+    "score interval is shown instead."
+)
+
+
 def fmt_ci(est: Estimate | None, kind: Kind) -> str:
-    """``[low, high]``, or an empty string when the estimate has no CI."""
-    if est is None or est.ci_low is None or est.ci_high is None:
+    """``[low, high]`` (``[low, high]W`` for a Wilson interval where the bootstrap collapsed),
+    or an empty string when the estimate has no CI."""
+    if est is None:
+        return ""
+    low, high, wilson = est.shown_interval()
+    if low is None or high is None:
         return ""
     d = digits(kind)
-    return f"[{est.ci_low:.{d}f}, {est.ci_high:.{d}f}]"
+    return f"[{low:.{d}f}, {high:.{d}f}]" + (WILSON_MARK if wilson else "")
+
+
+def any_wilson(boards: Sequence[Board]) -> bool:
+    """Whether some cell of these boards shows a Wilson interval."""
+    return any(
+        e is not None and e.shown_interval()[2]
+        for b in boards
+        for r in b.rows
+        for e in r.cells.values()
+    )
 
 
 def fmt_cell(est: Estimate | None, kind: Kind) -> str:

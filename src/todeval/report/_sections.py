@@ -23,12 +23,13 @@ from todeval.report._blocks import (
     txt_cell,
 )
 from todeval.report._inputs import ReportInputs, RunInput
-from todeval.report._leaderboard import Board, Row, fmt_usd
+from todeval.report._leaderboard import WILSON_NOTE, Board, Row, any_wilson, fmt_usd
 from todeval.report._markup import Markup, anchor, el, join, void
 from todeval.report._svg import (
     BarSeries,
     ScatterPoint,
     StackRow,
+    class_colours,
     class_legend,
     cost_scatter,
     error_bar_cell,
@@ -36,7 +37,7 @@ from todeval.report._svg import (
     legend_row,
     stacked_bars,
 )
-from todeval.results.profile import Column, ProfileBook, is_rate
+from todeval.results.profile import Column, LabelSpec, ProfileBook, is_rate
 
 # --- leaderboard -----------------------------------------------------------------------------
 
@@ -60,9 +61,11 @@ def _header_rows(board: Board, primary: Column, lo: float, hi: float) -> Markup:
     gets a spanning name over 'micro', '95% CI' (the error bar) and 'macro'."""
     p = board.profile
     runs = board.kind == "run"
-    ident = ["#", "Run" if runs else "File", "System"]
+    ident = ["#", "Run" if runs else "File"]
     if runs:
-        ident += ["User sim.", "Model(s)", "Task set"]
+        ident += [p.role_title(role) for role in board.roles] + ["Selection"]
+    else:
+        ident.append("System")
     ident.append("n")
     top = [el("th", {"class": "txt", "rowspan": 2}, h) for h in ident]
     sub: list[Markup] = []
@@ -101,14 +104,15 @@ def leaderboard_table(board: Board, num: Numbering) -> Markup:
             name.append(el("span", {"class": "badge live"}, "in progress"))
         if row.excluded:
             name.append(el("span", {"class": "badge"}, f"{row.excluded} excluded"))
+        flag = board.size_flag(row)
+        if flag:
+            name.append(el("span", {"class": "badge warn", "title": _SIZE_NOTE}, flag))
         cells = [el("td", {"class": "rank"}, str(i)), el("td", {"class": "txt name"}, *name)]
-        cells.append(el("td", {"class": "txt"}, row.system))
         if runs:
-            cells += [
-                el("td", {"class": "txt"}, row.user),
-                el("td", {"class": "txt"}, row.models or "–"),
-                el("td", {"class": "txt"}, row.task_set),
-            ]
+            cells += [el("td", {"class": "txt"}, row.roles.get(r, "–")) for r in board.roles]
+            cells.append(el("td", {"class": "txt"}, row.selection))
+        else:
+            cells.append(el("td", {"class": "txt"}, row.subject))
         cells.append(el("td", {"class": "num"}, str(row.n)))
         for c in p.columns:
             cells.append(est_cell(row.cells.get(c.key), c.kind))
@@ -120,23 +124,47 @@ def leaderboard_table(board: Board, num: Numbering) -> Markup:
         attrs = {"data-run": row.key, "data-href": href, "class": "clickable" if runs else None}
         body.append(el("tr", attrs, *cells))
     what = "run" if runs else "scored prediction file"
+    extra: list[str] = []
+    if board.sizes_differ:
+        extra.append(" " + _SIZE_NOTE)
+    if any_wilson([board]):
+        extra.append(" " + WILSON_NOTE)
     caption = table_caption(
         num,
         f"{board.title}: one row per {what}, best first by {p.primary_title.lower()} (micro). "
         "Each cell: value and 95% CI.",
+        *extra,
     )
-    attrs = {"class": "lb", "id": f"lb-{board.profile.benchmark}-{board.kind}"}
+    attrs = {"class": "lb", "id": f"lb-{board.dom_id}-{board.kind}"}
     board_table = table(attrs, caption, _header_rows(board, primary, lo, hi), body)
     return el("div", {"class": "tscroll"}, board_table)
 
 
-def ci_note(inputs: ReportInputs) -> Markup:
-    return note(
-        "Micro = mean over episodes; macro = mean of the domain-group means (the clem:todd "
-        "aggregate). Abort rate = share of episodes ended by a format violation or the "
-        "inner-loop cap. Cost / dialogue = model cost per scored episode (USD; $0 for players "
-        "without a model). Click a row to browse its transcripts."
-    )
+_SIZE_NOTE = (
+    "Sizes differ: a flagged row is over fewer episodes than the board's largest run, so its "
+    "rank is not comparable (its CI is wider; compare refuses different selections)."
+)
+
+
+def ci_note(inputs: ReportInputs, run_boards: Sequence[Board]) -> Markup:
+    """What the columns mean: the generic aggregates, then each benchmark's own notes."""
+    items = [
+        el(
+            "li",
+            None,
+            "Micro = mean over episodes; macro = mean of the group means. Cost / dialogue = "
+            "model cost per scored episode (USD; $0 for players without a model). One board per "
+            "benchmark and task set. Click a row to browse its transcripts.",
+        )
+    ]
+    seen: set[str] = set()
+    for board in run_boards:
+        p = board.profile
+        if p.benchmark in seen or not p.notes:
+            continue
+        seen.add(p.benchmark)
+        items.append(el("li", None, el("b", None, p.display), ": ", " ".join(p.notes)))
+    return el("ul", {"class": "notes"}, *items)
 
 
 def ci_methods(inputs: ReportInputs) -> Markup:
@@ -166,8 +194,8 @@ def scatter_section(inputs: ReportInputs, board: Board, num: Numbering) -> Marku
         points.append(
             ScatterPoint(
                 run=row.key,
-                system=row.system,
-                label=run.model_name("system") or row.key,
+                system=row.subject,
+                label=_subject_model(run, board) or row.key,
                 cost=row.cost_per_dialogue,
                 est=m.micro if m else None,
             )
@@ -176,9 +204,7 @@ def scatter_section(inputs: ReportInputs, board: Board, num: Numbering) -> Marku
         return None
     primary = board.profile.primary
     rate = all(is_rate(runs[r.key].summary, primary) for r in board.rows if r.key in runs)
-    fig = cost_scatter(
-        f"fig-scatter-{board.profile.benchmark}", points, board.profile.primary_title, rate
-    )
+    fig = cost_scatter(f"fig-scatter-{board.dom_id}", points, board.profile.primary_title, rate)
     return figure(
         num,
         [fig],
@@ -188,11 +214,23 @@ def scatter_section(inputs: ReportInputs, board: Board, num: Numbering) -> Marku
     )
 
 
-# --- domain groups -----------------------------------------------------------------------------
+def _subject_model(run: RunInput, board: Board) -> str | None:
+    """The model of the run's role under test (the panel subject, else the first role)."""
+    p = board.profile
+    role = p.panel.subject if p.panel else next(iter(board.roles), "")
+    return run.model_name(role)
+
+
+# --- task groups -----------------------------------------------------------------------------
 
 
 def groups_section(
-    runs: Sequence[RunInput], metric: str, title: str, num: Numbering
+    runs: Sequence[RunInput],
+    metric: str,
+    title: str,
+    num: Numbering,
+    noun: str = "group",
+    dom_id: str | None = None,
 ) -> Markup | None:
     with_groups = [
         r for r in runs if metric in r.summary.metrics and r.summary.metrics[metric].by_group
@@ -204,8 +242,8 @@ def groups_section(
         BarSeries(r.key, r.key, dict(r.summary.metrics[metric].by_group)) for r in with_groups
     ]
     rate = all(is_rate(r.summary, metric) for r in with_groups)
-    bench = with_groups[0].summary.benchmark
-    fig = group_bars(f"fig-groups-{bench}", groups, series, title, rate)
+    bench = dom_id or with_groups[0].summary.benchmark
+    fig = group_bars(f"fig-groups-{bench}", groups, series, title, rate, noun)
     kind = "rate" if rate else "number"
     rows = []
     for r in with_groups:
@@ -223,7 +261,7 @@ def groups_section(
     groups_table = table(
         {"class": "lb compact", "id": f"groups-{bench}"},
         table_caption(
-            num, f"{title} per domain group (value, 95% CI, episodes); macro = mean over groups."
+            num, f"{title} per {noun} (value, 95% CI, episodes); macro = mean over {noun}s."
         ),
         head_row(["Run", *groups, "macro"]),
         rows,
@@ -234,50 +272,15 @@ def groups_section(
             figure(
                 num,
                 [legend, fig],
-                f"{title} per domain group and run; whiskers: 95% CI (bootstrap over the "
-                "group's tasks).",
+                f"{title} per {noun} and run; whiskers: 95% CI (bootstrap over the {noun}'s "
+                "tasks).",
             ),
             groups_table,
         ]
     )
 
 
-# --- failure taxonomy --------------------------------------------------------------------------
-
-_CLASS_ORDER = (
-    "success",
-    "repair",
-    "wrong_booking",
-    "no_booking",
-    "booked_nothing",
-    "turn_cap",
-    "inner_loop_cap",
-    "system_error",
-    "user_simulator_failure",
-    "infrastructure_error",
-    "other",
-)
-
-
-def class_order(values: set[str]) -> list[str]:
-    def key(v: str) -> tuple[int, str]:
-        if v in _CLASS_ORDER:
-            return (_CLASS_ORDER.index(v), v)
-        if v.startswith("format_violation"):
-            return (_CLASS_ORDER.index("turn_cap"), v)
-        return (len(_CLASS_ORDER), v)
-
-    return sorted(values, key=key)
-
-
-_LABEL_NOTES = {
-    "failure_class": "Every episode's failure class: success, wrong booking (all domains booked, "
-    "a slot wrong), no booking, turn cap, format violation by kind (aborted), inner-loop cap, "
-    "user-simulator failure, infrastructure error.",
-    "unrealistic": "Unrealistic task set only: what the system did with the nonsense goal "
-    "values. repair = booked a realistic substitute instead of the goal's value; "
-    "booked_nothing; other.",
-}
+# --- episode labels (failure taxonomy) -------------------------------------------------------
 
 
 def _breakable(name: str) -> list[object]:
@@ -286,18 +289,46 @@ def _breakable(name: str) -> list[object]:
     return [head + sep, void("wbr"), tail] if sep else [name]
 
 
-def taxonomy_section(runs: Sequence[RunInput], num: Numbering) -> Markup:
-    names: list[str] = []
+def _label_spec(name: str, runs: Sequence[RunInput], profiles: ProfileBook) -> LabelSpec:
+    """The label as the first benchmark declaring it describes it (or a bare one)."""
     for r in runs:
+        spec = profiles.get(r.summary.benchmark).label(name)
+        if spec is not None:
+            return spec
+    return LabelSpec(name=name)
+
+
+def _label_names(runs: Sequence[RunInput], profiles: ProfileBook) -> list[str]:
+    """Label names in order of appearance, each benchmark's failure label first."""
+    names: list[str] = []
+    failures: list[str] = []
+    for r in runs:
+        failure = profiles.get(r.summary.benchmark).failure_label()
+        if failure in r.summary.labels and failure not in failures:
+            failures.append(failure)
         names += [n for n in r.summary.labels if n not in names]
-    if "failure_class" in names:
-        names.remove("failure_class")
-        names.insert(0, "failure_class")
+    return failures + [n for n in names if n not in failures]
+
+
+def label_colours(spec: LabelSpec, classes: Sequence[str]) -> dict[str, str]:
+    def declared(value: str) -> tuple[str, str] | None:
+        found = spec.value(value)
+        if found is None or found.colour is None:
+            return None
+        return found.colour, found.value
+
+    return class_colours(classes, declared)
+
+
+def taxonomy_section(runs: Sequence[RunInput], num: Numbering, profiles: ProfileBook) -> Markup:
     parts: list[Markup] = []
-    for name in names:
+    for name in _label_names(runs, profiles):
         members = [r for r in runs if name in r.summary.labels]
-        classes = class_order({v for r in members for v in r.summary.labels[name]})
-        head = head_row(["Run", "episodes", *[join(_breakable(c)) for c in classes]])
+        spec = _label_spec(name, members, profiles)
+        classes = spec.order(v for r in members for v in r.summary.labels[name])
+        colours = label_colours(spec, classes)
+        titles = [join(_breakable(c)) for c in classes]
+        head = head_row(["Run", "episodes", *titles])
         rows = []
         for r in members:
             counts = r.summary.labels[name]
@@ -316,10 +347,16 @@ def taxonomy_section(runs: Sequence[RunInput], num: Numbering) -> Markup:
                 )
                 cells.append(num_cell(link))
             rows.append(el("tr", {"data-run": r.key}, *cells))
+        value_notes = [
+            f"{v.title or v.value}{'*' if v.prefix else ''}: {v.note}."
+            for v in spec.values
+            if v.note and any(v.matches(c) for c in classes)
+        ]
         caption = table_caption(
             num,
-            f"Label '{name}' per run: episodes (share). ",
-            _LABEL_NOTES.get(name, ""),
+            f"Label '{spec.title or name}' per run: episodes (share). ",
+            spec.note,
+            (" " + " ".join(value_notes)) if value_notes else "",
             " Click a count for those transcripts.",
         )
         attrs = {"class": "lb compact taxonomy", "id": f"tax-{name}"}
@@ -328,11 +365,14 @@ def taxonomy_section(runs: Sequence[RunInput], num: Numbering) -> Markup:
             name,
             classes,
             [StackRow(r.key, r.summary.labels[name]) for r in members],
+            colours,
         )
         parts += [
             table(attrs, caption, head, rows),
             figure(
-                num, [class_legend(classes), fig], f"Share of episodes per '{name}' value and run."
+                num,
+                [class_legend(classes, colours), fig],
+                f"Share of episodes per '{spec.title or name}' value and run.",
             ),
         ]
     if not parts:
@@ -465,16 +505,18 @@ def _kv_table(data: dict[str, Any], cls: str = "kv") -> Markup:
 
 def manifest_block(run: RunInput) -> Markup:
     m = run.manifest
-    head = f"{run.key} — {m.benchmark}, {run.system} vs {run.user_label}"
+    head = f"{run.key} — {m.benchmark}, {run.description}"
     info = {
         "path": str(run.path),
         "config_hash": m.config_hash,
         "task_set_hash": m.task_set_hash,
+        "selection": m.selection.model_dump(exclude_none=True),
+        "protocol": m.protocol or "– (not recorded)",
         "n_tasks": m.n_tasks,
         "seed": m.seed,
         "package_version": m.package_version,
         "git_commit": m.git_commit or "–",
-        "episodes on disk": len(run.episodes),
+        "episodes on disk": run.n_episodes,
         "summary": "computed by the report (run in progress or no summary.json)"
         if run.provisional
         else "summary.json",
@@ -495,7 +537,7 @@ def manifest_block(run: RunInput) -> Markup:
         for s in m.sessions
     ]
     models = m.players.get("models") or {}
-    players = {k: v for k, v in m.players.items() if k != "models"}
+    players = {role: i.model_dump(exclude_none=True) for role, i in m.roles.items()}
     return el(
         "details",
         {"id": f"manifest-{run.key}", "class": "manifest"},
@@ -508,7 +550,7 @@ def manifest_block(run: RunInput) -> Markup:
                 None,
                 el("h4", None, "Run"),
                 _kv_table(info),
-                el("h4", None, "Players"),
+                el("h4", None, "Roles"),
                 _kv_table(players),
                 *([el("h4", None, "Models"), _kv_table(models)] if models else []),
             ),

@@ -9,7 +9,7 @@ also differ by marker shape, so figures survive greyscale printing.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -189,7 +189,7 @@ def y_scale(ests: Sequence[Estimate | None], rate: bool, a: float, b: float) -> 
     if rate:
         return Scale(0.0, 1.0, a, b)
     vals = [
-        v for e in ests if e is not None for v in (e.value, e.ci_low, e.ci_high) if v is not None
+        v for e in ests if e is not None for v in (e.value, *(interval(e) or ())) if v is not None
     ]
     lo, hi = (min(vals), max(vals)) if vals else (0.0, 1.0)
     pad = (hi - lo) * 0.1 or 1.0
@@ -201,15 +201,23 @@ def _est_title(est: Estimate | None) -> str:
     if est is None or est.value is None:
         return "no value"
     ci = ""
-    if est.ci_low is not None and est.ci_high is not None:
-        ci = f" [{est.ci_low:.3f}, {est.ci_high:.3f}]"
+    low, high, wilson = est.shown_interval()
+    if low is not None and high is not None:
+        ci = f" [{low:.3f}, {high:.3f}]" + (" (Wilson)" if wilson else "")
     return f"{est.value:.3f}{ci}, n = {est.n}"
 
 
+def interval(est: Estimate) -> tuple[float, float] | None:
+    """The interval a figure draws: the bootstrap CI, or Wilson where the bootstrap collapsed."""
+    low, high, _ = est.shown_interval()
+    return None if low is None or high is None else (low, high)
+
+
 def _whisker(x: float, scale: Scale, est: Estimate, cap: float = 4.0) -> Markup:
-    if est.ci_low is None or est.ci_high is None:
+    shown = interval(est)
+    if shown is None:
         return Markup("")
-    lo, hi = scale(est.ci_low), scale(est.ci_high)
+    lo, hi = scale(shown[0]), scale(shown[1])
     return join(
         [
             _line(x, lo, x, hi, "whisker"),
@@ -228,8 +236,8 @@ def error_bar_cell(est: Estimate | None, lo: float, hi: float, width: int = 104)
     sx = Scale(lo, hi, 4, width - 4)
     parts = [_line(sx(lo), h / 2, sx(hi), h / 2, "eb-axis")]
     if est is not None and est.value is not None:
-        if est.ci_low is not None and est.ci_high is not None:
-            parts += _ci_bar(sx(est.ci_low), sx(est.ci_high), h / 2, "eb-ci")
+        if (shown := interval(est)) is not None:
+            parts += _ci_bar(sx(shown[0]), sx(shown[1]), h / 2, "eb-ci")
         parts.append(el("circle", {"cx": sx(est.value), "cy": h / 2, "r": 3.5, "class": "eb-pt"}))
     return el(
         "svg",
@@ -363,7 +371,12 @@ def _group_label(x: float, y: float, group: str) -> Markup:
 
 
 def group_bars(
-    fig_id: str, groups: Sequence[str], series: Sequence[BarSeries], y_title: str, rate: bool
+    fig_id: str,
+    groups: Sequence[str],
+    series: Sequence[BarSeries],
+    y_title: str,
+    rate: bool,
+    noun: str = "group",
 ) -> Markup:
     """One cluster of bars per group, one bar per run, with CI whiskers."""
     n = max(len(series), 1)
@@ -379,7 +392,7 @@ def group_bars(
         _y_axis(sy, yticks, ml, w - mr, _rate_fmt if rate else _num_fmt),
         _line(ml, h - mb, w - mr, h - mb, "axis"),
         _y_title(f"{y_title} (95% CI)", mt, h - mb),
-        _text((ml + w - mr) / 2, h - 8, "Domain group", **{"class": "axis-title"}),
+        _text((ml + w - mr) / 2, h - 8, noun[:1].upper() + noun[1:], **{"class": "axis-title"}),
     ]
     span = (w - ml - mr) / max(len(groups), 1)
     for gi, group in enumerate(groups):
@@ -416,7 +429,7 @@ def group_bars(
                     _whisker(x + bar / 2, sy, est, cap=min(4.0, bar / 3)),
                 )
             )
-    return _svg(fig_id, w, h, f"{y_title} by domain group", *body)
+    return _svg(fig_id, w, h, f"{y_title} by {noun}", *body)
 
 
 def _legend(entries: Sequence[tuple[str, str]]) -> Markup:
@@ -440,28 +453,39 @@ def legend_row(labels: Sequence[str]) -> Markup:
 
 # --- stacked bars (failure taxonomy) ---------------------------------------------------------
 
-CLASS_COLORS = {
-    "success": "#009E73",
-    "wrong_booking": "#E69F00",
-    "no_booking": "#F0E442",
-    "turn_cap": "#56B4E9",
-    "inner_loop_cap": "#0072B2",
-    "user_simulator_failure": "#CC79A7",
-    "system_error": "#7A1F1F",
-    "infrastructure_error": "#999999",
-    "repair": "#E69F00",
-    "booked_nothing": "#F0E442",
-    "other": "#999999",
-}
-_VIOLATION_SHADES = ("#D55E00", "#A6440A", "#F08A4B", "#7A2E00", "#F5B38A", "#C2410C", "#8B3A0E")
+_FALLBACK = ("#666666", "#888888", "#AAAAAA", "#444444")
 
 
-def class_color(name: str, index: int) -> str:
-    if name in CLASS_COLORS:
-        return CLASS_COLORS[name]
-    if name.startswith("format_violation"):
-        return _VIOLATION_SHADES[index % len(_VIOLATION_SHADES)]
-    return ("#666666", "#888888", "#AAAAAA", "#444444")[index % 4]
+def shade(colour: str, k: int) -> str:
+    """The ``k``-th variant of a ``#rrggbb`` colour: itself, then alternately darker and
+    lighter (several values sharing one declared colour stay apart)."""
+    if k == 0 or not (colour.startswith("#") and len(colour) == 7):
+        return colour
+    rgb = [int(colour[i : i + 2], 16) for i in (1, 3, 5)]
+    step = 0.22 * ((k + 1) // 2)
+    target = 0 if k % 2 else 255
+    mixed = [round(c + (target - c) * min(step, 0.8)) for c in rgb]
+    return "#" + "".join(f"{c:02X}" for c in mixed)
+
+
+def class_colours(
+    classes: Sequence[str], declared: Callable[[str], tuple[str, str] | None]
+) -> dict[str, str]:
+    """A colour per class: ``declared(name)`` gives (colour, group) for known values (values
+    of one group get shades of its colour); the others get greys."""
+    out: dict[str, str] = {}
+    used: dict[str, int] = {}
+    unknown = 0
+    for name in classes:
+        found = declared(name)
+        if found is None:
+            out[name] = _FALLBACK[unknown % len(_FALLBACK)]
+            unknown += 1
+            continue
+        colour, group = found
+        out[name] = shade(colour, used.get(group, 0))
+        used[group] = used.get(group, 0) + 1
+    return out
 
 
 @dataclass(frozen=True)
@@ -471,7 +495,11 @@ class StackRow:
 
 
 def stacked_bars(
-    fig_id: str, label: str, classes: Sequence[str], rows: Sequence[StackRow]
+    fig_id: str,
+    label: str,
+    classes: Sequence[str],
+    rows: Sequence[StackRow],
+    colours: Mapping[str, str],
 ) -> Markup:
     """One horizontal 100% bar per run, one segment per class (share of episodes)."""
     ml, mr, mt, mb = 150.0, 20.0, 10.0, 44.0
@@ -495,7 +523,7 @@ def stacked_bars(
             )
         )
         x = 0.0
-        for ci, cls in enumerate(classes):
+        for cls in classes:
             count = row.counts.get(cls, 0)
             if not count:
                 continue
@@ -517,7 +545,7 @@ def stacked_bars(
                             "y": y,
                             "width": max(sx(x + share) - sx(x), 0.5),
                             "height": bar_h,
-                            "fill": class_color(cls, ci),
+                            "fill": colours.get(cls, _FALLBACK[0]),
                         },
                     ),
                 )
@@ -526,9 +554,9 @@ def stacked_bars(
     return _svg(fig_id, w, h, f"{label} per run", *body)
 
 
-def class_legend(classes: Sequence[str]) -> Markup:
+def class_legend(classes: Sequence[str], colours: Mapping[str, str]) -> Markup:
     """An HTML legend matching the class colours of :func:`stacked_bars`."""
-    return _legend([(c, class_color(c, i)) for i, c in enumerate(classes)])
+    return _legend([(c, colours.get(c, _FALLBACK[0])) for c in classes])
 
 
 # --- forest plot (simulator panels) ----------------------------------------------------------
@@ -566,8 +594,8 @@ def forest(fig_id: str, rows: Sequence[ForestRow], x_title: str, rate: bool) -> 
         if est is None or est.value is None:
             continue
         parts: list[Markup] = [el("title", None, f"{row.label}: {_est_title(est)}")]
-        if est.ci_low is not None and est.ci_high is not None:
-            parts += _ci_bar(sx(est.ci_low), sx(est.ci_high), y, "whisker")
+        if (shown := interval(est)) is not None:
+            parts += _ci_bar(sx(shown[0]), sx(shown[1]), y, "whisker")
         parts.append(marker("circle", sx(est.value), y, 5.0, color(0)))
         attrs: dict[str, AttrValue] = {"class": "fpt"}
         if row.run:
