@@ -50,7 +50,7 @@ class Column(_Frozen):
 
 
 class LabelValue(_Frozen):
-    """One value of an episode label (e.g. ``failure_class = wrong_booking``)."""
+    """One value of an episode label (e.g. ``ending = turn_cap``)."""
 
     value: str = Field(description="the value, or a prefix when `prefix` is set")
     title: str | None = None
@@ -96,7 +96,7 @@ class RoleView(_Frozen):
 class EventView(_Frozen):
     """How one event kind renders in a transcript, as data for the page's script.
 
-    Templates (``code``, ``suffix``) name data fields in braces: ``validate{domain}booking``.
+    Templates (``code``, ``suffix``) name data fields in braces: ``lookup_{table}``.
     """
 
     style: EventStyle = "note"
@@ -122,6 +122,15 @@ class DetailView(_Frozen):
         description="sections: one box per entry of an object; kv; list; rows: a list of "
         "objects as a table; json",
     )
+    fields: Mapping[str, str] = Field(
+        default_factory=dict,
+        description="display titles of an entry's fields (shown first, in this order), e.g. "
+        "info -> 'booked row'; an empty title hides the field; others keep their names",
+    )
+    item: str | None = Field(
+        None, description="list layout: template of one item's line, e.g. 'turn {turn}: {reason}'"
+    )
+    pre: tuple[str, ...] = Field((), description="fields shown preformatted (raw model output)")
 
 
 class PanelRoles(_Frozen):
