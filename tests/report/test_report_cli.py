@@ -266,3 +266,28 @@ def test_wilson_is_shown_where_the_bootstrap_collapses(
     assert float(row[key + "_ci_low"]) == float(row[key + "_ci_high"]) == 1.0
     assert float(row[key + "_wilson_low"]) == pytest.approx(0.9682, abs=1e-4)
     assert float(row[key + "_wilson_high"]) == 1.0
+
+
+def test_one_board_per_task_set_and_smaller_runs_flagged(
+    runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An n=5 run is flagged on the test-set board, never ranked as if it were comparable,
+    and the unrealistic-set run gets a board of its own."""
+    small = rule_run(tmp_path / "rule-5", "--limit", "5")
+    inputs = load_inputs([runs["rule"], runs["corpus"], small, runs["unrealistic"]])
+    found = [(b.profile.benchmark, b.task_set, [r.key for r in b.rows]) for b in boards(inputs)]
+    assert found == [
+        ("booking", "test", ["rule-5", "rule-agenda", "rule-corpus"]),
+        ("booking", "unrealistic", ["rule-unreal"]),
+    ]
+    test_board = boards(inputs)[0]
+    assert [test_board.size_flag(r) for r in test_board.rows] == ["n = 5 of 117", None, None]
+    page = tmp_path / "r.html"
+    argv = [str(p) for p in (runs["rule"], small, runs["unrealistic"])]
+    code, _, _ = _report(capsys, *argv, "-o", str(page))
+    html = page.read_text(encoding="utf-8")
+    assert code == 0 and "n = 5 of 117" in html and "Sizes differ" in html
+    assert 'id="lb-booking-test-run"' in html and 'id="lb-booking-unrealistic-run"' in html
+    assert "task set unrealistic" in html
+    code, out, _ = _report(capsys, *argv, "--table", "md")
+    assert code == 0 and "| 5 (of 117) |" in out and "Sizes differ" in out
