@@ -69,7 +69,7 @@ def join(parts: Iterable[object], sep: str = "") -> Markup:
 
 
 def anchor(**params: str) -> str:
-    """An in-page link to a transcript-browser state, e.g. ``#run=r1&label=failure_class%3Ax``.
+    """An in-page link to a transcript-browser state, e.g. ``#run=r1&label=ending%3Ax``.
 
     Values are percent-encoded (``+`` too), so the page's ``URLSearchParams`` reads them back
     exactly.

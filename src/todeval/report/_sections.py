@@ -223,6 +223,20 @@ def _subject_model(run: RunInput, board: Board) -> str | None:
 
 # --- task groups -----------------------------------------------------------------------------
 
+FIGURE_RUNS = 12
+"""At most this many runs are drawn in a grouped-bar figure (the best by the metric)."""
+
+
+def _best(runs: Sequence[RunInput], metric: str, limit: int) -> list[RunInput]:
+    """The ``limit`` best runs by the metric's micro value, in their original order."""
+
+    def value(r: RunInput) -> float:
+        v = r.summary.metrics[metric].micro.value
+        return v if v is not None else float("-inf")
+
+    keep = {r.key for r in sorted(runs, key=value, reverse=True)[:limit]}
+    return [r for r in runs if r.key in keep]
+
 
 def groups_section(
     runs: Sequence[RunInput],
@@ -238,9 +252,8 @@ def groups_section(
     if not with_groups:
         return None
     groups = sorted({g for r in with_groups for g in r.summary.metrics[metric].by_group})
-    series = [
-        BarSeries(r.key, r.key, dict(r.summary.metrics[metric].by_group)) for r in with_groups
-    ]
+    drawn = _best(with_groups, metric, FIGURE_RUNS)
+    series = [BarSeries(r.key, r.key, dict(r.summary.metrics[metric].by_group)) for r in drawn]
     rate = all(is_rate(r.summary, metric) for r in with_groups)
     bench = dom_id or with_groups[0].summary.benchmark
     fig = group_bars(f"fig-groups-{bench}", groups, series, title, rate, noun)
@@ -266,7 +279,13 @@ def groups_section(
         head_row(["Run", *groups, "macro"]),
         rows,
     )
-    legend = legend_row([r.key for r in with_groups])
+    legend = legend_row([r.key for r in drawn])
+    left_out = (
+        f" The {len(drawn)} best of {len(with_groups)} runs by micro {title.lower()} are drawn; "
+        "the table lists every run."
+        if len(drawn) < len(with_groups)
+        else ""
+    )
     return join(
         [
             figure(
@@ -274,6 +293,7 @@ def groups_section(
                 [legend, fig],
                 f"{title} per {noun} and run; whiskers: 95% CI (bootstrap over the {noun}'s "
                 "tasks).",
+                left_out,
             ),
             groups_table,
         ]
