@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from todeval.core.imports import load_reference
 from todeval.core.records import EpisodeRecord, Manifest, Summary
-from todeval.errors import BadInputError, choice_error
+from todeval.errors import BadInputError, UsageError, choice_error
 from todeval.registry import discover
 from todeval.results.compare import compare_runs
 from todeval.results.comparison import Comparison
@@ -115,11 +115,26 @@ def compare(run_dirs: Sequence[str | Path], **options: Any) -> Comparison:
     return compare_runs(run_dirs, **options)
 
 
-def report(inputs: Sequence[str | Path], output: str | Path, *, title: str | None = None) -> Path:
-    """Write the self-contained HTML report of runs, panels and summaries (``todeval report``)."""
-    from todeval.report import DEFAULT_TITLE, build_html, load_inputs
+def report(
+    inputs: Sequence[str | Path],
+    output: str | Path,
+    *,
+    title: str | None = None,
+    transcripts: int | Literal["all"] = 50,
+) -> Path:
+    """Write the self-contained HTML report of runs, panels and summaries (``todeval report``).
 
-    html = build_html(load_inputs([Path(p) for p in inputs]), title=title or DEFAULT_TITLE)
+    ``transcripts``: how many transcripts to embed per run, failures first (``"all"``: every
+    episode; the report says what it left out)."""
+    from todeval.report import DEFAULT_TITLE, build_html, load_inputs
+    from todeval.report._transcripts import cap_value
+
+    try:
+        cap_value(transcripts)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    loaded = load_inputs([Path(p) for p in inputs], transcripts=transcripts)
+    html = build_html(loaded, title=title or DEFAULT_TITLE)
     path = Path(output)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(html, encoding="utf-8")

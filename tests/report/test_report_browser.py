@@ -8,6 +8,7 @@ chromium, chromedriver or selenium fails these tests instead of skipping them.
 
 from __future__ import annotations
 
+import re
 import shutil
 import signal
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.report.helpers import PAYLOADS, chromium_driver, screenshot
+from tests.report.helpers import PAYLOADS, chromium_driver, run_cli, screenshot
 from tests.report.test_view_server import start_view
 from todeval.report import build_html, load_inputs
 
@@ -69,9 +70,33 @@ def _css(driver: Any, selector: str) -> list[Any]:
     return list(driver.find_elements(By.CSS_SELECTOR, selector))
 
 
+def _detail(driver: Any) -> str:
+    return str(_js(driver, "return document.getElementById('ep-detail').textContent"))
+
+
+def _assert_booking_transcript(driver: Any) -> None:
+    """A booking episode (test/000: one hotel search, one booking) as the profile draws it."""
+    assert len(_css(driver, "#ep-detail .msg[data-actor=user]")) >= 2
+    assert _css(driver, "#ep-detail .msg.right[data-actor=system]")  # the subject's side
+    assert [c.text for c in _css(driver, "#ep-detail .ev.call code")][:2] == [
+        "retrievefromhoteldb",
+        "validatehotelbooking",
+    ]
+    assert _css(driver, "#ep-detail .ev.result table.rows")
+    good = _css(driver, "#ep-detail .ev.good")
+    assert good and "BOOKING CONFIRMED" in good[0].text.upper()
+    assert re.search(r"[A-Z0-9]{6} — Booking confirmed", good[0].text)
+    text = _detail(driver)
+    for part in ("Goal · hotel", "Booking · hotel", "booked row", "booking slots"):
+        assert part in text, part
+    assert "Scores · hotel" in text and "✓ inform" in text and "✓ booked" in text
+    assert "domain group hotel" in text and "System: rule" in text
+
+
 def test_report_file_in_chromium(driver: Any, runs: dict[str, Path], tmp_path: Path) -> None:
     report = tmp_path / "report.html"
-    report.write_text(build_html(load_inputs(list(runs.values()))), encoding="utf-8")
+    inputs = load_inputs(list(runs.values()), transcripts="all")
+    report.write_text(build_html(inputs), encoding="utf-8")
     url = report.as_uri()
     _open(driver, url)
 
@@ -114,7 +139,8 @@ def test_report_file_in_chromium(driver: Any, runs: dict[str, Path], tmp_path: P
     top = _js(driver, "return document.getElementById('transcripts').getBoundingClientRect().top")
     assert abs(top) < 120  # scrolled to the browser
 
-    # clicking an episode shows its transcript: messages, tool calls, DB rows
+    # clicking an episode shows its transcript, drawn from the booking profile's views:
+    # messages, tool calls by name, DB rows, the booking result, goal and bookings per domain
     first = _css(driver, ".ep-row")[0]
     episode_id = first.find_element("css selector", ".id").text
     first.click()
@@ -122,9 +148,7 @@ def test_report_file_in_chromium(driver: Any, runs: dict[str, Path], tmp_path: P
         driver,
         lambda d: _css(d, "#ep-detail h3") and _css(d, "#ep-detail h3")[0].text == episode_id,
     )
-    assert len(_css(driver, "#ep-detail .msg.user")) >= 2
-    assert _css(driver, "#ep-detail .ev.call") and _css(driver, "#ep-detail table.rows")
-    assert "Goal · " in _js(driver, "return document.getElementById('ep-detail').textContent")
+    _assert_booking_transcript(driver)
     screenshot(driver, "report-transcript.png")
 
     # a taxonomy cell links to that run's episodes of that class
@@ -221,7 +245,7 @@ def test_view_server_in_chromium(
         _css(driver, "#lb-booking-run tbody tr")[0].find_elements("css selector", "td")[2].click()
         _wait(driver, lambda d: _count(d).startswith("117 of 124"))
         _css(driver, ".ep-row")[3].click()
-        _wait(driver, lambda d: _css(d, "#ep-detail .msg.system"))
+        _wait(driver, lambda d: _css(d, "#ep-detail .msg[data-actor=system]"))
         assert _css(driver, "#live")
         # a new run appears: the page notices the version change and reloads, keeping its state
         shutil.copytree(runs["corpus"], root / "beta")
@@ -229,7 +253,7 @@ def test_view_server_in_chromium(
         _wait(driver, lambda d: d.execute_script("return document.documentElement.dataset.ready"))
         assert "run=alpha" in _js(driver, "return location.hash")
         assert _count(driver).startswith("117 of 241")
-        assert _css(driver, "#ep-detail .msg.system")
+        assert _css(driver, "#ep-detail .msg[data-actor=system]")
         screenshot(driver, "view-live.png")
         _no_alert(driver)
         assert _js(driver, "return typeof window.__pwned") == "undefined"
@@ -238,3 +262,137 @@ def test_view_server_in_chromium(
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=60)
     assert proc.returncode == 0
+
+
+def test_static_report_says_what_it_left_out(
+    driver: Any, runs: dict[str, Path], tmp_path: Path
+) -> None:
+    report = tmp_path / "capped.html"
+    report.write_text(build_html(load_inputs([runs["corpus"], runs["unrealistic"]])), "utf-8")
+    driver.get("about:blank")
+    driver.get_log("browser")  # what earlier tests left
+    _open(driver, report.as_uri())
+    note = _css(driver, "#left-out")[0]
+    assert note.is_displayed() and "rule-corpus: shown 50 of 117" in note.text
+    assert "Left out: 67 of 147 transcripts" in note.text
+    assert _count(driver).startswith("80 of 80")
+    options = [o.text for o in _css(driver, "#f-run option")]
+    assert "rule-corpus — System: rule · User sim.: corpus (50 of 117 shown)" in options
+    assert "rule-unreal — System: rule · User sim.: agenda (30)" in options
+    # every failure of the corpus run is embedded; the last successes are not
+    driver.execute_script("location.hash = arguments[0]", "#run=rule-corpus&outcome=failure")
+    _wait(driver, lambda d: _count(d).startswith("12 of 80"))
+    anchor = quote("rule-corpus/test/116-sng01434#0", safe="")
+    driver.execute_script("location.hash = arguments[0]", f"#ep={anchor}")
+    _wait(driver, lambda d: "is not in this report" in _detail(d))
+    assert "its run shows 50 of 117 transcripts, failures first" in _detail(driver)
+    # an embedded booking transcript, drawn from the profile sent as data
+    anchor = quote("rule-corpus/test/000-sng01936#0", safe="")
+    driver.execute_script("location.hash = arguments[0]", f"#ep={anchor}")
+    _wait(
+        driver,
+        lambda d: (
+            _js(d, "return document.documentElement.dataset.episode")
+            == "rule-corpus/test/000-sng01936#0"
+        ),
+    )
+    _assert_booking_transcript(driver)
+    assert not _severe_logs(driver)
+
+
+def _choose(driver: Any, select_id: str, value: str) -> None:
+    driver.execute_script(
+        "const s = document.getElementById(arguments[0]); s.value = arguments[1];"
+        "s.dispatchEvent(new Event('change'));",
+        select_id,
+        value,
+    )
+
+
+def test_view_mode_lists_filters_searches_and_renders_each_profile(
+    driver: Any, runs: dict[str, Path], tmp_path: Path
+) -> None:
+    root = tmp_path / "runs"
+    root.mkdir()
+    shutil.copytree(runs["corpus"], root / "corpus")
+    run_cli("run", "toy", "--guesser", "random", "--out", str(root / "toy"), "--quiet")
+    proc, url = start_view(root, "--poll", "5")
+    try:
+        port = int(url.rstrip("/").rsplit(":", 1)[1])
+        driver.get("about:blank")
+        driver.get_log("browser")  # what earlier tests left
+        facets = _api(port, "/api/facets")
+        total = facets["total"]
+        assert facets["run"] == {"corpus": 117, "toy": total - 117}
+        _open(driver, url)
+        assert _js(driver, "return document.getElementById('todeval-data').textContent.length")
+        assert _count(driver) == f"{total} of {total} episodes"
+        assert len(_css(driver, ".ep-row")) == min(total, 200)
+
+        # a filter (server-side): failures of both benchmarks, then the toy's failure class
+        _choose(driver, "f-outcome", "failure")
+        n_fail = facets["outcome"]["failure"]
+        _wait(driver, lambda d: _count(d) == f"{n_fail} of {total} episodes")
+        assert {e.text for e in _css(driver, ".ep-row .oc")} == {"failure"}
+        classes = [o.text for o in _css(driver, "#f-class option")]
+        assert f"out of guesses [turn_cap] ({facets['fc']['turn_cap']})" in classes
+        _choose(driver, "f-class", "turn_cap")
+        _wait(driver, lambda d: _count(d).startswith(f"{facets['fc']['turn_cap']} of"))
+        assert all(" · toy · " not in s.text for s in _css(driver, ".ep-row .sub"))
+        assert all("out of guesses" in s.text for s in _css(driver, ".ep-row .sub"))
+
+        # a search (server-side, words by prefix), highlighted in the transcript
+        _css(driver, "#f-clear")[0].click()
+        _wait(driver, lambda d: _count(d) == f"{total} of {total} episodes")
+        _css(driver, "#f-q")[0].send_keys("guesthou")
+        _wait(driver, lambda d: not _count(d).startswith(f"{total} of"))
+        n = int(_count(driver).split(" ", 1)[0])
+        assert 0 < n < 117
+        assert all(s.text.startswith("corpus") for s in _css(driver, ".ep-row .sub"))
+        _css(driver, ".ep-row")[0].click()
+        _wait(driver, lambda d: _css(d, "#ep-detail mark"))
+        assert _css(driver, "#ep-detail mark")[0].text.lower() == "guesthou"
+
+        # an episode opens from its anchor, drawn from the booking profile
+        anchor = quote("corpus/test/000-sng01936#0", safe="")
+        driver.execute_script("location.hash = arguments[0]", f"#ep={anchor}")
+        _wait(
+            driver,
+            lambda d: (
+                _js(d, "return document.documentElement.dataset.episode")
+                == "corpus/test/000-sng01936#0"
+            ),
+        )
+        _assert_booking_transcript(driver)
+
+        # ... and a toy episode with the toy's titles, roles and group noun
+        _css(driver, "#f-q")[0].clear()
+        driver.execute_script("location.hash = '#run=toy'")
+        _wait(driver, lambda d: _count(d).startswith(f"{total - 117} of"))
+        _css(driver, ".ep-row")[0].click()
+        _wait(driver, lambda d: _css(d, "#ep-detail .msg[data-actor=host]"))
+        who = {e.text.upper() for e in _css(driver, "#ep-detail .msg .who")}
+        assert who == {"GUESSER", "HOST"}
+        assert _css(driver, "#ep-detail .msg.right[data-actor=guesser]")
+        text = _detail(driver)
+        assert "How the game ended" in text and "range size" in text
+        assert "Guesser: random" in text and "Host: rule" in text
+        assert _css(driver, "#ep-detail .ev.end")
+        assert _js(driver, "return document.getElementById('f-group-name').textContent") == "Group"
+        screenshot(driver, "view-toy.png")
+        assert not _severe_logs(driver)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    assert proc.returncode == 0
+
+
+def _api(port: int, path: str) -> Any:
+    import http.client
+    import json
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("GET", path)
+    body = conn.getresponse().read()
+    conn.close()
+    return json.loads(body)

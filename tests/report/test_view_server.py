@@ -1,4 +1,5 @@
-"""``todeval view``: routes, live version hash, loopback guard, clean Ctrl-C."""
+"""``todeval view``: routes, live version hash, loopback guard, clean Ctrl-C (the episode
+index and the /api routes: test_view_index.py)."""
 
 from __future__ import annotations
 
@@ -54,6 +55,7 @@ def test_page_version_and_live_update(served: tuple[Path, int], runs: dict[str, 
     assert headers["x-content-type-options"] == "nosniff" and headers["cache-control"] == "no-store"
     page = body.decode()
     assert 'data-run="first"' in page and '"live":true' in page
+    assert '"mode":"api"' in page and '"episodes":[]' in page  # transcripts come on demand
     _, _, v1 = _get(port, "/version.json")
     version = json.loads(v1)["version"]
     assert f'"version":"{version}"' in page
@@ -64,11 +66,17 @@ def test_page_version_and_live_update(served: tuple[Path, int], runs: dict[str, 
     assert 'data-run="second"' in body.decode()
 
 
-def test_only_two_routes_and_loopback_hosts(served: tuple[Path, int]) -> None:
+def test_only_known_routes_and_loopback_hosts(served: tuple[Path, int]) -> None:
     _, port = served
     assert _get(port, "/manifest.json")[0] == 404
     assert _get(port, "/../../etc/passwd")[0] == 404
+    assert _get(port, "/first/episodes.jsonl")[0] == 404
+    assert _get(port, "/api/../first/manifest.json")[0] == 404
     assert _get(port, "/", host="evil.example")[0] == 421
+    assert _get(port, "/api/facets", host="evil.example")[0] == 421
+    assert (
+        _get(port, "/api/episode?run=first&id=test/000-sng01936%230", host="evil.example")[0] == 421
+    )
     assert _get(port, "/", host=f"evil.example:{port}")[0] == 421
     assert _get(port, "/", host=f"localhost:{port}")[0] == 200
     assert _get(port, "/version.json", host=f"[::1]:{port}")[0] == 200

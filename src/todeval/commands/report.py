@@ -2,8 +2,9 @@
 
 Writes one self-contained HTML report (leaderboard with CIs, figures, failure taxonomy,
 simulator panels, transcript browser, manifests) or, with ``--table``, only the leaderboard
-table. Inputs: run directories, panel directories (``panel.json``) and corpus-scoring
-summaries (``todeval score ... -o X.json``).
+table. The report embeds a bounded set of transcripts per run, failures first
+(``--transcripts N|all``, default 50), and says what it left out. Inputs: run directories,
+panel directories (``panel.json``) and corpus-scoring summaries (``todeval score ... -o X.json``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from todeval.report import (
     export_table,
     load_inputs,
 )
+from todeval.report._transcripts import DEFAULT_TRANSCRIPTS, TranscriptCap, parse_cap
 
 DEFAULT_OUTPUT = "report.html"
 
@@ -45,6 +47,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="write only the leaderboard table (with CIs) in this format",
     )
     parser.add_argument("--title", default=DEFAULT_TITLE, help="page title")
+    parser.add_argument(
+        "--transcripts",
+        type=_cap,
+        default=DEFAULT_TRANSCRIPTS,
+        metavar="N|all",
+        help=f"transcripts embedded per run, failures first (default {DEFAULT_TRANSCRIPTS}; "
+        "all: every episode)",
+    )
+
+
+def _cap(text: str) -> TranscriptCap:
+    try:
+        return parse_cap(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} (a number >= 0 or 'all')") from None
 
 
 def _write(path: Path, text: str) -> None:
@@ -55,7 +72,8 @@ def _write(path: Path, text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    inputs = load_inputs([Path(p) for p in args.inputs])
+    cap: TranscriptCap = 0 if args.table else args.transcripts
+    inputs = load_inputs([Path(p) for p in args.inputs], transcripts=cap)
     if args.table:
         text = export_table(boards(inputs), args.table)
         if args.output in (None, "-"):
@@ -69,11 +87,12 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output or DEFAULT_OUTPUT)
     html = build_html(inputs, title=args.title)
     _write(out, html)
-    episodes = sum(len(r.episodes) for r in inputs.runs)
+    episodes = sum(r.n_episodes for r in inputs.runs)
+    shown = sum(len(r.transcripts) for r in inputs.runs)
     size = len(html.encode("utf-8"))
     print(
-        f"wrote {out} ({len(inputs.runs)} run(s), {episodes:,} episodes, "
-        f"{len(inputs.scores)} corpus summary file(s), {size / 1e6:.2f} MB)"
+        f"wrote {out} ({len(inputs.runs)} run(s), {episodes:,} episodes, {shown:,} "
+        f"transcripts, {len(inputs.scores)} corpus summary file(s), {size / 1e6:.2f} MB)"
     )
     return 0
 

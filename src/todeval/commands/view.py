@@ -1,8 +1,10 @@
-"""``todeval view RUNS_DIR [--port 8765] [--host 127.0.0.1]``: the report, served live.
+"""``todeval view RUNS_DIR [--port 8765] [--host 127.0.0.1] [--index FILE]``: the report, live.
 
 Serves the report of every run directory (and panel) found under RUNS_DIR with the standard
-library's HTTP server, on loopback by default. The page polls a version hash of the run files
-and reloads when a run writes an episode. Ctrl-C stops the server (exit code 0).
+library's HTTP server, on loopback by default. Episodes are listed and searched from an SQLite
+index (default ``RUNS_DIR/.todeval-view.sqlite``), built before serving and then updated
+incrementally; the page fetches one transcript at a time. The page polls a version hash of
+the run files and reloads when a run writes an episode. Ctrl-C stops the server (exit 0).
 """
 
 from __future__ import annotations
@@ -10,12 +12,14 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import time
 from pathlib import Path
 from types import FrameType
 
 from todeval.errors import BadInputError, UsageError
 from todeval.registry import Command, Registry
 from todeval.report import DEFAULT_TITLE, ViewState, make_server
+from todeval.report._index import INDEX_NAME
 from todeval.report._server import is_loopback
 
 DEFAULT_PORT = 8765
@@ -35,6 +39,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--poll", type=float, default=2.0, help="seconds between the page's update checks"
     )
     parser.add_argument("--title", default=DEFAULT_TITLE, help="page title")
+    parser.add_argument(
+        "--index",
+        metavar="FILE",
+        help=f"the episode index (SQLite; default RUNS_DIR/{INDEX_NAME}), updated incrementally",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,7 +52,12 @@ def run(args: argparse.Namespace) -> int:
         raise BadInputError(f"{root}: not a directory")
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port}: not a port number (0-65535)")
-    state = ViewState(root, title=args.title, poll_ms=max(250, int(args.poll * 1000)))
+    index = Path(args.index) if args.index else root / INDEX_NAME
+    if not index.parent.is_dir():
+        raise UsageError(f"--index {index}: no such directory {index.parent}")
+    state = ViewState(
+        root, title=args.title, poll_ms=max(250, int(args.poll * 1000)), index_path=index
+    )
     try:
         server = make_server(state, args.host, args.port)
     except OSError as exc:
@@ -51,6 +65,14 @@ def run(args: argparse.Namespace) -> int:
             f"cannot listen on {args.host}:{args.port} ({exc.strerror or exc}); "
             "choose another --port"
         ) from None
+    t0 = time.perf_counter()
+    try:
+        state.sync()  # build or update the index (and the page) before the first request
+    except BaseException:
+        server.server_close()
+        raise
+    stats = state.last_update
+    indexed = f"{stats.lines:,} new line(s)" if stats else "nothing new"
     host, port = str(server.server_address[0]), int(server.server_address[1])
     shown = f"[{host}]" if ":" in host else host
     if not is_loopback(host):
@@ -59,6 +81,11 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     print(f"serving {root} at http://{shown}:{port}/ (Ctrl-C to stop)", flush=True)
+    print(
+        f"index {index} ({indexed}, ready in {time.perf_counter() - t0:.1f} s)",
+        file=sys.stderr,
+        flush=True,
+    )
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     # Ctrl-C works even when started in the background (where SIGINT may be ignored), and a
     # polite kill stops the server the same way.

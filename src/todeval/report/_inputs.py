@@ -26,6 +26,12 @@ from pydantic import ValidationError
 from todeval.core.records import EpisodeRecord, Manifest, Summary
 from todeval.errors import BadInputError
 from todeval.panels.model import PANEL_FILE, PanelSummary, is_panel_data, read_panel
+from todeval.report._transcripts import (
+    DEFAULT_TRANSCRIPTS,
+    TranscriptCap,
+    TranscriptPicker,
+    cap_value,
+)
 from todeval.results.profile import ProfileBook
 from todeval.runner.naming import slug
 from todeval.runner.store import MANIFEST, RunDirectory
@@ -38,7 +44,10 @@ class RunInput:
     path: Path
     manifest: Manifest
     summary: Summary
-    episodes: list[EpisodeRecord]
+    n_episodes: int
+    """Episodes on disk (complete ones, the last line per task and trial)."""
+    transcripts: list[EpisodeRecord] = field(default_factory=list)
+    """The episodes a static report embeds (a bounded set, see ``_transcripts``)."""
     provisional: bool = False
     panel: str | None = None
 
@@ -120,6 +129,8 @@ class ReportInputs:
     scores: list[ScoreInput] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     profiles: ProfileBook = field(default_factory=ProfileBook)
+    transcripts: TranscriptCap = DEFAULT_TRANSCRIPTS
+    """The per-run cap the runs' transcripts were picked with."""
 
 
 class _Keys:
@@ -144,23 +155,53 @@ class _Keys:
         return key
 
 
-def load_run(path: Path, key: str, profiles: ProfileBook | None = None) -> RunInput:
-    """One run directory; recomputes the summary if the run is in progress or has none."""
+def load_run(
+    path: Path,
+    key: str,
+    profiles: ProfileBook | None = None,
+    transcripts: TranscriptCap = DEFAULT_TRANSCRIPTS,
+) -> RunInput:
+    """One run directory, streamed: counts, a bounded set of transcripts (failures first,
+    ``transcripts`` per run, ``"all"`` for every one) and the summary.
+
+    The summary is ``summary.json`` unless the run is in progress or has none (or its count
+    disagrees with the episodes read); then it is computed in the same streaming pass. With
+    ``transcripts=0`` a finished run's episodes are not read at all (``todeval view``)."""
     store = RunDirectory(path)
     if not store.exists():
         raise BadInputError(f"{path}: not a run directory (no {MANIFEST})")
     manifest = store.read_manifest()
-    episodes = store.read_episodes()
     summary = store.read_summary()
+    profile = (profiles or ProfileBook()).get(manifest.benchmark)
     in_progress = bool(manifest.sessions) and manifest.sessions[-1].ended_at is None
-    provisional = summary is None or in_progress or summary.n_episodes != len(episodes)
-    if provisional:
-        success = (profiles or ProfileBook()).get(manifest.benchmark).success_metric
-        summary = summarize(
-            manifest.benchmark, episodes, seed=manifest.seed, success_metric=success
+    cap = cap_value(transcripts)
+    if summary is not None and not in_progress and cap == 0:
+        return RunInput(key, path, manifest, summary, n_episodes=summary.n_episodes)
+    picker = TranscriptPicker(cap, profile.failure_label())
+
+    def recompute(records: Iterable[EpisodeRecord]) -> Summary:
+        return summarize(
+            manifest.benchmark, records, seed=manifest.seed, success_metric=profile.success_metric
         )
-    assert summary is not None
-    return RunInput(key, path, manifest, summary, episodes, provisional)
+
+    if summary is None or in_progress:
+        summary = recompute(picker.tap(store.iter_episodes(light=cap == 0)))
+        provisional = True
+    else:
+        for record in store.iter_episodes():
+            picker.offer(record)
+        provisional = summary.n_episodes != picker.n_episodes
+        if provisional:
+            summary = recompute(store.iter_episodes(light=True))
+    return RunInput(
+        key,
+        path,
+        manifest,
+        summary,
+        n_episodes=picker.n_episodes,
+        transcripts=picker.chosen(),
+        provisional=provisional,
+    )
 
 
 def _read_json(path: Path) -> Any:
@@ -200,10 +241,18 @@ def load_score(path: Path, key: str) -> ScoreInput:
 class _Loader:
     """Collects inputs, loading each run directory once however it was named."""
 
-    def __init__(self, strict: bool, profiles: ProfileBook | None) -> None:
+    def __init__(
+        self,
+        strict: bool,
+        profiles: ProfileBook | None,
+        transcripts: TranscriptCap = DEFAULT_TRANSCRIPTS,
+    ) -> None:
         self.strict = strict
+        self.transcripts = transcripts
         self.keys = _Keys()
-        self.out = ReportInputs(profiles=profiles or ProfileBook.discovered())
+        self.out = ReportInputs(
+            profiles=profiles or ProfileBook.discovered(), transcripts=transcripts
+        )
         self.by_path: dict[Path, RunInput] = {}
 
     def _problem(self, exc: BadInputError) -> None:
@@ -216,7 +265,7 @@ class _Loader:
         if real in self.by_path:
             return self.by_path[real]
         try:
-            run = load_run(path, self.keys.take(path), self.out.profiles)
+            run = load_run(path, self.keys.take(path), self.out.profiles, self.transcripts)
         except BadInputError as exc:
             self._problem(exc)
             return None
@@ -268,11 +317,17 @@ class _Loader:
             self._problem(BadInputError(f"{path}: no such file or directory"))
 
 
-def load_inputs(paths: Sequence[Path], profiles: ProfileBook | None = None) -> ReportInputs:
+def load_inputs(
+    paths: Sequence[Path],
+    profiles: ProfileBook | None = None,
+    *,
+    transcripts: TranscriptCap = DEFAULT_TRANSCRIPTS,
+) -> ReportInputs:
     """Load the given inputs; any unreadable one is a :class:`BadInputError`.
 
-    ``profiles`` (default: those of every installed plug-in) say how each benchmark is shown."""
-    loader = _Loader(strict=True, profiles=profiles)
+    ``profiles`` (default: those of every installed plug-in) say how each benchmark is shown;
+    ``transcripts`` how many transcripts to keep per run (failures first; ``"all"``)."""
+    loader = _Loader(strict=True, profiles=profiles, transcripts=transcripts)
     for path in paths:
         loader.path(path)
     return loader.out
@@ -289,9 +344,16 @@ def _walk(root: Path) -> Iterable[Path]:
             yield Path(here)
 
 
-def discover_inputs(root: Path, profiles: ProfileBook | None = None) -> ReportInputs:
-    """Every panel and run under ``root``; unreadable ones are listed in ``problems``."""
-    loader = _Loader(strict=False, profiles=profiles)
+def discover_inputs(
+    root: Path,
+    profiles: ProfileBook | None = None,
+    *,
+    transcripts: TranscriptCap = DEFAULT_TRANSCRIPTS,
+) -> ReportInputs:
+    """Every panel and run under ``root``; unreadable ones are listed in ``problems``.
+
+    ``todeval view`` passes ``transcripts=0``: it reads summaries, and episodes from its index."""
+    loader = _Loader(strict=False, profiles=profiles, transcripts=transcripts)
     found = list(_walk(root))
     panels = [p for p in found if (p / PANEL_FILE).exists()]
     for path in panels:  # panels first, so their runs are attributed to them

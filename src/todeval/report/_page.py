@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from importlib.resources import files
 
@@ -18,7 +19,15 @@ from todeval.report._inputs import ReportInputs
 from todeval.report._leaderboard import Board, boards
 from todeval.report._markup import Markup, el, join, void
 from todeval.report._panels import panels_section
-from todeval.report._payload import Payload, embed, episode_view, run_view
+from todeval.report._payload import (
+    DataMode,
+    Payload,
+    ProfileView,
+    embed,
+    episode_view,
+    profile_view,
+    run_view,
+)
 from todeval.report._sections import (
     ci_methods,
     ci_note,
@@ -72,15 +81,70 @@ _NAV = (
 )
 
 
-def _transcripts_skeleton(n_episodes: int) -> Markup:
+def _left_out(inputs: ReportInputs) -> Markup | None:
+    """What a static report did not embed: per run, shown k of n."""
+    cut = [r for r in inputs.runs if len(r.transcripts) < r.n_episodes]
+    if not cut:
+        return None
+    shown = sum(len(r.transcripts) for r in inputs.runs)
+    total = sum(r.n_episodes for r in inputs.runs)
+    items = [
+        el("li", None, f"{r.key}: shown {len(r.transcripts):,} of {r.n_episodes:,}") for r in cut
+    ]
+    return el(
+        "details",
+        {"class": "left-out", "id": "left-out", "open": len(cut) <= 12},
+        el(
+            "summary",
+            None,
+            f"Left out: {total - shown:,} of {total:,} transcripts ({len(cut)} of "
+            f"{len(inputs.runs)} run(s) show a subset).",
+        ),
+        el("ul", {"class": "notes"}, *items),
+    )
+
+
+def _transcripts_note(inputs: ReportInputs, mode: DataMode, index_name: str) -> Markup:
+    total = sum(r.n_episodes for r in inputs.runs)
+    browse = (
+        "Filter by run, outcome, failure class or group; search matches ids, reasons, labels "
+        "and every event's text. Each episode has a stable link (#ep=run/episode)."
+    )
+    if mode == "api":
+        return note(
+            f"{total:,} episodes, listed from the index ({index_name}) and loaded one at a "
+            f"time. {browse}"
+        )
+    cap = inputs.transcripts
+    shown = sum(len(r.transcripts) for r in inputs.runs)
+    if cap == "all":
+        which = "every episode of every run"
+    else:
+        which = f"failures first, at most {cap:,} per run (todeval report --transcripts N|all)"
+    return note(f"{shown:,} of {total:,} episodes embedded: {which}. {browse}")
+
+
+def _transcripts_skeleton(inputs: ReportInputs, mode: DataMode, index_name: str) -> Markup:
     """Controls and panes the script fills in (empty without JavaScript)."""
     controls = el(
         "div",
         {"class": "filters", "id": "filters"},
         el("label", None, "Run ", el("select", {"id": "f-run"})),
         el("label", None, "Outcome ", el("select", {"id": "f-outcome"})),
-        el("label", None, "Failure class ", el("select", {"id": "f-class"})),
-        el("label", None, "Group ", el("select", {"id": "f-group"})),
+        el(
+            "label",
+            None,
+            el("span", {"id": "f-class-name"}, "Failure class"),
+            " ",
+            el("select", {"id": "f-class"}),
+        ),
+        el(
+            "label",
+            None,
+            el("span", {"id": "f-group-name"}, "Group"),
+            " ",
+            el("select", {"id": "f-group"}),
+        ),
         el(
             "label",
             {"class": "grow"},
@@ -90,7 +154,7 @@ def _transcripts_skeleton(n_episodes: int) -> Markup:
                 {
                     "id": "f-q",
                     "type": "search",
-                    "placeholder": "text in messages, tool calls, DB rows, ids…",
+                    "placeholder": "text in messages, events, reasons, ids…",
                     "autocomplete": "off",
                 },
             ),
@@ -111,11 +175,8 @@ def _transcripts_skeleton(n_episodes: int) -> Markup:
     )
     return join(
         [
-            note(
-                f"{n_episodes:,} episodes. Filter by run, outcome, failure class or domain "
-                "group; search matches every message, tool call, DB row and reason. Each "
-                "episode has a stable link (#ep=run/episode)."
-            ),
+            _transcripts_note(inputs, mode, index_name),
+            _left_out(inputs) if mode == "embedded" else None,
             el(
                 "noscript",
                 None,
@@ -128,7 +189,7 @@ def _transcripts_skeleton(n_episodes: int) -> Markup:
 
 
 def _header(inputs: ReportInputs, title: str, generated_at: str, live: bool) -> Markup:
-    n_ep = sum(len(r.episodes) for r in inputs.runs)
+    n_ep = sum(r.n_episodes for r in inputs.runs)
     meta = [
         f"Generated {generated_at} by todeval {__version__}",
         f"{len(inputs.runs)} run(s), {n_ep:,} episodes",
@@ -155,7 +216,12 @@ def _nav(present: set[str]) -> Markup:
     return el("nav", {"class": "toc"}, el("div", {"class": "wrap"}, *links))
 
 
-def _sections(inputs: ReportInputs, run_boards: list[Board]) -> list[tuple[str, Markup]]:
+def _sections(
+    inputs: ReportInputs,
+    run_boards: list[Board],
+    mode: DataMode = "embedded",
+    index_name: str = "",
+) -> list[tuple[str, Markup]]:
     num = Numbering()
     out: list[tuple[str, Markup]] = []
     run_b = [b for b in run_boards if b.kind == "run"]
@@ -212,10 +278,8 @@ def _sections(inputs: ReportInputs, run_boards: list[Board]) -> list[tuple[str, 
             )
         )
     if inputs.runs:
-        n_ep = sum(len(r.episodes) for r in inputs.runs)
-        out.append(
-            ("transcripts", section("transcripts", "Transcripts", _transcripts_skeleton(n_ep)))
-        )
+        skeleton = _transcripts_skeleton(inputs, mode, index_name)
+        out.append(("transcripts", section("transcripts", "Transcripts", skeleton)))
         blocks = [manifest_block(r) for r in inputs.runs]
         out.append(
             (
@@ -238,20 +302,36 @@ def build_payload(
     live: bool,
     version: str,
     poll_ms: int = 2000,
+    *,
+    mode: DataMode = "embedded",
+    indexed: Mapping[str, int] | None = None,
 ) -> Payload:
+    """The page's data: runs and the profiles of their benchmarks, and (``embedded``) the
+    runs' picked transcripts; ``api`` embeds none (``indexed``: episodes per run key)."""
     runs = []
     episodes = []
+    profiles: dict[str, ProfileView] = {}
     for r in inputs.runs:
-        primary = inputs.profiles.get(r.summary.benchmark, [r.summary]).primary
-        runs.append(run_view(r, primary))
-        episodes += [episode_view(r.key, e) for e in r.episodes]
+        bench = r.summary.benchmark
+        profile = inputs.profiles.get(bench, [r.summary])
+        if bench not in profiles:
+            profiles[bench] = profile_view(profile)
+        if mode == "api":
+            runs.append(run_view(r, profile, (indexed or {}).get(r.key, 0)))
+        else:
+            runs.append(run_view(r, profile))
+            episodes += [episode_view(r.key, e) for e in r.transcripts]
+    cap = inputs.transcripts
     return Payload(
         title=title,
         generated_at=generated_at,
         live=live,
+        mode=mode,
         version=version,
         poll_ms=poll_ms,
+        transcripts_cap=None if cap == "all" else cap,
         runs=runs,
+        profiles=profiles,
         episodes=episodes,
     )
 
@@ -264,13 +344,22 @@ def build_html(
     version: str = "",
     generated_at: str | None = None,
     poll_ms: int = 2000,
+    mode: DataMode = "embedded",
+    indexed: Mapping[str, int] | None = None,
+    index_name: str = "",
 ) -> str:
-    """The complete page as one string."""
+    """The complete page as one string.
+
+    ``mode="embedded"`` (a static report) embeds the runs' picked transcripts; ``"api"``
+    (``todeval view``) embeds none: the script fetches them (``indexed``: per run key, the
+    episodes in the index named ``index_name``)."""
     generated_at = generated_at or datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     script = asset("report.js")
-    sections = _sections(inputs, boards(inputs))
+    sections = _sections(inputs, boards(inputs), mode, index_name)
     present = {sid for sid, _ in sections}
-    payload = build_payload(inputs, title, generated_at, live, version, poll_ms)
+    payload = build_payload(
+        inputs, title, generated_at, live, version, poll_ms, mode=mode, indexed=indexed
+    )
     head = el(
         "head",
         None,

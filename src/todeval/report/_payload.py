@@ -1,4 +1,9 @@
-"""The data the page's script renders (transcripts), embedded as inert JSON.
+"""The data the page's script renders (runs, benchmark profiles, transcripts), as inert JSON.
+
+Transcripts are rendered from each benchmark's profile (event views, detail layouts, labels,
+roles, group noun), sent here as data: the script knows no benchmark. A static report embeds a
+bounded set of episodes (``mode="embedded"``); ``todeval view`` embeds none and the script
+fetches them from ``/api/*`` (``mode="api"``).
 
 The JSON goes into ``<script type="application/json">``, which browsers never execute; ``<``,
 ``>``, ``&`` and U+2028/U+2029 are written as ``\\uXXXX`` escapes so that no text inside can close
@@ -7,19 +12,25 @@ the element or be read as markup. The page reads it with ``JSON.parse(el.textCon
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from todeval.core.records import EpisodeRecord, Event
 from todeval.report._inputs import RunInput
 from todeval.report._markup import Markup
+from todeval.results.profile import BenchmarkProfile, DetailView, EventView, LabelSpec, RoleView
 
-PAYLOAD_SCHEMA_VERSION = 1
+PAYLOAD_SCHEMA_VERSION = 2
 DATA_ELEMENT_ID = "todeval-data"
 
 
+DataMode = Literal["embedded", "api"]
+
+
 class EpisodeView(BaseModel):
+    """One episode as the page renders it (embedded in a static report, or /api/episode)."""
+
     run: str = Field(description="run key")
     id: str
     task: str
@@ -38,16 +49,48 @@ class EpisodeView(BaseModel):
     started_at: str
 
 
+class EpisodeRow(BaseModel):
+    """One line of the episode list (``/api/episodes``): no transcript."""
+
+    run: str
+    id: str
+    outcome: str
+    group: str
+    labels: dict[str, str]
+    turns: int
+
+
+class RoleLine(BaseModel):
+    """Who played a role of a run, with the role's display title (``User sim.: agenda``)."""
+
+    role: str
+    title: str
+    label: str
+
+
 class RunView(BaseModel):
     key: str
     benchmark: str
-    system: str
-    user: str
-    models: str
+    roles: list[RoleLine]
     task_set: str
-    n_episodes: int
+    n_episodes: int = Field(description="episodes on disk")
+    n_shown: int = Field(description="transcripts embedded (static) or indexed (view)")
     provisional: bool
     primary: str = Field(description="the benchmark's primary metric")
+
+
+class ProfileView(BaseModel):
+    """What the page's script needs of a benchmark profile to render its transcripts."""
+
+    benchmark: str
+    title: str
+    group_noun: str
+    roles: list[RoleView]
+    subject: str | None = Field(description="the role whose messages sit on the right")
+    failure: str | None = Field(description="the label that classifies failures")
+    labels: list[LabelSpec]
+    events: dict[str, EventView]
+    details: list[DetailView]
 
 
 class Payload(BaseModel):
@@ -55,9 +98,14 @@ class Payload(BaseModel):
     title: str
     generated_at: str
     live: bool = False
+    mode: DataMode = Field(
+        "embedded", description="embedded: episodes below; api: fetched from /api/* (view)"
+    )
     version: str = ""
     poll_ms: int = 2000
+    transcripts_cap: int | None = Field(None, description="per-run cap (None: all)")
     runs: list[RunView]
+    profiles: dict[str, ProfileView]
     episodes: list[EpisodeView]
 
 
@@ -82,17 +130,35 @@ def episode_view(run: str, r: EpisodeRecord) -> EpisodeView:
     )
 
 
-def run_view(run: RunInput, primary: str) -> RunView:
+def profile_view(p: BenchmarkProfile) -> ProfileView:
+    subject = p.panel.subject if p.panel else (p.roles[0].name if p.roles else None)
+    return ProfileView(
+        benchmark=p.benchmark,
+        title=p.display,
+        group_noun=p.group_noun,
+        roles=list(p.roles),
+        subject=subject,
+        failure=p.failure_label(),
+        labels=list(p.labels),
+        events=dict(p.events),
+        details=list(p.details),
+    )
+
+
+def run_view(run: RunInput, profile: BenchmarkProfile, n_shown: int | None = None) -> RunView:
+    roles = [
+        RoleLine(role=role, title=profile.role_title(role), label=identity.label)
+        for role, identity in run.manifest.roles.items()
+    ]
     return RunView(
         key=run.key,
         benchmark=run.summary.benchmark,
-        system=run.system,
-        user=run.user_label,
-        models=run.models,
+        roles=roles,
         task_set=run.task_set,
-        n_episodes=len(run.episodes),
+        n_episodes=run.n_episodes,
+        n_shown=len(run.transcripts) if n_shown is None else n_shown,
         provisional=run.provisional,
-        primary=primary,
+        primary=profile.primary,
     )
 
 

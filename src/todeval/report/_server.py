@@ -1,9 +1,20 @@
 """``todeval view``: the report of every run under a directory, served on loopback.
 
-Routes: ``/`` (the report, rebuilt when any run file changed) and ``/version.json`` (a hash of
-the run files' sizes and modification times; the page polls it and reloads when it changes).
-Nothing else is served -- no files from disk -- and requests whose ``Host`` header does not name
-a loopback address are refused when bound to loopback (a guard against DNS rebinding).
+Routes:
+
+* ``/`` -- the report page (leaderboard, figures, ...), rebuilt from the runs' manifests and
+  summaries when any run file changed; it embeds no episodes;
+* ``/version.json`` -- a hash of the run files' sizes and modification times; the page polls
+  it and reloads when it changes;
+* ``/api/facets`` -- episode counts per run, outcome, failure class and group;
+* ``/api/episodes?run=&outcome=&fc=&group=&label=&q=&offset=&limit=`` -- one page of list
+  rows (run, id, outcome, group, labels, turns) matching the filters, and the total;
+* ``/api/episode?run=&id=`` -- one full episode, read from its run's ``episodes.jsonl``.
+
+Episodes are listed, filtered and searched from the SQLite index (:mod:`._index`), updated
+incrementally before a request is answered whenever the run files changed. Nothing else is
+served -- no files from disk -- and requests whose ``Host`` header does not name a loopback
+address are refused when bound to loopback (a guard against DNS rebinding).
 """
 
 from __future__ import annotations
@@ -17,9 +28,15 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
-from todeval.report._inputs import discover_inputs, watch_files
+from pydantic import ValidationError
+
+from todeval.report._index import INDEX_NAME, EpisodeIndex, EpisodeQuery, IndexedRun, UpdateStats
+from todeval.report._inputs import ReportInputs, discover_inputs, watch_files
 from todeval.report._page import DEFAULT_TITLE, asset, build_html, content_security_policy
+from todeval.report._payload import episode_view
+from todeval.results.profile import ProfileBook
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
@@ -47,33 +64,99 @@ def tree_version(root: Path) -> str:
 
 @dataclass
 class ViewState:
-    """The served page, rebuilt at most once per change of the run files."""
+    """The served page and the episode index, brought up to date at most once per change of
+    the run files (checked on every request)."""
 
     root: Path
     title: str = DEFAULT_TITLE
     poll_ms: int = 2000
+    index_path: Path | None = None
+    profiles: ProfileBook | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _version: str = ""
     _page: bytes = b""
+    _facets: bytes = b""
+    _index: EpisodeIndex | None = None
+    last_update: UpdateStats | None = None
+
+    @property
+    def index(self) -> EpisodeIndex:
+        if self._index is None:
+            path = self.index_path or self.root / INDEX_NAME
+            self._index = EpisodeIndex(path, self.root)
+        return self._index
 
     def version(self) -> str:
         return tree_version(self.root)
 
-    def page(self) -> bytes:
+    def sync(self) -> str:
+        """Update the index and rebuild the page if any run file changed; the version."""
         with self._lock:
             version = self.version()
             if version != self._version or not self._page:
-                inputs = discover_inputs(self.root)
-                if not inputs.runs and not inputs.panels:
-                    inputs.problems.append(
-                        f"no run directories under {self.root} yet; this page refreshes "
-                        "when they appear"
-                    )
-                html = build_html(
-                    inputs, title=self.title, live=True, version=version, poll_ms=self.poll_ms
-                )
-                self._page, self._version = html.encode("utf-8"), version
-            return self._page
+                self._rebuild(version)
+            return self._version
+
+    def _rebuild(self, version: str) -> None:
+        if self.profiles is None:
+            self.profiles = ProfileBook.discovered()
+        inputs = discover_inputs(self.root, self.profiles, transcripts=0)
+        runs = [
+            IndexedRun(
+                key=r.key,
+                path=r.path,
+                benchmark=r.manifest.benchmark,
+                failure_label=self.profiles.get(r.manifest.benchmark).failure_label(),
+            )
+            for r in inputs.runs
+        ]
+        index = self.index
+        self.last_update = index.update(runs)
+        inputs.problems += index.problems()
+        if not inputs.runs and not inputs.panels:
+            inputs.problems.append(
+                f"no run directories under {self.root} yet; this page refreshes when they appear"
+            )
+        self._page = self._html(inputs, version, index.counts())
+        self._facets = json.dumps(index.facets()).encode()
+        self._version = version
+
+    def _html(self, inputs: ReportInputs, version: str, counts: dict[str, int]) -> bytes:
+        name = self.index.path.name
+        html = build_html(
+            inputs,
+            title=self.title,
+            live=True,
+            version=version,
+            poll_ms=self.poll_ms,
+            mode="api",
+            indexed=counts,
+            index_name=name,
+        )
+        return html.encode("utf-8")
+
+    def page(self) -> bytes:
+        self.sync()
+        return self._page
+
+    def facets(self) -> bytes:
+        self.sync()
+        return self._facets
+
+    def episodes(self, query: EpisodeQuery) -> bytes:
+        self.sync()
+        return json.dumps(self.index.query(query), ensure_ascii=False).encode("utf-8")
+
+    def episode(self, run: str, episode_id: str) -> bytes | None:
+        for attempt in range(2):
+            self.sync()
+            record = self.index.record(run, episode_id)
+            if record is not None:
+                return episode_view(run, record).model_dump_json().encode("utf-8")
+            if attempt == 0:
+                with self._lock:  # the file may have changed under the index: look again
+                    self._version = ""
+        return None
 
 
 def host_name(header: str) -> str:
@@ -82,6 +165,17 @@ def host_name(header: str) -> str:
     if header.startswith("["):
         return header[1:].split("]", 1)[0]
     return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+def _params(query: str) -> dict[str, str]:
+    return {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
+
+
+_JSON = "application/json; charset=utf-8"
+
+
+def _error(message: str) -> bytes:
+    return json.dumps({"error": message}).encode()
 
 
 def make_handler(state: ViewState, loopback: bool) -> type[BaseHTTPRequestHandler]:
@@ -109,16 +203,44 @@ def make_handler(state: ViewState, loopback: bool) -> type[BaseHTTPRequestHandle
             if self.command != "HEAD":
                 self.wfile.write(body)
 
+        def _api(self, path: str, params: dict[str, str]) -> None:
+            if path == "/api/facets":
+                self._send(200, state.facets(), _JSON)
+            elif path == "/api/episodes":
+                try:
+                    query = EpisodeQuery.model_validate(params)
+                except ValidationError as exc:
+                    err = exc.errors()[0]
+                    where = ".".join(str(p) for p in err["loc"]) or "query"
+                    self._send(400, _error(f"{where}: {err['msg']}"), _JSON)
+                    return
+                self._send(200, state.episodes(query), _JSON)
+            elif path == "/api/episode":
+                run, episode_id = params.get("run", ""), params.get("id", "")
+                if not run or not episode_id:
+                    self._send(400, _error("run and id are required"), _JSON)
+                    return
+                body = state.episode(run, episode_id)
+                if body is None:
+                    self._send(404, _error(f"no episode {episode_id} in run {run}"), _JSON)
+                else:
+                    self._send(200, body, _JSON)
+            else:
+                self._send(404, _error("not found"), _JSON)
+
         def do_GET(self) -> None:
             if not self._host_ok():
                 self._send(421, b"misdirected request\n", "text/plain; charset=utf-8")
                 return
-            path = self.path.split("?", 1)[0]
+            url = urlsplit(self.path)
+            path = url.path
             if path in ("/", "/index.html"):
                 self._send(200, state.page(), "text/html; charset=utf-8")
             elif path == "/version.json":
                 body = json.dumps({"version": state.version()}).encode()
                 self._send(200, body, "application/json")
+            elif path.startswith("/api/"):
+                self._api(path, _params(url.query))
             elif path == "/favicon.ico":
                 self._send(204, b"", "image/x-icon")
             else:

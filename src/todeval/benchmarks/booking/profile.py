@@ -99,10 +99,39 @@ PROFILE = BenchmarkProfile(
         "episode_end": EventView(style="end", title="end", bold="outcome", text="reason"),
     },
     details=(
-        DetailView(key="goal", title="Goal", layout="sections"),
-        DetailView(key="bookings", title="Booking", layout="sections"),
+        DetailView(
+            key="goal",
+            title="Goal",
+            layout="sections",
+            fields={
+                "info": "info",
+                "fail_info": "fail info",
+                "book": "book",
+                "fail_book": "fail book",
+                "reqt": "requested attributes",
+            },
+        ),
+        DetailView(
+            key="bookings",
+            title="Booking",
+            layout="sections",
+            fields={
+                "reference": "reference",
+                "info": "booked row",
+                "book": "booking slots",
+                "reqt": "attributes passed on",
+                "domain": "",
+                "arguments": "",
+            },
+        ),
         DetailView(key="domain_scores", title="Scores", layout="sections"),
-        DetailView(key="violations", title="Violations", layout="list"),
+        DetailView(
+            key="violations",
+            title="Violations",
+            layout="list",
+            item="turn {turn}: {reason}",
+            pre=("raw",),
+        ),
     ),
     panel=PanelRoles(subject="system", varied="user", varied_noun="user simulator"),
     notes=(

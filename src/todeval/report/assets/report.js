@@ -1,17 +1,22 @@
 // todeval report: transcript browser, clickable tables and figures, live refresh.
 // Data comes from <script type="application/json" id="todeval-data"> and is untrusted text:
 // it is only ever inserted with createElement / textContent / setAttribute (never as HTML).
+// Transcripts are drawn from each benchmark's profile (DATA.profiles: event views, detail
+// layouts, labels, roles, group noun); this script knows no benchmark. Episodes come from one
+// data source: embedded in the page (a static report) or fetched from /api/* (todeval view).
 (function () {
   "use strict";
 
   var DATA = JSON.parse(document.getElementById("todeval-data").textContent);
   var RUNS = new Map(DATA.runs.map(function (r) { return [r.key, r]; }));
-  var EPS = DATA.episodes;
-  var BY_KEY = new Map();
-  EPS.forEach(function (e, i) { e._i = i; e._key = e.run + "/" + e.id; BY_KEY.set(e._key, e); });
+  var PROFILES = DATA.profiles || {};
+  var EMPTY_PROFILE = { benchmark: "", title: "", group_noun: "group", roles: [], subject: null,
+    failure: null, labels: [], events: {}, details: [] };
   var KEYS = ["run", "outcome", "fc", "group", "label", "q", "ep"];
   var OUTCOMES = ["success", "failure", "aborted", "system_error", "user_simulator_error", "infrastructure_error"];
-  var PAGE = 400;
+  var STYLES = ["message", "call", "result", "good", "bad", "alert", "end", "note"];
+  var PAGE = 200;
+  var API = DATA.mode === "api";
 
   // ---- DOM helpers (text only) ----------------------------------------------------------
   function h(tag, attrs) {
@@ -42,17 +47,94 @@
     if (typeof v !== "number") return text(v);
     return Number.isInteger(v) ? String(v) : v.toFixed(3).replace(/0+$/, "").replace(/\.$/, "");
   }
-  function highlight(str, q) {
+  function isObj(v) { return v !== null && typeof v === "object" && !Array.isArray(v); }
+  function empty(v) {
+    if (v === null || v === undefined || v === "") return true;
+    if (Array.isArray(v)) return v.length === 0;
+    return isObj(v) && Object.keys(v).length === 0;
+  }
+  function highlight(str, terms) {
     str = text(str);
-    if (!q) return [str];
-    var out = [], lower = str.toLowerCase(), needle = q.toLowerCase(), at = 0, hit;
-    while ((hit = lower.indexOf(needle, at)) !== -1) {
-      if (hit > at) out.push(str.slice(at, hit));
-      out.push(h("mark", null, str.slice(hit, hit + needle.length)));
-      at = hit + needle.length;
+    if (!terms || !terms.length) return [str];
+    var out = [], lower = str.toLowerCase(), at = 0;
+    for (;;) {
+      var best = -1, len = 0;
+      for (var i = 0; i < terms.length; i++) {
+        var hit = lower.indexOf(terms[i], at);
+        if (hit !== -1 && (best === -1 || hit < best || (hit === best && terms[i].length > len))) {
+          best = hit; len = terms[i].length;
+        }
+      }
+      if (best === -1) break;
+      if (best > at) out.push(str.slice(at, best));
+      out.push(h("mark", null, str.slice(best, best + len)));
+      at = best + len;
     }
     if (at < str.length) out.push(str.slice(at));
     return out;
+  }
+  function cap(s) { s = text(s); return s.charAt(0).toUpperCase() + s.slice(1); }
+  function safeColour(c) { return typeof c === "string" && /^(#[0-9a-f]{3,8}|[a-z]{3,20})$/i.test(c) ? c : null; }
+
+  // ---- profiles ------------------------------------------------------------------------------
+  function profileOf(runKey) {
+    var r = RUNS.get(runKey);
+    return (r && PROFILES[r.benchmark]) || EMPTY_PROFILE;
+  }
+  var FAIL_LABELS = new Set();
+  Object.keys(PROFILES).forEach(function (b) { if (PROFILES[b].failure) FAIL_LABELS.add(PROFILES[b].failure); });
+  function failOf(e) {
+    var p = profileOf(e.run);
+    return p.failure ? ((e.labels || {})[p.failure] || "") : "";
+  }
+  function labelSpec(p, name) {
+    return (p.labels || []).filter(function (s) { return s.name === name; })[0] || null;
+  }
+  function labelValue(spec, value) {
+    if (!spec) return null;
+    return (spec.values || []).filter(function (v) {
+      return v.prefix ? String(value).indexOf(v.value) === 0 : v.value === value;
+    })[0] || null;
+  }
+  function valueTitle(p, name, value) {
+    var v = labelValue(labelSpec(p, name), value);
+    return v && v.title ? v.title : value;
+  }
+  function failTitle(value) {
+    // the failure label's title of this value in any profile present (they rarely differ)
+    var names = Object.keys(PROFILES);
+    for (var i = 0; i < names.length; i++) {
+      var p = PROFILES[names[i]];
+      if (p.failure) {
+        var v = labelValue(labelSpec(p, p.failure), value);
+        if (v && v.title) return v.title;
+      }
+    }
+    return value;
+  }
+  function swatch(p, name, value) {
+    var v = labelValue(labelSpec(p, name), value);
+    var colour = v ? safeColour(v.colour) : null;
+    if (!colour) return null;
+    var s = h("span", { class: "swatch", "aria-hidden": "true" });
+    s.style.backgroundColor = colour;
+    return s;
+  }
+  function runDescription(r) {
+    if (!r || !r.roles || !r.roles.length) return "";
+    return r.roles.map(function (x) { return x.title + ": " + x.label; }).join(" · ");
+  }
+  function unique(values) { return Array.from(new Set(values)); }
+  function failureName() {
+    var titles = unique(Object.keys(PROFILES).map(function (b) {
+      var p = PROFILES[b], spec = p.failure ? labelSpec(p, p.failure) : null;
+      return spec ? (spec.title || "Failure class") : null;
+    }).filter(Boolean));
+    return titles.length === 1 ? titles[0] : "Failure class";
+  }
+  function groupName() {
+    var nouns = unique(Object.keys(PROFILES).map(function (b) { return PROFILES[b].group_noun || "group"; }));
+    return nouns.length === 1 ? cap(nouns[0]) : "Group";
   }
 
   // ---- state in the URL fragment -----------------------------------------------------------
@@ -61,7 +143,8 @@
     var known = KEYS.some(function (k) { return p.has(k); });
     var s = {};
     KEYS.forEach(function (k) { s[k] = p.get(k) || ""; });
-    if (s.label.indexOf("failure_class:") === 0) { s.fc = s.label.slice(14); s.label = ""; }
+    var i = s.label.indexOf(":");
+    if (i > 0 && FAIL_LABELS.has(s.label.slice(0, i))) { s.fc = s.label.slice(i + 1); s.label = ""; }
     return known ? s : null;
   }
   function hashOf(s) {
@@ -69,9 +152,14 @@
     KEYS.forEach(function (k) { if (s[k]) p.set(k, s[k]); });
     return "#" + p.toString();
   }
-  function epLink(e) { return hashOf({ ep: e._key }); }
+  function keyOf(e) { return e.run + "/" + e.id; }
+  function searchTerms(q) {
+    if (!q) return [];
+    if (!API) return [q.toLowerCase()];
+    return (q.toLowerCase().match(/[\p{L}\p{N}]+/gu) || []);
+  }
 
-  // ---- search --------------------------------------------------------------------------------
+  // ---- data sources: embedded episodes, or the view server's API ---------------------------
   function leaves(v, out) {
     if (v === null || v === undefined) return out;
     if (typeof v === "object") {
@@ -81,58 +169,127 @@
     }
     return out;
   }
-  function hay(e) {
-    if (e._hay === undefined) {
-      var parts = [e.run, e.id, e.task, e.group, e.outcome, e.reason];
-      leaves(e.labels, parts);
-      e.events.forEach(function (ev) { parts.push(ev.kind); leaves(ev.data, parts); });
-      e._hay = parts.join("\n").toLowerCase();
+  function embeddedSource() {
+    var eps = DATA.episodes || [];
+    var byKey = new Map();
+    eps.forEach(function (e) { byKey.set(keyOf(e), e); });
+    function hay(e) {
+      if (e._hay === undefined) {
+        var parts = [e.run, e.id, e.task, e.group, e.outcome, e.reason];
+        leaves(e.labels, parts);
+        e.events.forEach(function (ev) { parts.push(ev.kind); leaves(ev.data, parts); });
+        e._hay = parts.join("\n").toLowerCase();
+      }
+      return e._hay;
     }
-    return e._hay;
-  }
-  function matches(e, s) {
-    if (s.run && e.run !== s.run) return false;
-    if (s.outcome && e.outcome !== s.outcome) return false;
-    if (s.fc && (e.labels.failure_class || "") !== s.fc) return false;
-    if (s.group && e.group !== s.group) return false;
-    if (s.label) {
-      var i = s.label.indexOf(":");
-      if ((e.labels[s.label.slice(0, i)] || "") !== s.label.slice(i + 1)) return false;
+    function matches(e, s) {
+      if (s.run && e.run !== s.run) return false;
+      if (s.outcome && e.outcome !== s.outcome) return false;
+      if (s.fc && failOf(e) !== s.fc) return false;
+      if (s.group && e.group !== s.group) return false;
+      if (s.label) {
+        var i = s.label.indexOf(":");
+        if ((e.labels[s.label.slice(0, i)] || "") !== s.label.slice(i + 1)) return false;
+      }
+      if (s.q && hay(e).indexOf(s.q.toLowerCase()) === -1) return false;
+      return true;
     }
-    if (s.q && hay(e).indexOf(s.q.toLowerCase()) === -1) return false;
-    return true;
+    function counts(fn) {
+      var m = {};
+      eps.forEach(function (e) { var k = fn(e); m[k] = (m[k] || 0) + 1; });
+      return m;
+    }
+    return {
+      facets: function () {
+        var fc = counts(failOf);
+        delete fc[""];
+        return Promise.resolve({
+          total: eps.length, run: counts(function (e) { return e.run; }),
+          outcome: counts(function (e) { return e.outcome; }), fc: fc,
+          group: counts(function (e) { return e.group; })
+        });
+      },
+      list: function (s, offset, limit) {
+        var all = eps.filter(function (e) { return matches(e, s); });
+        return Promise.resolve({ total: all.length, offset: offset, rows: all.slice(offset, offset + limit) });
+      },
+      episode: function (key) { return Promise.resolve(byKey.get(key) || null); }
+    };
   }
+  function apiSource() {
+    var cache = new Map();
+    function get(path, params) {
+      var qs = new URLSearchParams();
+      Object.keys(params || {}).forEach(function (k) {
+        var v = params[k];
+        if (v !== "" && v !== null && v !== undefined) qs.set(k, String(v));
+      });
+      var url = path + (qs.toString() ? "?" + qs.toString() : "");
+      return fetch(url, { cache: "no-store", headers: { Accept: "application/json" } }).then(function (r) {
+        if (r.status === 404) return null;
+        if (!r.ok) throw new Error(url + ": HTTP " + r.status);
+        return r.json();
+      });
+    }
+    return {
+      facets: function () { return get("api/facets"); },
+      list: function (s, offset, limit) {
+        return get("api/episodes", { run: s.run, outcome: s.outcome, fc: s.fc, group: s.group,
+          label: s.label, q: s.q, offset: offset, limit: limit });
+      },
+      episode: function (key) {
+        if (cache.has(key)) return Promise.resolve(cache.get(key));
+        var i = key.indexOf("/");
+        if (i < 0) return Promise.resolve(null);
+        return get("api/episode", { run: key.slice(0, i), id: key.slice(i + 1) }).then(function (e) {
+          if (e) {
+            if (cache.size > 50) cache.delete(cache.keys().next().value);
+            cache.set(key, e);
+          }
+          return e;
+        });
+      }
+    };
+  }
+  var source = API ? apiSource() : embeddedSource();
 
   // ---- filter controls -----------------------------------------------------------------------
   var $ = function (id) { return document.getElementById(id); };
   var listEl = $("ep-list"), detailEl = $("ep-detail");
   if (!listEl) { ready(); return; }
   var state = { run: "", outcome: "", fc: "", group: "", label: "", q: "", ep: "" };
-  var shown = PAGE, lastFilter = null;
+  var FACETS = { total: 0, run: {}, outcome: {}, fc: {}, group: {} };
+  var lastFilter = null, shownRows = 0, listSeq = 0, detailSeq = 0;
 
-  function counts(fn) {
-    var m = new Map();
-    EPS.forEach(function (e) { var k = fn(e); m.set(k, (m.get(k) || 0) + 1); });
-    return m;
-  }
   function fillSelect(sel, allLabel, entries) {
     sel.replaceChildren(h("option", { value: "" }, allLabel));
     entries.forEach(function (en) { sel.appendChild(h("option", { value: en[0] }, en[1])); });
   }
-  function setup() {
-    var runCounts = counts(function (e) { return e.run; });
+  function sortedKeys(m) { return Object.keys(m || {}).sort(); }
+  function setupFacets(f) {
+    FACETS = f || FACETS;
+    var rc = FACETS.run || {};
     fillSelect($("f-run"), "all runs", DATA.runs.map(function (r) {
-      return [r.key, r.key + " — " + r.system + " / " + r.user + " (" + (runCounts.get(r.key) || 0) + ")"];
+      var n = rc[r.key] || 0;
+      var shown = !API && r.n_shown < r.n_episodes ? n + " of " + r.n_episodes + " shown" : String(n);
+      var desc = runDescription(r);
+      return [r.key, r.key + (desc ? " — " + desc : "") + " (" + shown + ")"];
     }));
-    var oc = counts(function (e) { return e.outcome; });
-    var outcomes = OUTCOMES.filter(function (o) { return oc.has(o); })
-      .concat(Array.from(oc.keys()).filter(function (o) { return OUTCOMES.indexOf(o) < 0; }));
-    fillSelect($("f-outcome"), "any outcome", outcomes.map(function (o) { return [o, o + " (" + oc.get(o) + ")"]; }));
-    var fc = counts(function (e) { return e.labels.failure_class || ""; });
-    fc.delete("");
-    fillSelect($("f-class"), "any class", Array.from(fc.keys()).sort().map(function (c) { return [c, c + " (" + fc.get(c) + ")"]; }));
-    var gr = counts(function (e) { return e.group; });
-    fillSelect($("f-group"), "any group", Array.from(gr.keys()).sort().map(function (g) { return [g, (g || "(none)") + " (" + gr.get(g) + ")"]; }));
+    var oc = FACETS.outcome || {};
+    var outcomes = OUTCOMES.filter(function (o) { return o in oc; })
+      .concat(Object.keys(oc).filter(function (o) { return OUTCOMES.indexOf(o) < 0; }));
+    fillSelect($("f-outcome"), "any outcome", outcomes.map(function (o) { return [o, o + " (" + oc[o] + ")"]; }));
+    var fc = FACETS.fc || {};
+    fillSelect($("f-class"), "any", sortedKeys(fc).map(function (c) {
+      var t = failTitle(c);
+      return [c, (t !== c ? t + " [" + c + "]" : c) + " (" + fc[c] + ")"];
+    }));
+    var gr = FACETS.group || {};
+    fillSelect($("f-group"), "any", sortedKeys(gr).map(function (g) { return [g, (g || "(none)") + " (" + gr[g] + ")"]; }));
+    $("f-class-name").textContent = failureName();
+    $("f-group-name").textContent = groupName();
+  }
+  function setupControls() {
     [["f-run", "run"], ["f-outcome", "outcome"], ["f-class", "fc"], ["f-group", "group"]].forEach(function (pair) {
       $(pair[0]).addEventListener("change", function (ev) { state[pair[1]] = ev.target.value; commit(false); });
     });
@@ -147,9 +304,15 @@
     });
     $("f-label").addEventListener("click", function () { state.label = ""; commit(false); });
   }
+  function setSelect(sel, value) {
+    if (value && !Array.prototype.some.call(sel.options, function (o) { return o.value === value; })) {
+      sel.appendChild(h("option", { value: value }, value + " (0)"));
+    }
+    sel.value = value;
+  }
   function syncControls() {
-    $("f-run").value = state.run; $("f-outcome").value = state.outcome;
-    $("f-class").value = state.fc; $("f-group").value = state.group;
+    setSelect($("f-run"), state.run); setSelect($("f-outcome"), state.outcome);
+    setSelect($("f-class"), state.fc); setSelect($("f-group"), state.group);
     if (document.activeElement !== $("f-q")) $("f-q").value = state.q;
     var chip = $("f-label");
     chip.hidden = !state.label;
@@ -159,40 +322,54 @@
   function commit(push) {
     var hash = hashOf(state);
     if (push) history.pushState(null, "", hash); else history.replaceState(null, "", hash);
-    render();
+    return render();
   }
 
   // ---- list ------------------------------------------------------------------------------------
   function filterKey(s) { return [s.run, s.outcome, s.fc, s.group, s.label, s.q].join("\u0001"); }
-  function renderList() {
-    var key = filterKey(state);
-    if (key !== lastFilter) shown = PAGE;
-    lastFilter = key;
-    var list = EPS.filter(function (e) { return matches(e, state); });
-    listEl.replaceChildren();
-    list.slice(0, shown).forEach(function (e) {
-      var fc = e.labels.failure_class;
-      var row = h("div", { class: "ep-row" + (e._key === state.ep ? " sel" : ""), role: "option", "data-ep": e._key, tabindex: "0" },
-        h("span", { class: "id" }, e.id),
-        h("span", { class: "oc " + e.outcome }, e.outcome),
-        h("span", { class: "sub" }, [e.run, e.group || "–", fc || "", e.turns + " turns"].filter(Boolean).join(" · ")));
-      row.addEventListener("click", function () { select(e); });
-      row.addEventListener("keydown", function (ev) { if (ev.key === "Enter") select(e); });
-      listEl.appendChild(row);
-    });
-    if (list.length > shown) {
-      var more = h("button", { type: "button" }, "show " + Math.min(PAGE, list.length - shown) + " more");
-      more.addEventListener("click", function () { shown += PAGE; renderList(); });
-      listEl.appendChild(h("div", { class: "ep-more" }, more));
-    }
-    if (!list.length) listEl.appendChild(h("p", { class: "ep-more placeholder" }, "No episode matches."));
-    $("f-count").textContent = list.length + " of " + EPS.length + " episodes";
+  function rowNode(e) {
+    var key = keyOf(e), p = profileOf(e.run), fc = failOf(e);
+    var row = h("div", { class: "ep-row" + (key === state.ep ? " sel" : ""), role: "option", "data-ep": key, tabindex: "0" },
+      h("span", { class: "id" }, e.id),
+      h("span", { class: "oc " + (OUTCOMES.indexOf(e.outcome) >= 0 ? e.outcome : "other") }, e.outcome),
+      h("span", { class: "sub" }, fc ? swatch(p, p.failure, fc) : null,
+        [e.run, e.group || "–", fc ? valueTitle(p, p.failure, fc) : "", e.turns + " turns"].filter(Boolean).join(" · ")));
+    row.addEventListener("click", function () { select(key); });
+    row.addEventListener("keydown", function (ev) { if (ev.key === "Enter") select(key); });
+    return row;
   }
-  function markSelected() {
+  function listMessage(msg) {
+    listEl.replaceChildren(h("p", { class: "ep-more placeholder" }, msg));
+  }
+  function renderList(append) {
+    var seq = ++listSeq;
+    var offset = append ? shownRows : 0;
+    var s = Object.assign({}, state);
+    return source.list(s, offset, PAGE).then(function (res) {
+      if (seq !== listSeq || !res) return;
+      if (!append) { listEl.replaceChildren(); listEl.scrollTop = 0; }
+      var more = listEl.querySelector(".ep-more");
+      if (more) more.remove();
+      res.rows.forEach(function (e) { listEl.appendChild(rowNode(e)); });
+      shownRows = offset + res.rows.length;
+      if (res.total > shownRows) {
+        var btn = h("button", { type: "button" }, "show " + Math.min(PAGE, res.total - shownRows) + " more");
+        btn.addEventListener("click", function () { renderList(true); });
+        listEl.appendChild(h("div", { class: "ep-more" }, btn));
+      }
+      if (!res.total) listEl.appendChild(h("p", { class: "ep-more placeholder" }, "No episode matches."));
+      $("f-count").textContent = res.total + " of " + FACETS.total + " episodes";
+      markSelected(false);
+      document.documentElement.setAttribute("data-list", String(seq));
+    }).catch(function (err) {
+      if (seq === listSeq) listMessage("Could not load the episode list (" + err.message + ").");
+    });
+  }
+  function markSelected(scroll) {
     Array.prototype.forEach.call(listEl.querySelectorAll(".ep-row"), function (row) {
       var sel = row.getAttribute("data-ep") === state.ep;
       row.classList.toggle("sel", sel);
-      if (sel) {
+      if (sel && scroll !== false) {
         var top = row.offsetTop;
         if (top < listEl.scrollTop || top > listEl.scrollTop + listEl.clientHeight - row.offsetHeight) {
           listEl.scrollTop = Math.max(0, top - 40);
@@ -200,17 +377,17 @@
       }
     });
   }
-  function select(e) {
-    state.ep = e._key;
+  function select(key) {
+    state.ep = key;
     commit(true);
   }
 
-  // ---- one transcript ------------------------------------------------------------------------
-  function kvs(obj) {
+  // ---- one transcript: details boxes from DetailViews, events from EventViews -----------------
+  function kvs(obj, terms) {
     var dl = h("dl", { class: "kvs" });
     Object.keys(obj || {}).forEach(function (k) {
       dl.appendChild(h("dt", null, k));
-      dl.appendChild(h("dd", null, num(obj[k])));
+      dl.appendChild(h("dd", null, highlight(num(obj[k]), terms)));
     });
     return dl;
   }
@@ -219,137 +396,158 @@
     for (var i = 1; i < arguments.length; i++) add(b, arguments[i]);
     return b;
   }
-  function args(v) {
-    if (!v || typeof v !== "object" || Array.isArray(v)) return JSON.stringify(v);
-    return Object.keys(v).map(function (k) {
-      return k + ": " + JSON.stringify(v[k]);
-    }).join(", ");
+  function argsText(v) {
+    if (!isObj(v)) return JSON.stringify(v);
+    return Object.keys(v).map(function (k) { return k + ": " + JSON.stringify(v[k]); }).join(", ");
   }
-  function pre(v) { return h("pre", null, typeof v === "string" ? v : JSON.stringify(v, null, 1)); }
+  function pre(v, terms) { return h("pre", null, highlight(typeof v === "string" ? v : JSON.stringify(v, null, 1), terms)); }
   function lbl(t) { return h("span", { class: "lbl" }, t); }
-  function rowsTable(rows) {
+  function fill(tpl, d) {
+    return String(tpl).replace(/\{([^{}]+)\}/g, function (_, k) { return text(d[k]); });
+  }
+  function rowsTable(rows, terms) {
     if (!Array.isArray(rows) || !rows.length) return null;
     var cols = [];
-    rows.forEach(function (r) { Object.keys(r || {}).forEach(function (k) { if (cols.indexOf(k) < 0) cols.push(k); }); });
+    rows.forEach(function (r) { Object.keys(isObj(r) ? r : {}).forEach(function (k) { if (cols.indexOf(k) < 0) cols.push(k); }); });
+    if (!cols.length) return h("p", null, rows.map(text).join(", "));
     return h("table", { class: "rows" },
       h("thead", null, h("tr", null, cols.map(function (c) { return h("th", null, c); }))),
       h("tbody", null, rows.map(function (r) {
-        return h("tr", null, cols.map(function (c) { return h("td", null, highlight(text((r || {})[c]), state.q)); }));
+        return h("tr", null, cols.map(function (c) { return h("td", null, highlight(text((r || {})[c]), terms)); }));
       })));
   }
-  function goalBoxes(goal) {
-    return Object.keys(goal || {}).map(function (d) {
-      var g = goal[d] || {};
-      var parts = [];
-      ["info", "fail_info", "book", "fail_book", "reqt", "req"].forEach(function (k) {
-        var v = g[k];
-        if (v && (Array.isArray(v) ? v.length : Object.keys(v).length)) {
-          parts.push(h("h4", null, k.replace("_", " ")));
-          parts.push(Array.isArray(v) ? h("p", null, v.join(", ")) : kvs(v));
-        }
-      });
-      return box("Goal · " + d, parts);
-    });
-  }
-  function bookingBoxes(details) {
-    var bookings = details.bookings || {}, scores = details.domain_scores || {};
-    var domains = Array.from(new Set(Object.keys(bookings).concat(Object.keys(scores))));
-    return domains.map(function (d) {
-      var b = bookings[d], sc = scores[d] || {};
-      var parts = [];
-      if (b) {
-        parts.push(h("p", null, "reference ", h("b", null, text(b.reference))));
-        if (b.info && Object.keys(b.info).length) { parts.push(h("h4", null, "booked row")); parts.push(kvs(b.info)); }
-        if (b.book && Object.keys(b.book).length) { parts.push(h("h4", null, "booking slots")); parts.push(kvs(b.book)); }
-        if (b.reqt && Object.keys(b.reqt).length) { parts.push(h("h4", null, "attributes passed on")); parts.push(kvs(b.reqt)); }
+  function scalarList(v) { return v.every(function (x) { return !isObj(x) && !Array.isArray(x); }); }
+  // the fields of one entry (an object): titled per DetailView.fields ("" hides a field)
+  function fieldsBlock(dv, obj, terms) {
+    if (!isObj(obj)) return Array.isArray(obj) ? listBlock(dv, obj, terms) : h("p", null, highlight(text(obj), terms));
+    var titles = dv.fields || {};
+    var keys = Object.keys(titles).filter(function (k) { return k in obj; })
+      .concat(Object.keys(obj).filter(function (k) { return !(k in titles); }));
+    var flags = [], scalars = {}, parts = [];
+    keys.forEach(function (k) {
+      var v = obj[k], title = k in titles ? titles[k] : k;
+      if (title === "" || empty(v)) return;
+      if ((dv.pre || []).indexOf(k) >= 0) { parts.push(h("h4", null, title), pre(text(v), terms)); return; }
+      if (typeof v === "boolean") {
+        flags.push(h("span", { class: v ? "ok" : "bad" }, (v ? "✓ " : "✗ ") + title), "  ");
+      } else if (isObj(v)) {
+        parts.push(h("h4", null, title), kvs(v, terms));
+      } else if (Array.isArray(v)) {
+        parts.push(h("h4", null, title), scalarList(v) ? h("p", null, highlight(v.map(text).join(", "), terms)) : rowsTable(v, terms));
       } else {
-        parts.push(h("p", { class: "bad" }, "not booked"));
+        scalars[title] = v;
       }
-      if (Object.keys(sc).length) {
-        var flags = ["inform", "booked", "attributes"].filter(function (k) { return k in sc; }).map(function (k) {
-          return h("span", { class: sc[k] ? "ok" : "bad" }, (sc[k] ? "✓ " : "✗ ") + k + "  ");
-        });
-        parts.push(h("p", null, flags));
-        if (Array.isArray(sc.mismatches) && sc.mismatches.length) {
-          parts.push(h("h4", null, "mismatches"));
-          parts.push(h("ul", null, sc.mismatches.map(function (m) { return h("li", null, text(m)); })));
-        }
-      }
-      return box("Booking · " + d, parts);
     });
+    return [Object.keys(scalars).length ? kvs(scalars, terms) : null, flags.length ? h("p", null, flags) : null, parts];
   }
-  function toolName(ev) {
-    var d = ev.data || {};
-    if (d.tool) return text(d.tool);
-    if (ev.kind === "db_query") return "retrievefrom" + text(d.domain) + "db";
-    if (ev.kind === "booking_request") return "validate" + text(d.domain) + "booking";
-    return ev.kind;
+  function listBlock(dv, items, terms) {
+    if (scalarList(items)) return h("p", null, highlight(items.map(text).join(", "), terms));
+    return h("ul", null, items.map(function (it) {
+      if (!isObj(it)) return h("li", null, highlight(text(it), terms));
+      var pres = (dv.pre || []).filter(function (k) { return !empty(it[k]); });
+      var line = dv.item ? fill(dv.item, it) : Object.keys(it).filter(function (k) {
+        return pres.indexOf(k) < 0 && !isObj(it[k]) && !Array.isArray(it[k]);
+      }).map(function (k) { return k + ": " + text(it[k]); }).join(" · ");
+      return h("li", null, highlight(line, terms), pres.map(function (k) { return pre(text(it[k]), terms); }));
+    }));
   }
-  function eventNode(ev) {
-    var d = ev.data || {}, q = state.q, t = "t = " + num(ev.t) + " s · " + ev.actor;
-    switch (ev.kind) {
-      case "user_message":
-        return h("div", { class: "msg user", title: t }, h("span", { class: "who" }, "User"), highlight(d.text, q));
-      case "system_message":
-        return h("div", { class: "msg system", title: t }, h("span", { class: "who" }, "System"), highlight(d.text, q));
-      case "db_query":
-      case "booking_request":
-        return h("div", { class: "ev call", title: t }, lbl("tool call"), h("code", null, toolName(ev)),
-          h("pre", null, highlight(args(d.arguments || {}), q)));
-      case "db_result":
-        return h("div", { class: "ev result", title: t }, lbl("DB result"),
-          highlight(text(d.message), q), " (total " + text(d.total) + ", " + ((d.rows || []).length) + " shown)",
-          rowsTable(d.rows));
-      case "booking_result":
-        return h("div", { class: "ev " + (d.ok ? "booking-ok" : "booking-bad"), title: t },
-          lbl(d.ok ? "booking confirmed" : "booking rejected"),
-          d.reference ? h("b", null, text(d.reference) + " ") : null, highlight(text(d.message), q));
-      case "violation":
-        return h("div", { class: "ev violation", title: t }, lbl("format violation"), highlight(text(d.reason), q),
-          h("pre", null, highlight(text(d.raw), q)));
-      case "episode_end":
-        return h("div", { class: "ev end", title: t }, lbl("end"), text(d.outcome) + " — ", highlight(text(d.reason), q));
-      default:
-        return h("div", { class: "ev", title: t }, lbl(ev.kind + " · " + ev.actor), h("pre", null, highlight(JSON.stringify(d, null, 1), q)));
+  function detailBoxes(dv, v, terms) {
+    var title = dv.title || dv.key;
+    switch (dv.layout) {
+      case "sections":
+        if (!isObj(v)) break;
+        return Object.keys(v).filter(function (k) { return !empty(v[k]); }).map(function (k) {
+          return box(title + " · " + k, fieldsBlock(dv, v[k], terms));
+        });
+      case "kv":
+        if (!isObj(v)) break;
+        return [box(title, fieldsBlock(dv, v, terms))];
+      case "list":
+        if (!Array.isArray(v)) break;
+        return [box(title, listBlock(dv, v, terms))];
+      case "rows":
+        if (!Array.isArray(v)) break;
+        return [box(title, rowsTable(v, terms))];
     }
+    return [box(title, pre(v, terms))];
   }
-  function renderDetail() {
-    var e = BY_KEY.get(state.ep);
+  function eventNode(ev, p, terms) {
+    var d = isObj(ev.data) ? ev.data : {}, t = "t = " + num(ev.t) + " s · " + ev.actor;
+    var view = Object.prototype.hasOwnProperty.call(p.events || {}, ev.kind) ? p.events[ev.kind] : null;
+    if (!view) {
+      return h("div", { class: "ev note unknown", title: t, "data-kind": ev.kind },
+        lbl(ev.kind + " · " + ev.actor), pre(JSON.stringify(d, null, 1), terms));
+    }
+    var style = STYLES.indexOf(view.style) >= 0 ? view.style : "note", title = view.title;
+    if (view.flag) {
+      var ok = !!d[view.flag];
+      style = ok ? "good" : "bad";
+      if (!ok && view.flag_false_title) title = view.flag_false_title;
+    }
+    if (style === "message") {
+      var side = ev.actor === p.subject ? " right" : "";
+      return h("div", { class: "msg" + side, title: t, "data-kind": ev.kind, "data-actor": ev.actor },
+        h("span", { class: "who" }, title),
+        view.text ? highlight(text(d[view.text]), terms) : pre(d, terms));
+    }
+    var node = h("div", { class: "ev " + style, title: t, "data-kind": ev.kind }, lbl(title));
+    if (view.code) add(node, [h("code", null, highlight(fill(view.code, d), terms)), " "]);
+    var bold = view.bold && !empty(d[view.bold]) ? text(d[view.bold]) : "";
+    var main = view.text && !empty(d[view.text]) ? text(d[view.text]) : "";
+    if (bold) add(node, h("b", null, highlight(bold, terms)));
+    if (bold && main) add(node, " — ");
+    if (main) add(node, highlight(main, terms));
+    if (view.suffix) add(node, fill(view.suffix, d));
+    var rows = view.rows ? d[view.rows] : null;
+    if (Array.isArray(rows)) add(node, [" · " + rows.length + " shown", rowsTable(rows, terms)]);
+    if (view.args && d[view.args] !== undefined) add(node, h("pre", null, highlight(argsText(d[view.args]), terms)));
+    if (view.pre && !empty(d[view.pre])) add(node, pre(text(d[view.pre]), terms));
+    return node;
+  }
+  function drawDetail(e, key, terms) {
     detailEl.replaceChildren();
     if (!e) {
-      detailEl.appendChild(h("p", { class: "placeholder" }, state.ep ? "Episode " + state.ep + " is not in this report." : "Select an episode from the list."));
+      var msg = "Select an episode from the list.";
+      if (key) {
+        var r = RUNS.get(key.split("/")[0]);
+        msg = "Episode " + key + " is not in this report" + (r && !API && r.n_shown < r.n_episodes
+          ? " (its run shows " + r.n_shown + " of " + r.n_episodes + " transcripts, failures first)." : ".");
+      }
+      detailEl.appendChild(h("p", { class: "placeholder" }, msg));
       return;
     }
-    var run = RUNS.get(e.run) || {};
-    var labels = Object.keys(e.labels).map(function (k) { return [k + " ", h("b", null, e.labels[k]), " · "]; });
-    detailEl.appendChild(h("div", { class: "ep-head", id: "episode-" + e._i },
+    var run = RUNS.get(e.run) || {}, p = profileOf(e.run);
+    var labels = Object.keys(e.labels || {}).map(function (k) {
+      var spec = labelSpec(p, k);
+      return [(spec && spec.title) || k, " ", swatch(p, k, e.labels[k]), h("b", null, highlight(valueTitle(p, k, e.labels[k]), terms)), " · "];
+    });
+    var desc = runDescription(run);
+    detailEl.appendChild(h("div", { class: "ep-head" },
       h("h3", null, e.id),
       h("div", { class: "facts" },
-        h("span", { class: "oc " + e.outcome }, e.outcome), " ",
-        "run ", h("b", null, e.run), " · ", text(run.system), " vs ", text(run.user),
-        " · group ", h("b", null, e.group || "–"), " · ", e.turns + " turns · ",
+        h("span", { class: "oc " + (OUTCOMES.indexOf(e.outcome) >= 0 ? e.outcome : "other") }, e.outcome), " ",
+        "run ", h("b", null, e.run), desc ? " · " + desc : "",
+        " · " + (p.group_noun || "group") + " ", h("b", null, e.group || "–"), " · ", e.turns + " turns · ",
         num(e.duration_s) + " s · trial " + e.trial + " · seed " + e.seed + " · ",
-        h("a", { href: epLink(e) }, "link to this episode")),
-      h("p", { class: "facts" }, labels, "ended: ", highlight(e.reason, state.q))));
-    var d = e.details || {};
+        h("a", { href: hashOf({ ep: key }) }, "link to this episode")),
+      h("p", { class: "facts" }, labels, "ended: ", highlight(e.reason, terms))));
+    var d = isObj(e.details) ? e.details : {};
     var boxes = h("div", { class: "boxes" });
     var metrics = kvs(e.metrics);
     metrics.className = "kvs two";
     boxes.appendChild(box("Metrics", metrics));
-    goalBoxes(d.goal).forEach(function (b) { boxes.appendChild(b); });
-    if (d.bookings || d.domain_scores) bookingBoxes(d).forEach(function (b) { boxes.appendChild(b); });
-    if (Array.isArray(d.violations) && d.violations.length) {
-      boxes.appendChild(box("Violations", h("ul", null, d.violations.map(function (v) {
-        return h("li", null, "turn " + text(v.turn) + ": " + text(v.reason), pre(text(v.raw)));
-      }))));
-    }
-    var known = ["goal", "bookings", "domain_scores", "violations"];
-    Object.keys(d).filter(function (k) { return known.indexOf(k) < 0; }).forEach(function (k) {
-      boxes.appendChild(box(k, pre(d[k])));
+    var known = new Set();
+    (p.details || []).forEach(function (dv) {
+      known.add(dv.key);
+      if (!empty(d[dv.key])) add(boxes, detailBoxes(dv, d[dv.key], terms));
+    });
+    Object.keys(d).filter(function (k) { return !known.has(k); }).forEach(function (k) {
+      boxes.appendChild(box(k, pre(d[k], terms)));
     });
     Object.keys(e.usage || {}).forEach(function (role) {
-      var u = e.usage[role];
-      boxes.appendChild(box("Usage · " + role, kvs({
+      var u = e.usage[role] || {};
+      var role_ = (p.roles || []).filter(function (x) { return x.name === role; })[0];
+      boxes.appendChild(box("Usage · " + (role_ ? role_.title : role), kvs({
         calls: u.calls, cached: u.cached_calls, prompt_tokens: u.prompt_tokens,
         completion_tokens: u.completion_tokens, cost_usd: u.cost_usd, latency_s: u.latency_s
       })));
@@ -357,19 +555,34 @@
     detailEl.appendChild(boxes);
     var tr = h("div", { class: "transcript" });
     var turn = null;
-    e.events.forEach(function (ev) {
+    (e.events || []).forEach(function (ev) {
       if (ev.turn !== turn) { turn = ev.turn; tr.appendChild(h("div", { class: "turn" }, "Turn " + turn)); }
-      tr.appendChild(eventNode(ev));
+      tr.appendChild(eventNode(ev, p, terms));
     });
     detailEl.appendChild(tr);
     detailEl.scrollTop = 0;
   }
+  function renderDetail() {
+    var seq = ++detailSeq, key = state.ep, terms = searchTerms(state.q);
+    if (!key) { drawDetail(null, "", terms); return Promise.resolve(); }
+    return source.episode(key).then(function (e) {
+      if (seq !== detailSeq) return;
+      drawDetail(e, key, terms);
+      if (window.performance && performance.mark) performance.mark("todeval-episode");
+      document.documentElement.setAttribute("data-episode", key);
+    }).catch(function (err) {
+      if (seq !== detailSeq) return;
+      detailEl.replaceChildren(h("p", { class: "placeholder" }, "Could not load " + key + " (" + err.message + ")."));
+    });
+  }
 
   function render() {
     syncControls();
-    if (filterKey(state) !== lastFilter) renderList();
-    markSelected();
-    renderDetail();
+    var jobs = [];
+    var key = filterKey(state);
+    if (key !== lastFilter) { lastFilter = key; jobs.push(renderList(false)); } else markSelected();
+    jobs.push(renderDetail());
+    return Promise.all(jobs);
   }
 
   // ---- routing: links, clickable rows and marks ----------------------------------------------
@@ -416,14 +629,17 @@
     document.documentElement.setAttribute("data-ready", "1");
   }
 
-  setup();
+  setupControls();
   var nav = performance.getEntriesByType ? performance.getEntriesByType("navigation")[0] : null;
   var initial = readState();
   if (initial) state = initial;
-  render();
-  if (initial && !(nav && nav.type === "reload")) {
-    $("transcripts").scrollIntoView({ block: "start", behavior: "instant" });
-  }
-  if (DATA.live) setTimeout(poll, DATA.poll_ms);
-  ready();
+  source.facets().then(function (f) { setupFacets(f); }, function () { setupFacets(null); })
+    .then(render)
+    .then(function () {
+      if (initial && !(nav && nav.type === "reload")) {
+        $("transcripts").scrollIntoView({ block: "start", behavior: "instant" });
+      }
+      if (DATA.live) setTimeout(poll, DATA.poll_ms);
+      ready();
+    });
 })();

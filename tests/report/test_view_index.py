@@ -1,0 +1,271 @@
+"""``todeval view`` at scale: the SQLite episode index and the /api routes served from it.
+
+The index is built incrementally (only lines appended since the last update are read; a
+rewritten file is indexed again), and the page embeds no episodes: the list, its filters,
+counts and the search come from /api/episodes, a transcript from /api/episode.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import shutil
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+
+from tests.report.helpers import PAYLOADS
+from tests.report.test_view_server import start_view
+from todeval.report import ViewState, make_server
+from todeval.report._index import INDEX_NAME, EpisodeIndex, EpisodeQuery, IndexedRun
+
+
+def _get(port: int, path: str, **params: Any) -> tuple[int, dict[str, str], Any]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("GET", path + ("?" + urlencode(params) if params else ""))
+    resp = conn.getresponse()
+    body = resp.read()
+    conn.close()
+    headers = {k.lower(): v for k, v in resp.getheaders()}
+    data = (
+        json.loads(body) if headers.get("content-type", "").startswith("application/json") else body
+    )
+    return resp.status, headers, data
+
+
+@pytest.fixture
+def root(tmp_path: Path, runs: dict[str, Path], xss: Path) -> Path:
+    root = tmp_path / "runs"
+    root.mkdir()
+    shutil.copytree(runs["corpus"], root / "corpus")
+    shutil.copytree(runs["unrealistic"], root / "unreal")
+    shutil.copytree(xss, root / "xss")
+    return root
+
+
+@pytest.fixture
+def port(root: Path) -> Iterator[int]:
+    server = make_server(ViewState(root), "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield int(server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_page_embeds_no_episodes_and_the_api_lists_them(root: Path, port: int) -> None:
+    status, headers, page = _get(port, "/")
+    assert status == 200
+    text = page.decode()
+    assert '"mode":"api"' in text and '"episodes":[]' in text
+    assert "154 episodes, listed from the index (.todeval-view.sqlite)" in text
+    assert (root / INDEX_NAME).exists()
+
+    status, headers, facets = _get(port, "/api/facets")
+    assert status == 200 and headers["x-content-type-options"] == "nosniff"
+    assert "script-src 'sha256-" in headers["content-security-policy"]
+    assert facets["total"] == 117 + 30 + len(PAYLOADS)
+    assert facets["run"]["corpus"] == 117
+    assert facets["fc"]["wrong_booking"] == 6 and facets["fc"]["no_booking"] == 6
+    assert facets["group"]["hotel"] > 0
+
+    _, _, page1 = _get(port, "/api/episodes", run="corpus", limit=50)
+    assert page1["total"] == 117 and len(page1["rows"]) == 50
+    row = page1["rows"][0]
+    assert set(row) == {"run", "id", "outcome", "group", "labels", "turns"}
+    assert row == {
+        "run": "corpus",
+        "id": "test/000-sng01936#0",
+        "outcome": "success",
+        "group": "hotel",
+        "labels": {"failure_class": "success"},
+        "turns": row["turns"],
+    }
+    _, _, page3 = _get(port, "/api/episodes", run="corpus", limit=50, offset=100)
+    assert len(page3["rows"]) == 17 and page3["offset"] == 100
+    _, _, fails = _get(port, "/api/episodes", run="corpus", outcome="failure")
+    assert fails["total"] == 12 and all(r["outcome"] == "failure" for r in fails["rows"])
+    _, _, wrong = _get(port, "/api/episodes", fc="wrong_booking")
+    assert wrong["total"] == 6
+    _, _, label = _get(port, "/api/episodes", label="failure_class:no_booking")
+    assert label["total"] == 6
+    assert all(r["labels"]["failure_class"] == "no_booking" for r in label["rows"])
+    _, _, group = _get(port, "/api/episodes", group="hotel", run="corpus")
+    assert group["total"] == 20 and all(r["group"] == "hotel" for r in group["rows"])
+
+
+def test_one_episode_on_demand(port: int) -> None:
+    status, _, ep = _get(port, "/api/episode", run="corpus", id="test/000-sng01936#0")
+    assert status == 200
+    assert ep["id"] == "test/000-sng01936#0" and ep["run"] == "corpus"
+    kinds = [e["kind"] for e in ep["events"]]
+    assert "db_query" in kinds and "booking_result" in kinds and ep["details"]["goal"]
+    assert isinstance(ep["seed"], str)
+    status, _, err = _get(port, "/api/episode", run="corpus", id="nope#0")
+    assert status == 404 and "nope#0" in err["error"]
+    assert _get(port, "/api/episode", run="corpus")[0] == 400
+    status, _, err = _get(port, "/api/episodes", limit="many")
+    assert status == 400 and err["error"].startswith("limit:")
+    assert _get(port, "/api/episodes", sneaky="1")[0] == 400
+    assert _get(port, "/api/nothing")[0] == 404
+    # the payloads come back as JSON text, never as markup
+    _, _, xss = _get(port, "/api/episode", run="xss", id=f"test/001-{PAYLOADS[1]}#0")
+    assert xss["reason"] == PAYLOADS[1]
+
+
+def test_search_through_the_api(port: int) -> None:
+    _, _, hits = _get(port, "/api/episodes", q="volcano")
+    assert hits["total"] > 0 and {r["run"] for r in hits["rows"]} == {"unreal"}
+    assert hits["terms"] == ["volcano"]
+    _, _, few = _get(port, "/api/episodes", q="volc", run="unreal")
+    assert few["total"] == hits["total"]  # words match by prefix
+    _, _, both = _get(port, "/api/episodes", q="<img src=x")
+    assert both["total"] == 2 and {r["run"] for r in both["rows"]} == {"xss"}
+    _, _, ref = _get(port, "/api/episodes", q="guesthouse north", run="corpus")
+    _, _, one = _get(port, "/api/episodes", q="guesthouse", run="corpus")
+    assert 0 < ref["total"] <= one["total"] < 117
+    _, _, none = _get(port, "/api/episodes", q="zzyzx-nowhere")
+    assert none["total"] == 0 and none["rows"] == []
+
+
+def test_the_index_is_updated_when_runs_change(root: Path, port: int) -> None:
+    assert _get(port, "/api/facets")[2]["total"] == 154
+    shutil.rmtree(root / "unreal")
+    _, _, facets = _get(port, "/api/facets")
+    assert facets["total"] == 124 and "unreal" not in facets["run"]
+    _append_copies(root / "corpus", 3)
+    _, _, facets = _get(port, "/api/facets")
+    assert facets["run"]["corpus"] == 120
+
+
+def _lines(run: Path) -> list[str]:
+    return (run / "episodes.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+
+
+def _copy_line(line: str, n: int) -> str:
+    record = json.loads(line)
+    record["task_id"] = f"copy/{n:03d}"
+    record["episode_id"] = f"copy/{n:03d}#0"
+    record["events"].append(
+        {"t": 9.0, "kind": "user_message", "actor": "user", "turn": 9, "data": {"text": f"q{n}"}}
+    )
+    return json.dumps(record) + "\n"
+
+
+def _append_copies(run: Path, n: int, start: int = 0) -> int:
+    lines = _lines(run)
+    text = "".join(_copy_line(lines[i], start + i) for i in range(n))
+    with (run / "episodes.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(text)
+    return len(text.encode())
+
+
+def _index(root: Path, fts: bool | None = None) -> tuple[EpisodeIndex, list[IndexedRun]]:
+    index = EpisodeIndex(root / "idx.sqlite", root, fts=fts)
+    runs = [
+        IndexedRun(
+            key="corpus", path=root / "corpus", benchmark="booking", failure_label="failure_class"
+        ),
+        IndexedRun(
+            key="unreal", path=root / "unreal", benchmark="booking", failure_label="failure_class"
+        ),
+    ]
+    return index, runs
+
+
+def test_incremental_update_reads_only_new_lines(root: Path) -> None:
+    index, runs = _index(root)
+    first = index.update(runs)
+    assert first.lines == 147 and first.runs == 2 and not first.reindexed
+    again = index.update(runs)
+    assert again.lines == 0 and again.bytes == 0 and again.runs == 0
+    added = _append_copies(root / "corpus", 4)
+    step = index.update(runs)
+    assert step.lines == 4 and step.bytes == added and step.runs == 1 and not step.reindexed
+    assert index.counts()["corpus"] == 121
+    q = index.query(EpisodeQuery(q="q2", run="corpus"))
+    assert [r["id"] for r in q["rows"]] == ["copy/002#0"]
+    # a torn last line (a run killed mid-write) waits until it is complete
+    torn = _copy_line(_lines(root / "corpus")[10], 10)
+    with (root / "corpus" / "episodes.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(torn[:50])
+    assert index.update(runs).lines == 0 and index.counts()["corpus"] == 121
+    with (root / "corpus" / "episodes.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(torn[50:])
+    assert index.update(runs).lines == 1 and index.counts()["corpus"] == 122
+    # an episode written again (re-run after an infrastructure error) replaces its row
+    with (root / "corpus" / "episodes.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(_lines(root / "unreal")[0].replace('"unrealistic/', '"copy-again/'))
+        fh.write(_copy_line(_lines(root / "corpus")[0], 0).replace('"q0"', '"replaced"'))
+    index.update(runs)
+    assert index.counts()["corpus"] == 123
+    assert index.query(EpisodeQuery(q="replaced"))["total"] == 1
+    assert index.query(EpisodeQuery(q="q0", run="corpus"))["total"] == 0
+    record = index.record("corpus", "copy/000#0")
+    assert record is not None and record.events[-1].data == {"text": "replaced"}
+
+
+def test_a_rewritten_file_is_indexed_again(root: Path) -> None:
+    index, runs = _index(root)
+    index.update(runs)
+    path = root / "unreal" / "episodes.jsonl"
+    lines = _lines(root / "unreal")
+    # shrunk: fewer lines than were indexed
+    path.write_text("".join(lines[:10]), encoding="utf-8")
+    step = index.update(runs)
+    assert step.reindexed == ["unreal"] and step.lines == 10 and index.counts()["unreal"] == 10
+    # same size, other content (rewritten in place): the digest before the offset differs
+    swapped = lines[:10]
+    swapped[8], swapped[9] = swapped[9], swapped[8]
+    assert swapped != lines[:10]
+    with path.open("r+", encoding="utf-8") as fh:
+        fh.write("".join(swapped))
+    step = index.update(runs)
+    assert step.reindexed == ["unreal"] and index.counts()["unreal"] == 10
+    # replaced by a new file (another inode) that is longer
+    tmp = path.with_name("new.jsonl")
+    tmp.write_text("".join(lines), encoding="utf-8")
+    tmp.replace(path)
+    step = index.update(runs)
+    assert step.reindexed == ["unreal"] and index.counts()["unreal"] == 30
+    # a corrupt complete line is skipped and reported, not fatal
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write("{not json}\n")
+    index.update(runs)
+    assert index.counts()["unreal"] == 30
+    assert any("line 31 is not a valid episode record" in p for p in index.problems())
+
+
+def test_like_search_without_fts5(root: Path) -> None:
+    index, runs = _index(root, fts=False)
+    index.update(runs)
+    assert not index.fts
+    hits = index.query(EpisodeQuery(q="Volcano"))
+    assert hits["total"] > 0 and hits["terms"] == ["Volcano"]
+    assert index.query(EpisodeQuery(q="100%"))["total"] == 0  # % is literal, not a wildcard
+    # the same file opened with FTS5 wanted is rebuilt with it
+    again = EpisodeIndex(root / "idx.sqlite", root, fts=True)
+    assert again.fts and again.counts() == {}
+
+
+def test_view_process_uses_the_given_index_file(root: Path, tmp_path: Path) -> None:
+    index = tmp_path / "elsewhere" / "view.sqlite"
+    index.parent.mkdir()
+    proc, url = start_view(root, "--index", str(index))
+    try:
+        port = int(url.rstrip("/").rsplit(":", 1)[1])
+        assert _get(port, "/api/facets")[2]["total"] == 154
+        assert index.exists() and not (root / INDEX_NAME).exists()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "Traceback" not in err
+    assert f"index {index} (154 new line(s)" in err
