@@ -4,7 +4,7 @@ Written into every manifest (schema version 2) and read by the report, ``compare
 which never look into a benchmark's config keys:
 
 * ``roles``: role name -> :class:`RoleIdentity` (which player, which model, which prompts).
-  Roles are data: a booking run has ``system`` and ``user``, another benchmark ``seeker`` and
+  Roles are data: one benchmark has ``system`` and ``user``, another ``seeker`` and
   ``provider`` or ``seller``;
 * ``selection``: :class:`Selection` (task set, explicit ids, limit and how it was drawn);
 * ``protocol``: the rule set the episodes were played under.
