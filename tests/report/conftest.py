@@ -20,7 +20,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "rule": rule_run(base / "rule-agenda"),
         "corpus": rule_run(base / "rule-corpus", "--user", "corpus"),
         "llm": scripted_llm_run(base / "mono-toy", tmp),
-        "unrealistic": rule_run(base / "rule-unreal", "--tasks", "unrealistic", "--limit", "30"),
+        "unrealistic": rule_run(
+            base / "rule-unreal", "--tasks", "unrealistic", "--limit", "30", "--limit-mode", "first"
+        ),
     }
 
 
