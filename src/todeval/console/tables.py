@@ -17,15 +17,9 @@ WILSON_NOTE = "W: the bootstrap interval collapsed (every task agrees); Wilson s
 
 
 def shows_wilson(est: Estimate | None) -> bool:
-    """``est``'s bootstrap CI collapsed to a point and it has a Wilson interval to show."""
-    return (
-        est is not None
-        and est.value is not None
-        and est.ci_low is not None
-        and est.ci_low == est.ci_high
-        and est.wilson_low is not None
-        and est.wilson_high is not None
-    )
+    """``est``'s bootstrap CI collapsed to a point and it has a Wilson interval to show (the
+    rule of :meth:`Estimate.shown_interval`, which the report applies too)."""
+    return est is not None and est.value is not None and est.shown_interval()[2]
 
 
 def fmt_estimate(est: Estimate | None, digits: int = 3) -> str:
@@ -33,11 +27,10 @@ def fmt_estimate(est: Estimate | None, digits: int = 3) -> str:
     bootstrap collapsed (:func:`shows_wilson`)."""
     if est is None or est.value is None:
         return "-"
-    low, high, mark = est.ci_low, est.ci_high, ""
-    if shows_wilson(est):
-        low, high, mark = est.wilson_low, est.wilson_high, WILSON_MARK
+    low, high, wilson = est.shown_interval()
     if low is None or high is None:
         return f"{est.value:.{digits}f}"
+    mark = WILSON_MARK if wilson else ""
     return f"{est.value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]{mark}"
 
 
