@@ -5,7 +5,8 @@ directory, builds the report (`todeval report`), then loads it from file:// in h
 Chromium (selenium with the system chromedriver) several times and prints, from the
 Navigation Timing API: navigation start to DOMContentLoaded, to the load event, and to the
 page's own `todeval-ready` mark (leaderboard shown, transcript browser built); plus the time
-to open one transcript. Ratios are against a 1-second load budget.
+to open one transcript (click -> rendered). The report embeds the default 50 transcripts of
+the run (`--transcripts`). Ratios are against a 1-second load budget.
 
 Run: python bench/bench_report_load.py [--loads 7]
 """
@@ -31,14 +32,22 @@ const nav = performance.getEntriesByType('navigation')[0];
 const ready = performance.getEntriesByName('todeval-ready')[0];
 return {dcl: nav.domContentLoadedEventEnd, load: nav.loadEventEnd,
         ready: ready ? ready.startTime : null,
-        rows: document.querySelectorAll('#lb-booking-run tbody tr').length};
+        rows: document.querySelectorAll('table.lb[id^="lb-"] tbody tr').length};
 """
 
 _OPEN = """
+const done = arguments[0];
+const row = document.querySelector('.ep-row'), key = row.getAttribute('data-ep');
+const root = document.documentElement;
 const t0 = performance.now();
-document.querySelector('.ep-row').click();
-const ms = performance.now() - t0;
-return [ms, document.querySelectorAll('#ep-detail .msg').length];
+const obs = new MutationObserver(() => {
+  if (root.dataset.episode === key) {
+    obs.disconnect();
+    done([performance.now() - t0, document.querySelectorAll('#ep-detail .msg').length]);
+  }
+});
+obs.observe(root, {attributes: true, attributeFilter: ['data-episode']});
+row.click();
 """
 
 
@@ -77,7 +86,8 @@ def main() -> int:
                         break
                     time.sleep(0.05)
                 samples.append(timing)
-            open_ms, messages = driver.execute_script(_OPEN)
+            driver.set_script_timeout(30)
+            open_ms, messages = driver.execute_async_script(_OPEN)
         finally:
             driver.quit()
     n = 117

@@ -100,38 +100,36 @@ def test_report_file_in_chromium(driver: Any, runs: dict[str, Path], tmp_path: P
     url = report.as_uri()
     _open(driver, url)
 
-    rows = _css(driver, "#lb-booking-run tbody tr")
-    assert [r.get_attribute("data-run") for r in rows] == [
-        "rule-agenda",
-        "rule-unreal",
-        "rule-corpus",
-        "mono-toy",
-    ]
+    # one board per task set
+    rows = _css(driver, "#lb-booking-test-run tbody tr")
+    assert [r.get_attribute("data-run") for r in rows] == ["rule-agenda", "rule-corpus", "mono-toy"]
+    unreal = _css(driver, "#lb-booking-unrealistic-run tbody tr")
+    assert [r.get_attribute("data-run") for r in unreal] == ["rule-unreal"]
     assert (
-        "0.897" in rows[2].text and "[0.838, 0.949]" in rows[2].text and "$0.0024" in rows[3].text
+        "0.897" in rows[1].text and "[0.838, 0.949]" in rows[1].text and "$0.0024" in rows[2].text
     )
 
     # figures are rendered SVG with one mark per run / group / class, and real size
-    assert len(_css(driver, "#fig-scatter-booking g.pt")) == 4
-    assert (
-        len(_css(driver, "#fig-groups-booking g.bar")) == 6 + 2 + 6 + 6
-    )  # unrealistic --limit 30: 2 groups
+    assert len(_css(driver, "#fig-scatter-booking-test g.pt")) == 3
+    assert len(_css(driver, "#fig-scatter-booking-unrealistic g.pt")) == 1
+    assert len(_css(driver, "#fig-groups-booking-test g.bar")) == 6 + 6 + 6
+    assert len(_css(driver, "#fig-groups-booking-unrealistic g.bar")) == 2  # --limit 30
     assert len(_css(driver, "#fig-tax-failure_class g.seg")) == 1 + 1 + 3 + 2
     assert len(_css(driver, "#fig-panel-auto-0 g.fpt")) == 2
     assert len(_css(driver, "svg.eb")) == 4
-    for fig in ("fig-scatter-booking", "fig-groups-booking", "fig-tax-failure_class"):
+    for fig in ("fig-scatter-booking-test", "fig-groups-booking-test", "fig-tax-failure_class"):
         box = _js(driver, f"return document.getElementById('{fig}').getBoundingClientRect()")
         assert box["width"] > 300 and box["height"] > 100, (fig, box)
     marker_w = _js(
         driver,
-        "return document.querySelector('#fig-scatter-booking g.pt[data-run=\"mono-toy\"]')"
+        "return document.querySelector('#fig-scatter-booking-test g.pt[data-run=\"mono-toy\"]')"
         ".getBBox().width",
     )
     assert marker_w > 5
     screenshot(driver, "report-top.png")
 
     # clicking a leaderboard row (not its link) filters the transcript list to that run
-    rows[2].find_elements("css selector", "td")[2].click()
+    rows[1].find_elements("css selector", "td")[2].click()
     _wait(driver, lambda d: _count(d).startswith("117 of 381"))
     assert "run=rule-corpus" in _js(driver, "return location.hash")
     subs = [e.text for e in _css(driver, ".ep-row .sub")]
@@ -159,7 +157,7 @@ def test_report_file_in_chromium(driver: Any, runs: dict[str, Path], tmp_path: P
     assert _js(driver, "return document.getElementById('f-class').value") == "wrong_booking"
 
     # a scatter point filters to its run
-    point = _css(driver, '#fig-scatter-booking g.pt[data-run="mono-toy"]')[0]
+    point = _css(driver, '#fig-scatter-booking-test g.pt[data-run="mono-toy"]')[0]
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", point)
     point.click()
     _wait(driver, lambda d: _count(d).startswith("117 of 381"))
@@ -238,18 +236,18 @@ def test_view_server_in_chromium(
     proc, url = start_view(root, "--poll", "0.5")
     try:
         _open(driver, url)
-        assert [r.get_attribute("data-run") for r in _css(driver, "#lb-booking-run tbody tr")] == [
-            "alpha",
-            "xss",
-        ]
-        _css(driver, "#lb-booking-run tbody tr")[0].find_elements("css selector", "td")[2].click()
+        boards = "table.lb[id^='lb-booking-'] tbody tr"
+        assert [r.get_attribute("data-run") for r in _css(driver, boards)] == ["alpha", "xss"]
+        _css(driver, "#lb-booking-test-run tbody tr")[0].find_elements("css selector", "td")[
+            2
+        ].click()
         _wait(driver, lambda d: _count(d).startswith("117 of 124"))
         _css(driver, ".ep-row")[3].click()
         _wait(driver, lambda d: _css(d, "#ep-detail .msg[data-actor=system]"))
         assert _css(driver, "#live")
         # a new run appears: the page notices the version change and reloads, keeping its state
         shutil.copytree(runs["corpus"], root / "beta")
-        _wait(driver, lambda d: len(_css(d, "#lb-booking-run tbody tr")) == 3)
+        _wait(driver, lambda d: len(_css(d, boards)) == 3)
         _wait(driver, lambda d: d.execute_script("return document.documentElement.dataset.ready"))
         assert "run=alpha" in _js(driver, "return location.hash")
         assert _count(driver).startswith("117 of 241")

@@ -23,6 +23,7 @@ import os
 import re
 import sqlite3
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +39,7 @@ from todeval.runner.store import EPISODES
 INDEX_NAME = ".todeval-view.sqlite"
 INDEX_SCHEMA = "1"
 _PROBE = 4096  # bytes hashed at the start of the file and before the offset
-_BATCH = 2000  # lines per insert batch
+_BATCH = 250  # lines per insert batch (written while the next is parsed)
 
 
 class IndexedRun(BaseModel):
@@ -66,7 +67,8 @@ class EpisodeQuery(BaseModel):
 
 
 class _Line(BaseModel):
-    """What the index reads of an episode line (extra fields are ignored)."""
+    """What the index reads of an episode line (the events are read as text, see
+    :func:`events_text`; other fields are ignored)."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -78,6 +80,11 @@ class _Line(BaseModel):
     reason: str = ""
     turns: int = 0
     labels: dict[str, str] = Field(default_factory=dict)
+
+
+class _Events(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
     events: list[Event] = Field(default_factory=list)
 
 
@@ -93,18 +100,37 @@ class UpdateStats:
     seconds: float = 0.0
 
 
-def search_text(line: _Line) -> str:
-    """Everything the search matches: ids, group, outcome, reason, labels, every event's kind
-    and data (keys and values) -- the same fields a static report's search looks at.
+_EVENTS_START = b'"events":['
+_EVENTS_END = b'],"usage":'
 
-    Event data goes in as JSON text (the tokenizer skips the punctuation), with the escapes
-    of line breaks and tabs blanked so that the words around them stay words."""
+
+def events_text(raw: bytes) -> str:
+    """The events of an episode line as JSON text: kinds, actors and every data key and value
+    (the tokenizer skips the punctuation). Cut out of the line as written by the runner
+    (``events`` then ``usage``) without parsing it; any other line is parsed."""
+    start = raw.find(_EVENTS_START)
+    end = raw.rfind(_EVENTS_END)
+    if start >= 0 and end > start:
+        data = raw[start + len(_EVENTS_START) - 1 : end + 1]
+    else:
+        events = _Events.model_validate_json(raw).events
+        data = json.dumps(
+            [[ev.kind, ev.actor, ev.data] for ev in events], ensure_ascii=False
+        ).encode()
+    # escaped line breaks and tabs would glue the words around them together
+    for escape in (b"\\n", b"\\t", b"\\r"):
+        if escape in data:
+            data = data.replace(escape, b"  ")
+    return data.decode("utf-8", "replace")
+
+
+def search_text(line: _Line, raw: bytes) -> str:
+    """Everything the search matches: ids, group, outcome, reason, labels and every event's
+    kind and data (keys and values) -- the fields a static report's search looks at."""
     parts = [line.episode_id, line.task_id, line.group, line.outcome.value, line.reason]
     for k, v in line.labels.items():
         parts += (k, v)
-    parts += (ev.kind for ev in line.events)
-    data = json.dumps([ev.data for ev in line.events], ensure_ascii=False)
-    parts.append(data.replace("\\n", " ").replace("\\t", " ").replace("\\r", " "))
+    parts.append(events_text(raw))
     return "\n".join(parts)
 
 
@@ -194,8 +220,9 @@ class EpisodeIndex:
     # --- connection and schema ----------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        db.execute("PRAGMA synchronous = NORMAL")
+        # one thread at a time: a request's own connection, or an update and its writer
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA synchronous = OFF")  # a cache: rebuilt if ever damaged
         db.execute("PRAGMA temp_store = MEMORY")
         return db
 
@@ -363,8 +390,16 @@ class EpisodeIndex:
         replaced: list[int] = []
         pending: set[int] = set()
         problem: str | None = None
+        # SQLite works in a second thread (it releases the GIL) while this one parses
+        writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="todeval-index")
+        batches: list[Future[None]] = []
 
-        def flush() -> None:
+        def write(
+            rows: list[tuple[Any, ...]],
+            texts: list[tuple[int, str]],
+            labels: list[tuple[int, str, str]],
+            replaced: list[int],
+        ) -> None:
             if replaced:
                 marks = ",".join("?" * len(replaced))
                 db.execute(f"DELETE FROM episodes WHERE id IN ({marks})", replaced)
@@ -373,6 +408,9 @@ class EpisodeIndex:
             db.executemany("INSERT INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
             db.executemany("INSERT INTO search (rowid, text) VALUES (?, ?)", texts)
             db.executemany("INSERT INTO labels VALUES (?, ?, ?)", labels)
+
+        def flush() -> None:
+            batches.append(writer.submit(write, rows[:], texts[:], labels[:], replaced[:]))
             rows.clear()
             texts.clear()
             labels.clear()
@@ -423,11 +461,14 @@ class EpisodeIndex:
                         len(raw),
                     )
                 )
-                texts.append((ep_id, search_text(line)))
+                texts.append((ep_id, search_text(line, raw)))
                 labels += [(ep_id, k, v) for k, v in line.labels.items()]
                 if len(rows) >= _BATCH:
                     flush()
         flush()
+        writer.shutdown(wait=True)
+        for batch in batches:
+            batch.result()  # raise what the writer raised
         if problem:
             db.execute("UPDATE runs SET problem = ? WHERE id = ?", (problem, run_id))
         return offset, lines

@@ -24,6 +24,7 @@ import ipaddress
 import json
 import socket
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -76,6 +77,7 @@ class ViewState:
     _version: str = ""
     _page: bytes = b""
     _facets: bytes = b""
+    _checked: float = -1e9
     _index: EpisodeIndex | None = None
     last_update: UpdateStats | None = None
 
@@ -89,12 +91,19 @@ class ViewState:
     def version(self) -> str:
         return tree_version(self.root)
 
-    def sync(self) -> str:
-        """Update the index and rebuild the page if any run file changed; the version."""
+    def sync(self, max_age_s: float = 0.0) -> str:
+        """Update the index and rebuild the page if any run file changed; the version.
+
+        ``max_age_s``: skip the check (a walk over the run files) if the last one is at most
+        this old (a transcript fetch; the page's own poll notices changes)."""
         with self._lock:
+            now = time.monotonic()
+            if self._page and now - self._checked <= max_age_s:
+                return self._version
             version = self.version()
             if version != self._version or not self._page:
                 self._rebuild(version)
+            self._checked = time.monotonic()
             return self._version
 
     def _rebuild(self, version: str) -> None:
@@ -149,13 +158,10 @@ class ViewState:
 
     def episode(self, run: str, episode_id: str) -> bytes | None:
         for attempt in range(2):
-            self.sync()
+            self.sync(max_age_s=1.0 if attempt == 0 else 0.0)
             record = self.index.record(run, episode_id)
             if record is not None:
                 return episode_view(run, record).model_dump_json().encode("utf-8")
-            if attempt == 0:
-                with self._lock:  # the file may have changed under the index: look again
-                    self._version = ""
         return None
 
 
