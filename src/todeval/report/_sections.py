@@ -330,6 +330,12 @@ def _label_names(runs: Sequence[RunInput], profiles: ProfileBook) -> list[str]:
     return failures + [n for n in names if n not in failures]
 
 
+def _value_title(spec: LabelSpec, value: str) -> str:
+    """A value's declared title (exact entries only: a prefix entry names a family)."""
+    found = spec.value(value)
+    return found.title if found is not None and found.title and not found.prefix else value
+
+
 def label_colours(spec: LabelSpec, classes: Sequence[str]) -> dict[str, str]:
     def declared(value: str) -> tuple[str, str] | None:
         found = spec.value(value)
@@ -347,7 +353,7 @@ def taxonomy_section(runs: Sequence[RunInput], num: Numbering, profiles: Profile
         spec = _label_spec(name, members, profiles)
         classes = spec.order(v for r in members for v in r.summary.labels[name])
         colours = label_colours(spec, classes)
-        titles = [join(_breakable(c)) for c in classes]
+        titles = [join(_breakable(_value_title(spec, c))) for c in classes]
         head = head_row(["Run", "episodes", *titles])
         rows = []
         for r in members:
@@ -391,7 +397,7 @@ def taxonomy_section(runs: Sequence[RunInput], num: Numbering, profiles: Profile
             table(attrs, caption, head, rows),
             figure(
                 num,
-                [class_legend(classes, colours), fig],
+                [class_legend(classes, colours, {c: _value_title(spec, c) for c in classes}), fig],
                 f"Share of episodes per '{spec.title or name}' value and run.",
             ),
         ]

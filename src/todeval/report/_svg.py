@@ -554,9 +554,12 @@ def stacked_bars(
     return _svg(fig_id, w, h, f"{label} per run", *body)
 
 
-def class_legend(classes: Sequence[str], colours: Mapping[str, str]) -> Markup:
+def class_legend(
+    classes: Sequence[str], colours: Mapping[str, str], titles: Mapping[str, str] | None = None
+) -> Markup:
     """An HTML legend matching the class colours of :func:`stacked_bars`."""
-    return _legend([(c, colours.get(c, _FALLBACK[0])) for c in classes])
+    names = titles or {}
+    return _legend([(names.get(c, c), colours.get(c, _FALLBACK[0])) for c in classes])
 
 
 # --- forest plot (simulator panels) ----------------------------------------------------------
