@@ -1,4 +1,4 @@
-"""Reading what a report shows: run directories, simulator panels and corpus-score summaries.
+"""Reading what a report shows: run directories, panels and corpus-score summaries.
 
 Inputs are given explicitly (``todeval report A B panel/ scores.json``) or found under a
 directory (``todeval view RUNS_DIR``):
@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from todeval.core.identity import RoleIdentity
 from todeval.core.records import EpisodeRecord, Manifest, Summary
 from todeval.errors import BadInputError
 from todeval.panels.model import PANEL_FILE, PanelSummary, is_panel_data, read_panel
@@ -56,54 +57,43 @@ class RunInput:
         return self.manifest.config
 
     @property
-    def system(self) -> str:
-        return str(self.manifest.players.get("system") or self.config.get("system") or "–")
+    def roles(self) -> dict[str, RoleIdentity]:
+        """Who played each role (the manifest's typed identity)."""
+        return self.manifest.roles
 
-    @property
-    def user(self) -> str:
-        return str(self.manifest.players.get("user") or self.config.get("user") or "–")
+    def role_label(self, role: str) -> str:
+        """``player (model)`` of a role, or ``–``."""
+        identity = self.manifest.roles.get(role)
+        return identity.label if identity is not None else "–"
+
+    def model_name(self, role: str) -> str | None:
+        """The display name of a role's model (models-file name or spec), if it has one."""
+        identity = self.manifest.roles.get(role)
+        if identity is None:
+            return None
+        return identity.model_name or identity.model
 
     @property
     def task_set(self) -> str:
-        return str(self.config.get("task_set") or "–")
-
-    def model_name(self, role: str) -> str | None:
-        """The display name of the model behind ``<role>_model`` (models-file name or spec)."""
-        spec = self.config.get(f"{role}_model")
-        if not spec and role == "system":
-            spec = self.config.get("model")  # generation runs (multiwoz-turns): one model
-        if not spec:
-            return None
-        info = self.manifest.players.get("models", {}).get(spec)
-        if isinstance(info, dict) and info.get("name"):
-            return str(info["name"])
-        return str(spec)
+        return self.manifest.selection.task_set or "–"
 
     @property
-    def models(self) -> str:
-        """Models of the run in one short string: the system's first, then the others by role."""
-        parts = []
-        system = self.model_name("system")
-        if system:
-            parts.append(system)
-        module = self.model_name("module")
-        if module and module != system:
-            parts.append(f"modules: {module}")
-        user = self.model_name("user")
-        if user:
-            parts.append(f"user: {user}")
-        return "; ".join(parts)
+    def selection_label(self) -> str:
+        return self.manifest.selection.label
 
     @property
-    def user_label(self) -> str:
-        """The user simulator with its model, e.g. ``llm (qwen32b)``."""
-        model = self.model_name("user")
-        return f"{self.user} ({model})" if model else self.user
+    def protocol(self) -> str | None:
+        return self.manifest.protocol
+
+    @property
+    def description(self) -> str:
+        """Every role in one line: ``system: rule · user: llm (qwen)``."""
+        return " · ".join(f"{r}: {i.label}" for r, i in self.manifest.roles.items()) or "–"
 
 
 @dataclass
 class ScoreInput:
-    """A corpus-scoring summary file (``todeval score multiwoz ... -o X.json``)."""
+    """A corpus-scoring summary file (``todeval score <scorer> ... -o X.json``)."""
 
     key: str
     path: Path

@@ -70,10 +70,10 @@ def content_security_policy(script: str, *, header: bool = False) -> str:
 
 _NAV = (
     ("leaderboard", "Leaderboard"),
-    ("cost", "Cost vs accuracy"),
-    ("groups", "Domain groups"),
+    ("cost", "Cost vs score"),
+    ("groups", "Task groups"),
     ("taxonomy", "Failure taxonomy"),
-    ("panels", "Simulator panels"),
+    ("panels", "Panels"),
     ("usage", "Usage & cost"),
     ("corpus", "Corpus scoring"),
     ("transcripts", "Transcripts"),
@@ -231,31 +231,39 @@ def _sections(
         out.append(("problems", el("div", {"class": "warn"}, "Skipped: ", el("ul", None, *items))))
     if run_b:
         tables = [leaderboard_table(b, num) for b in run_b]
-        lb = section("leaderboard", "Leaderboard", ci_note(inputs), *tables, ci_methods(inputs))
+        lb = section(
+            "leaderboard", "Leaderboard", ci_note(inputs, run_b), *tables, ci_methods(inputs)
+        )
         out.append(("leaderboard", lb))
     elif not score_b:
         out.append(("leaderboard", section("leaderboard", "Leaderboard", note("No runs found."))))
     figs = [f for b in run_b if b.profile.cost and (f := scatter_section(inputs, b, num))]
     if figs:
-        out.append(("cost", section("cost", "Cost per dialogue vs accuracy", *figs)))
+        out.append(("cost", section("cost", "Cost per dialogue vs score", *figs)))
     groups = []
     for b in run_b:
-        runs = [r for r in inputs.runs if r.summary.benchmark == b.profile.benchmark]
-        g = groups_section(runs, b.profile.primary, b.profile.primary_title, num)
+        keys = {row.key for row in b.rows}
+        runs = [r for r in inputs.runs if r.key in keys]
+        p = b.profile
+        g = groups_section(runs, p.primary, p.primary_title, num, p.group_noun, b.dom_id)
         if g is not None:
             groups.append(g)
     if groups:
-        out.append(("groups", section("groups", "Per domain group", *groups)))
+        out.append(("groups", section("groups", "Per task group", *groups)))
     if inputs.runs:
         out.append(
             (
                 "taxonomy",
-                section("taxonomy", "Failure taxonomy", taxonomy_section(inputs.runs, num)),
+                section(
+                    "taxonomy",
+                    "Failure taxonomy",
+                    taxonomy_section(inputs.runs, num, inputs.profiles),
+                ),
             )
         )
     panels = panels_section(inputs.runs, inputs.panels, num, inputs.profiles)
     if panels is not None:
-        out.append(("panels", section("panels", "Simulator panels", panels)))
+        out.append(("panels", section("panels", "Panels", panels)))
     if inputs.runs:
         out.append(
             ("usage", section("usage", "Usage, cost and latency", usage_section(inputs.runs)))

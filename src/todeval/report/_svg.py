@@ -562,7 +562,7 @@ def class_legend(
     return _legend([(names.get(c, c), colours.get(c, _FALLBACK[0])) for c in classes])
 
 
-# --- forest plot (simulator panels) ----------------------------------------------------------
+# --- forest plot (panels) -------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
