@@ -104,4 +104,4 @@ def test_toy_transcript_renders_from_its_profile(
     assert {"guess", "answer"} <= kinds and not detail.find_elements(By.CSS_SELECTOR, ".unknown")
     text = str(detail.get_attribute("textContent"))
     assert "Guesses" in text and "How the game ended" in text and "found in 2 guesses" in text
-    screenshot(driver, "toy-transcript")
+    screenshot(driver, "report-toy-transcript.png")
