@@ -121,3 +121,31 @@ def test_a_0_1_0_turn_run_recorded_no_task_set_and_matches_the_current_one(
     text = capsys.readouterr().out
     assert "recorded no task set (a 0.1.0 run): taken to match the other's 'test'" in text
     assert "shared tasks: 10 (dropped: 0 only in A, 0 only in B)" in text
+
+
+def test_0_1_0_run_directories_render_in_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Run directories written by 0.1.0 (schema 1, no typed identity) get their roles and
+    selection derived and render like current ones: boards, role columns, transcripts."""
+    from todeval.report import boards, build_html, load_inputs
+
+    old = [_old_run(name, tmp_path) for name in ("booking-default", "booking-monolithic")]
+    turns = _old_run("multiwoz-turns", tmp_path)
+    inputs = load_inputs([*old, turns])
+    found = {(b.profile.benchmark, b.task_set): [r.roles for r in b.rows] for b in boards(inputs)}
+    assert found[("booking", "test")] == [
+        {"system": "rule", "user": "agenda"},
+        {
+            "system": f"monolithic ({inputs.runs[1].manifest.roles['system'].model})",
+            "user": "agenda",
+        },
+    ]
+    assert [r.manifest.selection.mode for r in inputs.runs] == ["all", "first", "first"]
+    html = build_html(inputs)
+    assert 'id="lb-booking-run"' in html and "test, 20 first" in html
+    assert 'id="lb-multiwoz-turns-run"' in html and "retrievefrom" in html  # profile data sent
+    out = tmp_path / "old.html"
+    assert main(["report", *map(str, [*old, turns]), "-o", str(out)]) == 0
+    assert main(["report", str(old[0]), "--table", "md"]) == 0
+    assert "| old-booking-default | rule | agenda | test | 117 |" in capsys.readouterr().out
