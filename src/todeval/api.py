@@ -111,7 +111,11 @@ def load(run_dir: str | Path) -> LoadedResults:
 
 
 def compare(run_dirs: Sequence[str | Path], **options: Any) -> Comparison:
-    """Paired comparison of every run with the first (``todeval compare``)."""
+    """Paired comparison of every run with the first (``todeval compare``).
+
+    Options as :func:`todeval.results.compare.compare_runs`: ``metrics``, ``resamples``,
+    ``seed``, ``level``, and ``shared_tasks=True`` to compare runs over different selections
+    of one task set on the tasks both scored (refused otherwise, naming the differing field)."""
     return compare_runs(run_dirs, **options)
 
 

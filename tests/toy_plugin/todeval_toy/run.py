@@ -38,7 +38,11 @@ class ToyConfig(RunSettings):
     def default_out(self) -> str:
         return run_dir_name(
             BENCHMARK,
-            [self.guesser, *([self.guesser_model] if self.guesser_model else [])],
+            [
+                self.guesser,
+                *([self.guesser_model] if self.guesser_model else []),
+                *([self.host] if self.host != "rule" else []),  # the default host is implied
+            ],
             seed=self.seed,
             limit=self.limit,
             limit_mode=self.limit_mode,

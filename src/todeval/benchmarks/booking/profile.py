@@ -135,8 +135,7 @@ PROFILE = BenchmarkProfile(
     ),
     panel=PanelRoles(subject="system", varied="user", varied_noun="user simulator"),
     notes=(
-        "Micro = mean over episodes; macro = mean of the domain-group means (the clem:todd "
-        "aggregate).",
+        "Macro = mean of the domain-group means (the clem:todd aggregate).",
         "Abort rate = share of episodes ended by a format violation or the inner-loop cap.",
     ),
 )
