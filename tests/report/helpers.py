@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -247,6 +248,30 @@ def chromium_driver(tmp: Path) -> Any:
     if missing:
         _missing(", ".join(missing))
     return browser.chromium_driver(tmp, browser_log=True)
+
+
+WAIT_S = 30
+
+
+def browser_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One headless Chromium for a test module (``yield from`` it in a fixture)."""
+    d = chromium_driver(tmp_path_factory.mktemp("chromium-profile"))
+    try:
+        yield d
+    finally:
+        d.quit()
+
+
+def wait(driver: Any, condition: Any, seconds: float = WAIT_S) -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, seconds).until(condition)
+
+
+def css(driver: Any, selector: str) -> list[Any]:
+    from selenium.webdriver.common.by import By
+
+    return list(driver.find_elements(By.CSS_SELECTOR, selector))
 
 
 def screenshot(driver: Any, name: str) -> Path:

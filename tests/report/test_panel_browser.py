@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.report.helpers import chromium_driver, screenshot
+from tests.report.helpers import browser_session, css, screenshot, wait
 from tests.report.toy_panel import toy_panel
 from todeval.report import build_html, load_inputs
 
@@ -18,23 +18,13 @@ WAIT_S = 30
 
 @pytest.fixture(scope="module")
 def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    d = chromium_driver(tmp_path_factory.mktemp("chromium-profile"))
-    try:
-        yield d
-    finally:
-        d.quit()
+    yield from browser_session(tmp_path_factory)
 
 
-def _wait(driver: Any, condition: Any) -> Any:
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    return WebDriverWait(driver, WAIT_S).until(condition)
+_wait = wait
 
 
-def _css(driver: Any, selector: str) -> list[Any]:
-    from selenium.webdriver.common.by import By
-
-    return list(driver.find_elements(By.CSS_SELECTOR, selector))
+_css = css
 
 
 def test_toy_panel_table_and_cell_link(driver: Any, tmp_path: Path) -> None:

@@ -18,7 +18,14 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.report.helpers import PAYLOADS, chromium_driver, run_cli, screenshot
+from tests.report.helpers import (
+    PAYLOADS,
+    browser_session,
+    css,
+    run_cli,
+    screenshot,
+    wait,
+)
 from tests.report.test_view_server import start_view
 from todeval.report import build_html, load_inputs
 
@@ -27,17 +34,10 @@ WAIT_S = 30
 
 @pytest.fixture(scope="module")
 def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    d = chromium_driver(tmp_path_factory.mktemp("chromium-profile"))
-    try:
-        yield d
-    finally:
-        d.quit()
+    yield from browser_session(tmp_path_factory)
 
 
-def _wait(driver: Any, condition: Any) -> Any:
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    return WebDriverWait(driver, WAIT_S).until(condition)
+_wait = wait
 
 
 def _open(driver: Any, url: str) -> None:
@@ -64,10 +64,7 @@ def _severe_logs(driver: Any) -> list[Any]:
     return [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
 
 
-def _css(driver: Any, selector: str) -> list[Any]:
-    from selenium.webdriver.common.by import By
-
-    return list(driver.find_elements(By.CSS_SELECTOR, selector))
+_css = css
 
 
 def _detail(driver: Any) -> str:

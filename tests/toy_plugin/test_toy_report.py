@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.report.helpers import chromium_driver, screenshot
+from tests.report.helpers import browser_session, screenshot
 from tests.report.toy_panel import toy_panel
 from todeval.cli import main
 from todeval.report import boards, build_html, load_inputs
@@ -69,11 +69,7 @@ def test_toy_panel_in_the_report(toy_runs: dict[str, Path]) -> None:
 
 @pytest.fixture(scope="module")
 def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    d = chromium_driver(tmp_path_factory.mktemp("chromium-profile"))
-    try:
-        yield d
-    finally:
-        d.quit()
+    yield from browser_session(tmp_path_factory)
 
 
 def test_toy_transcript_renders_from_its_profile(

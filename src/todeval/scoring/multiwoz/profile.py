@@ -3,7 +3,8 @@ generation runs (``todeval run multiwoz-turns``)."""
 
 from __future__ import annotations
 
-from todeval.results.profile import BenchmarkProfile, Column, DetailView
+from todeval.results.profile import BenchmarkProfile
+from todeval.scoring.corpus_profile import corpus_profile as _profile
 
 _METRICS = (
     ("inform", "Inform"),
@@ -15,21 +16,8 @@ _NOTES = ("Scores on the evaluator's 0-100 scale; Combined = (Inform + Success) 
 
 
 def corpus_profile(benchmark: str, *, run: bool) -> BenchmarkProfile:
-    """Ranked by Combined; generation runs also show format failures, cost and transcripts."""
-    columns = tuple(Column(metric=f"multiwoz.{m}", title=t, kind="score") for m, t in _METRICS)
-    if run:
-        columns += (
-            Column(metric="multiwoz.format_failure_rate", title="Format failures %", kind="score"),
-        )
-    return BenchmarkProfile(
-        benchmark=benchmark,
-        primary="multiwoz.combined",
-        primary_title="Combined",
-        columns=columns,
-        cost=run,
-        group_noun="domain group",
-        notes=_NOTES,
-        details=(DetailView(key="turns", title="Predicted turns", layout="rows"),) if run else (),
+    return _profile(
+        benchmark, "multiwoz", _METRICS, run=run, group_noun="domain group", notes=_NOTES
     )
 
 
