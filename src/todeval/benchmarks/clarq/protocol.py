@@ -37,6 +37,18 @@ MAX_MESSAGES = 22
 """The dialogue stops once the transcript (greeting included) holds more than this many
 messages: at most 24 -- 12 provider messages with the greeting, 12 seeker messages."""
 
+PROTOCOLS = ("clarq", "strict")
+"""The turn rules a game master plays by (the first is the default). ``clarq``: the original's
+(case-sensitive goodbye, the message cap, the provider's "enough information" reply passed on);
+``strict``: a goodbye in any case, and an ``enough`` turn reaches the seeker as
+:data:`NEUTRAL_REPLIES` (a reply that releases nothing and does not say the seeker is done)."""
+
+NEUTRAL_REPLIES: dict[Language, str] = {
+    "en": "Jax: I don't have anything specific to tell you about that.",
+    "zh": "Jax: 关于这一点，我没有什么具体的可以告诉你。",
+}
+"""What the seeker hears instead of an ``enough`` turn under the ``strict`` protocol."""
+
 
 class Decision(StrEnum):
     """What a provider turn did: the classes the provider audit compares."""
@@ -77,7 +89,9 @@ class ProviderTurn(BaseModel):
 class ProviderView:
     """What a provider sees when it answers: the task (with purposes), the transcript so far
     (greeting first, the seeker's newest message last), which nodes are available now, and
-    whether the gate is still closed (response 0 not yet given)."""
+    whether the gate is still closed (response 0 not yet given). ``termination_hint``: the
+    protocol lets the provider tell the seeker it has collected enough (``clarq``); without it
+    (``strict``) an :attr:`Decision.ENOUGH` turn is worded as a reassuring reply."""
 
     task: ClarqTask
     history: Sequence[str]
@@ -85,6 +99,8 @@ class ProviderView:
     released: Sequence[ResponseNode]
     gate_open: bool
     usage: list[CallUsage] = field(default_factory=list)  # model calls are appended here
+    protocol: str = PROTOCOLS[0]  # under strict an ``enough`` turn reaches the seeker neutral
+    termination_hint: bool = True  # False (``strict``): "enough" is worded without the hint
 
     @property
     def question(self) -> str:
@@ -104,6 +120,7 @@ class SeekerContext:
     greeting: str
     seed: int
     usage: list[CallUsage] = field(default_factory=list)
+    trial: int = 0  # which episode of the task (a replayed seeker looks its turns up by it)
 
     @property
     def lang(self) -> Language:
