@@ -89,9 +89,7 @@ class ProviderTurn(BaseModel):
 class ProviderView:
     """What a provider sees when it answers: the task (with purposes), the transcript so far
     (greeting first, the seeker's newest message last), which nodes are available now, and
-    whether the gate is still closed (response 0 not yet given). ``termination_hint``: the
-    protocol lets the provider tell the seeker it has collected enough (``clarq``); without it
-    (``strict``) an :attr:`Decision.ENOUGH` turn is worded as a reassuring reply."""
+    whether the gate is still closed (response 0 not yet given)."""
 
     task: ClarqTask
     history: Sequence[str]
@@ -100,7 +98,6 @@ class ProviderView:
     gate_open: bool
     usage: list[CallUsage] = field(default_factory=list)  # model calls are appended here
     protocol: str = PROTOCOLS[0]  # under strict an ``enough`` turn reaches the seeker neutral
-    termination_hint: bool = True  # False (``strict``): "enough" is worded without the hint
 
     @property
     def question(self) -> str:
