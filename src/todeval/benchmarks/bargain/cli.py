@@ -1,0 +1,125 @@
+"""``todeval run bargain --track craigslist|casino --model SPEC | --labeller NAME``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from todeval.benchmarks.bargain.data import DEFAULT_K, SPLITS, TRACKS
+from todeval.benchmarks.bargain.labellers import LABELLER
+from todeval.benchmarks.bargain.run import PROTOCOLS, BargainConfig, BargainSummary, build_plan
+from todeval.console.tables import fmt_estimate
+from todeval.core.records import Summary
+from todeval.errors import UsageError
+from todeval.runner.command import execute_from_args
+from todeval.runner.options import (
+    add_generation_arguments,
+    add_run_arguments,
+    generation_settings,
+    run_settings,
+    runtime_options,
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--track",
+        choices=list(TRACKS),
+        default="craigslist",
+        help="craigslist (silver acts) or casino (human strategies)",
+    )
+    parser.add_argument(
+        "--split",
+        choices=list(SPLITS),
+        default="test",
+        help="casino: the 42 annotated test dialogues (default) or all 396; craigslist has one "
+        "set of 181 dialogues",
+    )
+    names = ", ".join(LABELLER.builtins)
+    parser.add_argument(
+        "--labeller",
+        default=None,
+        help=f"{names} or package.module:Class (default: llm with --model)",
+    )
+    parser.add_argument("--model", metavar="SPEC", help="model of the llm labeller")
+    parser.add_argument(
+        "--k",
+        type=int,
+        default=DEFAULT_K,
+        help=f"candidate-list size (default {DEFAULT_K}; effective min(k, number of labels))",
+    )
+    parser.add_argument(
+        "--candidate-seed",
+        type=int,
+        default=0,
+        help="seed of the candidate lists (default 0, the same for every model)",
+    )
+    add_generation_arguments(parser, constrained_help="have the backend enforce the JSON reply")
+    add_run_arguments(
+        parser,
+        unit="dialogues",
+        ids_flag="--dialogue-ids",
+        default_out="runs/bargain-<track>-<labeller>-s<seed>",
+        protocols=PROTOCOLS,
+        prompts=True,
+    )
+
+
+def config_from_args(args: argparse.Namespace) -> BargainConfig:
+    labeller = args.labeller or ("llm" if args.model else None)
+    if labeller is None:
+        raise UsageError("pass --model SPEC (the llm labeller) or --labeller NAME")
+    if args.k < 1:
+        raise UsageError("--k must be at least 1")
+    return BargainConfig(
+        track=args.track,
+        split=args.split,
+        labeller=labeller,
+        model=args.model,
+        k=args.k,
+        candidate_seed=args.candidate_seed,
+        **run_settings(args),
+        **generation_settings(args),
+    )
+
+
+def report_lines(summary: Summary) -> str:
+    """The pooled scores, the per-label table and the label provenance."""
+    m = summary.metrics
+    lines = []
+    if isinstance(summary, BargainSummary):
+        lines.append(f"track {summary.track} ({summary.provenance_note})")
+    for name in ("precision", "recall", "f1", "failure_rate"):
+        ms = m.get(f"bargain.{name}")
+        if ms is None:
+            continue
+        macro = f"   macro {fmt_estimate(ms.macro)}" if ms.macro and name != "failure_rate" else ""
+        lines.append(f"{name:>13}: micro {fmt_estimate(ms.micro)}{macro}")
+        if name == "f1" and ms.by_group:
+            depth = "  ".join(f"{g}: {fmt_estimate(e)}" for g, e in ms.by_group.items())
+            lines.append(f"  f1 by depth: {depth}")
+    if isinstance(summary, BargainSummary) and summary.scores is not None:
+        lines.append(f"{'label':<22}{'support':>8}{'pred':>6}{'P':>7}{'R':>7}{'F1':>7}")
+        for s in summary.scores.per_label:
+            lines.append(
+                f"{s.label:<22}{s.support:>8}{s.predicted:>6}"
+                f"{s.precision:>7.3f}{s.recall:>7.3f}{s.f1:>7.3f}"
+            )
+        if summary.random_expectation:
+            e = summary.random_expectation
+            lines.append(
+                f"random, analytic expectation: precision {e['precision']:.3f}, "
+                f"recall {e['recall']:.3f}"
+            )
+    return "\n".join(lines)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    config = config_from_args(args)
+    out = Path(args.out or config.default_out())
+    plan = build_plan(config, runtime_options(args, out))
+    start = f"bargain: {config.track} ({plan.n_tasks} dialogues), labeller {config.labeller}"
+    result = execute_from_args(plan, out, args, start_line=start)
+    if not args.quiet:
+        print(report_lines(result.summary))
+    return 0

@@ -1,0 +1,309 @@
+"""The two tracks' dialogues, labelled turns and candidate lists, read from package data.
+
+* **craigslist** -- CraigslistBargain dialogues (PPDPP's act-labelled test file): every buyer
+  turn carries one of 11 coarse acts, **silver** labels from a rule-based parser. The labeller
+  (the seller) sees the listing (title, description, listing price) and the dialogue so far,
+  never ``buyer_price`` (the buyer's private target).
+* **casino** -- CaSiNo campsite negotiations: utterances of both participants carry **human**
+  multi-label strategy annotations. The labeller sees the scenario (the three items) and the
+  dialogue so far, never ``participant_info`` (priorities, reasons, outcomes).
+
+CaSiNo's ``annotations`` are ``[text, "l1,l2"]`` pairs with no speaker or index; they are
+aligned to ``chat_logs`` in order by exact text (deal actions are never annotated, and in three
+dialogues one utterance is skipped), the speaker taken from ``chat_logs``; an empty label inside
+a label string is dropped. A dialogue whose annotations do not all align is refused.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+from todeval.errors import BadInputError
+
+Track = Literal["craigslist", "casino"]
+TRACKS: tuple[Track, ...] = ("craigslist", "casino")
+Split = Literal["test", "all"]
+SPLITS: tuple[Split, ...] = ("test", "all")
+
+CRAIGSLIST_LABELS: dict[str, str] = {
+    "greet": "says hello or chats casually",
+    "inquire": "asks a question about the item or the deal",
+    "inform": "gives information about themselves, the item or the deal",
+    "propose": "proposes a first price",
+    "counter": "proposes a new price after a price was named",
+    "counter-noprice": "asks for a better price without naming one",
+    "confirm": "asks a yes/no question to confirm something",
+    "affirm": "gives an affirmative or positive response",
+    "deny": "gives a negative response",
+    "agree": "accepts the other side's offer",
+    "disagree": "rejects the other side's offer",
+}
+"""The 11 coarse dialogue acts of the CraigslistBargain lineage (silver labels)."""
+
+CASINO_LABELS: dict[str, str] = {
+    "small-talk": "talks about things apart from the negotiation, to build rapport",
+    "self-need": "argues for an item from their own need",
+    "other-need": "argues for an item from someone else's need (family, friends, pets)",
+    "no-need": "says they do not need an item (so the partner may take it)",
+    "elicit-pref": "tries to find out which items the partner prefers",
+    "uv-part": "undervalues the partner's needs (suggests the partner needs less)",
+    "vouch-fair": "appeals to fairness, for their own benefit or to acknowledge a fair deal",
+    "showing-empathy": "acknowledges the partner's needs or situation positively",
+    "promote-coordination": "promotes working together towards a deal good for both",
+    "non-strategic": "none of the strategies above (e.g. a plain offer or logistics)",
+}
+"""CaSiNo's 10 utterance-level strategies (human labels)."""
+
+PROVENANCE: dict[Track, Literal["silver", "human"]] = {"craigslist": "silver", "casino": "human"}
+PROVENANCE_NOTE: dict[Track, str] = {
+    "craigslist": "silver labels: acts assigned by a rule-based parser, not by people",
+    "casino": "human labels: utterance-level multi-label strategy annotations (CaSiNo)",
+}
+LABELLED_ROLE: dict[Track, str] = {"craigslist": "buyer", "casino": "both participants"}
+DEAL_ACTIONS = frozenset({"Submit-Deal", "Accept-Deal", "Reject-Deal", "Walk-Away"})
+CASINO_SPEAKERS = {"mturk_agent_1": "Camper 1", "mturk_agent_2": "Camper 2"}
+CRAIGSLIST_SPEAKERS = {"sys": "Buyer", "usr": "Seller"}
+CASINO_SCENARIO = (
+    "Two campers negotiate how to split three packages each of Food, Water and Firewood for "
+    "their camping trips (each item matters differently to each of them)."
+)
+DEFAULT_K = 20
+
+
+def labels_of(track: Track) -> dict[str, str]:
+    return CRAIGSLIST_LABELS if track == "craigslist" else CASINO_LABELS
+
+
+@dataclass(frozen=True)
+class Utterance:
+    """One entry of the dialogue as every participant saw it."""
+
+    speaker: str
+    text: str
+
+
+@dataclass(frozen=True)
+class LabelledTurn:
+    """A turn to label: the utterance at ``index``, its speaker, its gold label set and its
+    depth (the position of this turn among the speaker's labelled turns, from 1)."""
+
+    index: int
+    speaker: str
+    gold: tuple[str, ...]
+    depth: int
+
+    @property
+    def depth_bucket(self) -> str:
+        return str(self.depth) if self.depth < 4 else "4+"
+
+
+@dataclass(frozen=True)
+class Dialogue:
+    """One dialogue of a track: its public context, its utterances and its labelled turns."""
+
+    dialogue_id: str
+    track: Track
+    split: str
+    context: tuple[tuple[str, str], ...]  # public fields shown to the labeller, in order
+    utterances: tuple[Utterance, ...]
+    turns: tuple[LabelledTurn, ...]
+    group: str
+
+    @property
+    def n_turns(self) -> int:
+        return len(self.turns)
+
+
+DEPTHS = ("1", "2", "3", "4+")
+
+
+def _data(*parts: str) -> bytes:
+    node = resources.files("todeval") / "data" / "bargain"
+    for part in parts:
+        node = node / part
+    try:
+        return node.read_bytes()
+    except FileNotFoundError as exc:  # pragma: no cover - a broken install
+        raise BadInputError(f"bargain package data missing: {'/'.join(parts)}") from exc
+
+
+def _with_depths(raw: Sequence[tuple[int, str, tuple[str, ...]]]) -> tuple[LabelledTurn, ...]:
+    seen: dict[str, int] = {}
+    out = []
+    for index, speaker, gold in raw:
+        seen[speaker] = seen.get(speaker, 0) + 1
+        out.append(LabelledTurn(index, speaker, gold, seen[speaker]))
+    return tuple(out)
+
+
+@cache
+def craigslist_dialogues() -> tuple[Dialogue, ...]:
+    """The 181 non-empty act-labelled dialogues; buyer turns are labelled."""
+    text = gzip.decompress(_data("craigslistbargain_acts_test.jsonl.gz")).decode("utf-8")
+    out = []
+    for row_no, line in enumerate(text.splitlines()):
+        row = json.loads(line)
+        if not row["dialog"]:
+            continue
+        utterances = []
+        raw = []
+        for i, turn in enumerate(row["dialog"]):
+            speaker = CRAIGSLIST_SPEAKERS[turn["speaker"]]
+            utterances.append(Utterance(speaker, turn["text"]))
+            if speaker == "Buyer":
+                act = turn["strategy"]
+                if act not in CRAIGSLIST_LABELS:
+                    raise BadInputError(f"craigslist row {row_no}: unknown act {act!r}")
+                raw.append((i, speaker, (act,)))
+        context = (
+            ("item", str(row["item_name"])),
+            ("listing price", f"${row['seller_price']}"),
+            ("description", str(row["seller_item_description"])),
+        )
+        out.append(
+            Dialogue(
+                dialogue_id=f"cb-{row_no:03d}",
+                track="craigslist",
+                split="test",
+                context=context,
+                utterances=tuple(utterances),
+                turns=_with_depths(raw),
+                group=str(row["item_name"]),
+            )
+        )
+    return tuple(out)
+
+
+def _casino_labels(text: str) -> tuple[str, ...]:
+    labels: list[str] = []
+    for part in text.split(","):
+        label = part.strip()
+        if label and label not in labels:
+            if label not in CASINO_LABELS:
+                raise BadInputError(f"casino: unknown strategy {label!r}")
+            labels.append(label)
+    return tuple(labels)
+
+
+def _deal_text(entry: dict[str, object], speaker: str) -> str:
+    data = entry.get("task_data")
+    if entry["text"] == "Submit-Deal" and isinstance(data, dict):
+        mine = data.get("issue2youget", {})
+        theirs = data.get("issue2theyget", {})
+        if isinstance(mine, dict) and isinstance(theirs, dict):
+            gets = ", ".join(f"{k} {v}" for k, v in sorted(mine.items()))
+            gives = ", ".join(f"{k} {v}" for k, v in sorted(theirs.items()))
+            return f"[Submit-Deal: {speaker} gets {gets}; the partner gets {gives}]"
+    return f"[{entry['text']}]"
+
+
+@cache
+def casino_dialogues(split: str) -> tuple[Dialogue, ...]:
+    """The annotated dialogues of one CaSiNo split (train, valid or test)."""
+    rows = json.loads(gzip.decompress(_data("casino", f"casino_{split}.json.gz")))
+    out = []
+    for row in rows:
+        annotations = row.get("annotations") or []
+        if not annotations:
+            continue
+        utterances = []
+        raw = []
+        j = 0
+        for entry in row["chat_logs"]:
+            speaker = CASINO_SPEAKERS.get(entry["id"], str(entry["id"]))
+            if entry["text"] in DEAL_ACTIONS:
+                utterances.append(Utterance(speaker, _deal_text(entry, speaker)))
+                continue
+            index = len(utterances)
+            utterances.append(Utterance(speaker, entry["text"]))
+            if j < len(annotations) and annotations[j][0] == entry["text"]:
+                labels = _casino_labels(annotations[j][1])
+                j += 1
+                if labels:
+                    raw.append((index, speaker, labels))
+        if j != len(annotations):
+            raise BadInputError(
+                f"casino {split} dialogue {row['dialogue_id']}: {len(annotations) - j} "
+                "annotation(s) match no chat_logs utterance in order"
+            )
+        out.append(
+            Dialogue(
+                dialogue_id=f"casino-{split}-{row['dialogue_id']}",
+                track="casino",
+                split=split,
+                context=(("scenario", CASINO_SCENARIO),),
+                utterances=tuple(utterances),
+                turns=_with_depths(raw),
+                group=split,
+            )
+        )
+    return tuple(out)
+
+
+def load_track(track: Track, split: Split) -> tuple[Dialogue, ...]:
+    """The dialogues a run labels: craigslist has one set (``test`` and ``all`` are the same
+    181 dialogues); casino ``test`` is the 42 annotated test dialogues, ``all`` the 396."""
+    if track == "craigslist":
+        return craigslist_dialogues()
+    if split == "test":
+        return casino_dialogues("test")
+    return casino_dialogues("train") + casino_dialogues("valid") + casino_dialogues("test")
+
+
+def task_set_name(track: Track, split: Split) -> str:
+    """The task set's name carries the label provenance, so it shows beside every number."""
+    if track == "craigslist":
+        return "craigslist-acts-silver"
+    return f"casino-{split}-human"
+
+
+# -- candidate lists -------------------------------------------------------------------------
+
+
+def _rng(*parts: object) -> random.Random:
+    digest = hashlib.sha256("|".join(str(p) for p in parts).encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def candidates(
+    dialogue_id: str, turn: LabelledTurn, labels: Sequence[str], k: int, seed: int
+) -> list[str]:
+    """The turn's candidate list: every gold label plus distractors, ``min(k, len(labels))``
+    ids in all (never fewer than the gold), drawn and shuffled from ``seed``, the dialogue and
+    the turn only -- so every model gets the same lists."""
+    size = max(min(k, len(labels)), len(turn.gold))
+    rng = _rng("bargain-candidates", seed, dialogue_id, turn.index)
+    others = [label for label in labels if label not in turn.gold]
+    chosen = list(turn.gold) + rng.sample(others, size - len(turn.gold))
+    rng.shuffle(chosen)
+    return chosen
+
+
+__all__ = [
+    "CASINO_LABELS",
+    "CRAIGSLIST_LABELS",
+    "DEFAULT_K",
+    "DEPTHS",
+    "PROVENANCE",
+    "SPLITS",
+    "TRACKS",
+    "Dialogue",
+    "LabelledTurn",
+    "Split",
+    "Track",
+    "Utterance",
+    "candidates",
+    "casino_dialogues",
+    "craigslist_dialogues",
+    "labels_of",
+    "load_track",
+    "task_set_name",
+]

@@ -1,0 +1,211 @@
+"""The labeller role and its built-in players.
+
+A labeller starts once per dialogue with a :class:`LabellerContext` (the track, the public
+context, its seed, the baselines fitted without this dialogue) and answers one
+:class:`TurnView` per labelled turn with a :class:`LabelOutput` (the ids read from its output,
+or ``None`` when the output could not be read, plus the raw text). What a labeller is given is
+all it may know: the public context and the utterances up to the turn -- never the buyer's
+target price or CaSiNo's participant info, which are not even loaded into these objects.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+from todeval.backends import ChatMessage
+from todeval.backends.sampling import Sampling
+from todeval.benchmarks.bargain.baselines import Fitted
+from todeval.benchmarks.bargain.data import Track, Utterance
+from todeval.benchmarks.bargain.parser import classify
+from todeval.core.records import CallUsage
+from todeval.dialogue import Participant, PlayerOptions, ReplyChecker, Role, json_reply
+from todeval.errors import UsageError
+
+LABELS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"labels": {"type": "array", "items": {"type": "string"}}},
+    "required": ["labels"],
+    "additionalProperties": False,
+}
+
+
+@dataclass(frozen=True)
+class LabellerContext:
+    track: Track
+    dialogue_id: str
+    labels: dict[str, str]  # id -> meaning, the whole label space
+    context: tuple[tuple[str, str], ...]
+    seed: int
+    fitted: Fitted
+    usage: list[CallUsage] = field(default_factory=list)
+
+
+class TurnView(BaseModel):
+    """One turn to label, as the labeller sees it."""
+
+    index: int
+    speaker: str
+    dialogue: list[Utterance]  # up to and including the turn's utterance
+    candidates: list[str]
+
+    @property
+    def text(self) -> str:
+        return self.dialogue[-1].text
+
+
+class LabelOutput(BaseModel):
+    ids: list[str] | None
+    raw: str = ""
+    error: str | None = None
+
+
+@runtime_checkable
+class Labeller(Participant[LabellerContext, TurnView, LabelOutput], Protocol):
+    """``start(context)`` once per dialogue, then ``respond(turn) -> output`` per turn."""
+
+
+LABELLER: Role[Labeller] = Role(
+    "labeller",
+    "labeller",
+    Labeller,
+    {
+        "llm": "todeval.benchmarks.bargain.labellers:LLMLabeller",
+        "gold": "todeval.benchmarks.bargain.labellers:GoldLabeller",
+        "garbage": "todeval.benchmarks.bargain.labellers:GarbageLabeller",
+        "random": "todeval.benchmarks.bargain.labellers:RandomLabeller",
+        "majority": "todeval.benchmarks.bargain.labellers:MajorityLabeller",
+        "keyword": "todeval.benchmarks.bargain.labellers:KeywordLabeller",
+        "parser": "todeval.benchmarks.bargain.labellers:ParserLabeller",
+    },
+)
+BASELINES = ("random", "majority", "keyword", "parser")
+
+
+class _Base:
+    async def start(self, context: LabellerContext) -> None:
+        self.context = context
+
+
+class GoldLabeller(_Base):
+    """Copies the gold (tests): the plan hands it the gold through ``options.extra["gold"]``
+    (dialogue id -> turn index -> labels); no other player is given it."""
+
+    def __init__(self, options: PlayerOptions) -> None:
+        self.gold: dict[str, dict[int, list[str]]] = options.extra.get("gold", {})
+
+    @classmethod
+    def from_options(cls, options: PlayerOptions) -> GoldLabeller:
+        return cls(options)
+
+    async def respond(self, observation: TurnView) -> LabelOutput:
+        ids = self.gold.get(self.context.dialogue_id, {}).get(observation.index, [])
+        return LabelOutput(ids=list(ids), raw=str(ids))
+
+
+class GarbageLabeller(_Base):
+    """Answers something no reader can parse (the failure rate's floor)."""
+
+    async def respond(self, observation: TurnView) -> LabelOutput:
+        return LabelOutput(ids=None, raw="~~ lorem ipsum ~~", error="not a JSON object")
+
+
+class RandomLabeller(_Base):
+    """Draws m ids uniformly without replacement from the candidates, m from the training
+    label-count distribution (capped at the list's size); seeded per dialogue and turn."""
+
+    async def respond(self, observation: TurnView) -> LabelOutput:
+        rng = random.Random(f"{self.context.seed}:{observation.index}")
+        counts = self.context.fitted.label_counts
+        m = rng.choices([c for c, _ in counts], weights=[p for _, p in counts])[0]
+        ids = rng.sample(observation.candidates, min(m, len(observation.candidates)))
+        return LabelOutput(ids=ids, raw=str(ids))
+
+
+class MajorityLabeller(_Base):
+    """Always the most frequent gold label set of the training turns."""
+
+    async def respond(self, observation: TurnView) -> LabelOutput:
+        ids = list(self.context.fitted.majority)
+        return LabelOutput(ids=ids, raw=str(ids))
+
+
+class KeywordLabeller(_Base):
+    """Naive Bayes over the utterance's words, fitted on the training turns."""
+
+    async def respond(self, observation: TurnView) -> LabelOutput:
+        ids = self.context.fitted.keyword.predict(observation.text, observation.candidates)
+        return LabelOutput(ids=ids, raw=str(ids))
+
+
+class ParserLabeller(_Base):
+    """The rule-based act parser (craigslist only): see :mod:`.parser`."""
+
+    async def start(self, context: LabellerContext) -> None:
+        if context.track != "craigslist":
+            raise UsageError("the parser labeller labels craigslist acts only (--track craigslist)")
+        await super().start(context)
+        price = dict(context.context).get("listing price", "").lstrip("$")
+        try:
+            self.listing: float | None = float(price)
+        except ValueError:
+            self.listing = None
+
+    async def respond(self, observation: TurnView) -> LabelOutput:
+        history = [(u.speaker, u.text) for u in observation.dialogue[:-1]]
+        act = classify(history, observation.text, self.listing, buyer=observation.speaker)
+        return LabelOutput(ids=[act], raw=str([act]))
+
+
+def render_turn(context: LabellerContext, turn: TurnView) -> dict[str, str]:
+    """The placeholders of the track's template."""
+    return {
+        "context": "\n".join(f"{k}: {v}" for k, v in context.context),
+        "dialogue": "\n".join(f"{u.speaker}: {u.text}" for u in turn.dialogue),
+        "speaker": turn.speaker,
+        "candidates": "\n".join(f"- {c}: {context.labels[c]}" for c in turn.candidates),
+    }
+
+
+class LLMLabeller(_Base):
+    """A model answering ``{"labels": [ids]}``; one request per turn from the track's template
+    (``prompts/craigslist.txt`` or ``prompts/casino.txt``)."""
+
+    def __init__(self, options: PlayerOptions) -> None:
+        self.model = options.require_model("the llm labeller", "--model")
+        self.prompts = options.require_prompts()
+        self.sampling = Sampling(options.constrained, options.temperature, options.max_tokens)
+        self.checker = ReplyChecker(LABELS_SCHEMA)
+
+    @classmethod
+    def from_options(cls, options: PlayerOptions) -> LLMLabeller:
+        return cls(options)
+
+    async def respond(self, observation: TurnView) -> LabelOutput:
+        text = self.prompts.render(self.context.track, **render_turn(self.context, observation))
+        reply = await json_reply(
+            self.model,
+            self.sampling,
+            [ChatMessage(role="user", content=text)],
+            self.checker,
+            role="labeller",
+            seed=self.context.seed,
+            usage=self.context.usage,
+        )
+        if reply.value is None:
+            return LabelOutput(ids=None, raw=reply.raw, error=reply.format_error or "no labels")
+        return LabelOutput(ids=[str(x) for x in reply.value["labels"]], raw=reply.raw)
+
+
+__all__ = [
+    "BASELINES",
+    "LABELLER",
+    "LABELS_SCHEMA",
+    "LabelOutput",
+    "Labeller",
+    "LabellerContext",
+    "TurnView",
+]

@@ -1,0 +1,97 @@
+"""How bargain results are shown: P/R/F1 with CIs, F1 by depth, provenance, transcripts."""
+
+from __future__ import annotations
+
+from todeval.results.profile import (
+    BenchmarkProfile,
+    Column,
+    DetailView,
+    EventView,
+    LabelSpec,
+    LabelValue,
+    RoleView,
+)
+
+PROFILE = BenchmarkProfile(
+    benchmark="bargain",
+    title="bargain (intent tracking on real negotiations)",
+    primary="bargain.f1",
+    primary_title="F1",
+    columns=(
+        Column(metric="bargain.f1", title="F1"),
+        Column(metric="bargain.f1", aggregate="macro", title="F1"),
+        Column(metric="bargain.precision", title="Precision"),
+        Column(metric="bargain.recall", title="Recall"),
+        Column(metric="bargain.failure_rate", title="Failure rate"),
+    ),
+    cost=True,
+    group_noun="depth",
+    roles=(RoleView(name="labeller", title="Labeller"),),
+    labels=(
+        LabelSpec(
+            name="provenance",
+            title="Label provenance",
+            note="silver: craigslist acts from a rule-based parser; human: CaSiNo annotations.",
+            values=(
+                LabelValue(value="silver", title="silver (rule-based parser)", colour="#e08214"),
+                LabelValue(value="human", title="human annotation", colour="#1b7837"),
+            ),
+        ),
+        LabelSpec(
+            name="reading",
+            title="Outputs read",
+            failure=True,
+            note="whether the labeller's outputs could be parsed on every turn of the dialogue.",
+            values=(
+                LabelValue(value="all read", colour="#1b7837"),
+                LabelValue(value="some unreadable", colour="#e08214"),
+                LabelValue(value="none read", colour="#c51b7d"),
+            ),
+        ),
+    ),
+    events={
+        "utterance": EventView(style="message", title="", bold="speaker", text="text"),
+        "labels": EventView(
+            style="good",
+            title="gold vs predicted",
+            text="summary",
+            flag="exact",
+            flag_false_title="gold vs predicted (differs)",
+        ),
+        "violation": EventView(style="alert", title="unreadable output", text="reason", pre="raw"),
+        "episode_end": EventView(style="end", title="end", bold="outcome", text="reason"),
+    },
+    details=(
+        DetailView(key="provenance", title="Label provenance", layout="json"),
+        DetailView(key="context", title="What the labeller sees besides the dialogue", layout="kv"),
+        DetailView(
+            key="turns",
+            title="Turns: gold vs predicted",
+            layout="rows",
+            fields={
+                "index": "utterance",
+                "speaker": "speaker",
+                "depth": "depth",
+                "k": "K",
+                "gold": "gold",
+                "predicted": "predicted",
+                "correct": "correct",
+                "missed": "missed",
+                "incorrect": "incorrect",
+                "invalid": "invalid",
+                "candidates": "",
+                "raw": "",
+                "error": "error",
+                "failed": "",
+            },
+        ),
+    ),
+    notes=(
+        "F1 = micro F1 over labelled turns (macro: averaged over labels); precision = correct / "
+        "(correct + incorrect + invalid); recall = correct / (correct + missed); failure rate "
+        "= turns whose output could not be read. 95% CIs resample dialogues.",
+        "Groups are depths: the k-th labelled turn of the labelled speaker (1, 2, 3, 4+).",
+        "Label provenance: craigslist acts are silver (a rule-based parser); CaSiNo "
+        "strategies are human annotations. The task set's name says which.",
+    ),
+)

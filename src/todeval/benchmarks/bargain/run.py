@@ -1,0 +1,379 @@
+"""A bargain run from its config: one episode per dialogue, every labelled turn scored.
+
+An episode is one dialogue (so resume, trials and the bootstrap over dialogues all work on
+the runner's own unit, the task): the labeller is started once, then asked for each labelled
+turn in order with the dialogue up to that turn and the turn's candidate list. Per-turn results
+go to ``details.turns`` (:class:`~.scoring.TurnScore`), per-dialogue figures to ``metrics``
+(what ``todeval compare`` pairs). ``finalize`` pools the turns of all dialogues into the run's
+P/R/F1 (micro over turns, macro over labels, by depth) with CIs from resampling dialogues.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from pydantic import Field
+
+from todeval.benchmarks.bargain.baselines import Fits, random_expectation
+from todeval.benchmarks.bargain.data import (
+    DEFAULT_K,
+    PROVENANCE,
+    PROVENANCE_NOTE,
+    Dialogue,
+    Split,
+    Track,
+    candidates,
+    labels_of,
+    load_track,
+    task_set_name,
+)
+from todeval.benchmarks.bargain.labellers import LABELLER, LabellerContext, TurnView
+from todeval.benchmarks.bargain.scoring import Scores, TurnScore, metric_summaries, score_turn
+from todeval.benchmarks.bargain.scoring import scores as score_turns
+from todeval.core.outcome import Outcome
+from todeval.core.records import EpisodeRecord, Summary
+from todeval.dialogue import EpisodeEnd, EpisodeLog, EpisodeStreams, PlayerOptions, PromptSet
+from todeval.dialogue.episode import Termination, guarded
+from todeval.errors import RefusedError, UsageError
+from todeval.runner.execute import EpisodeJob, RunPlan
+from todeval.runner.identity import role_identity
+from todeval.runner.naming import run_dir_name
+from todeval.runner.options import RunSettings, RuntimeOptions, model_pool
+from todeval.runner.selection import select_for_run
+from todeval.runner.summary import summarize
+from todeval.stats.bootstrap import DEFAULT_RESAMPLES
+
+BENCHMARK = "bargain"
+PREFIX = "bargain"
+PROTOCOLS = ("standard",)
+FACTORY = "todeval.benchmarks.bargain.run:plan_from_config"
+
+
+class BargainConfig(RunSettings):
+    """Everything that determines a bargain run's results (hashed: a resume must match it)."""
+
+    track: Track = "craigslist"
+    split: Split = "test"
+    labeller: str = "llm"
+    model: str | None = None
+    k: int = Field(DEFAULT_K, ge=1, description="candidate-list size (effective: min(k, labels))")
+    candidate_seed: int = Field(0, description="seed of the candidate lists (same for all models)")
+    ids: list[str] | None = None
+    protocol: Literal["standard"] = "standard"
+    constrained: bool = False
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    resamples: int = Field(DEFAULT_RESAMPLES, ge=1)
+
+    def default_out(self) -> str:
+        parts = [self.track, *([self.split] if self.track == "casino" else []), self.labeller]
+        if self.model:
+            parts.append(self.model)
+        if self.k != DEFAULT_K:
+            parts.append(f"k{self.k}")
+        return run_dir_name(
+            BENCHMARK,
+            parts,
+            seed=self.seed,
+            constrained=self.constrained,
+            limit=self.limit,
+            limit_mode=self.limit_mode,
+            ids=self.ids,
+            trials=self.trials,
+        )
+
+
+class BargainSummary(Summary):
+    """The runner's summary plus the bargaining views."""
+
+    track: str = ""
+    split: str = ""
+    provenance: str = Field("", description="silver (a rule-based parser) or human labels")
+    provenance_note: str = ""
+    labeller: str = ""
+    scores: Scores | None = None
+    baselines_fitted_on: str = ""
+    random_expectation: dict[str, float] | None = Field(
+        None, description="random labeller: the analytic expected micro precision and recall"
+    )
+
+
+def _turn_views(dialogue: Dialogue, k: int, seed: int) -> list[tuple[TurnView, list[str]]]:
+    labels = list(labels_of(dialogue.track))
+    out = []
+    for turn in dialogue.turns:
+        cands = candidates(dialogue.dialogue_id, turn, labels, k, seed)
+        view = TurnView(
+            index=turn.index,
+            speaker=turn.speaker,
+            dialogue=list(dialogue.utterances[: turn.index + 1]),
+            candidates=cands,
+        )
+        out.append((view, list(turn.gold)))
+    return out
+
+
+def _metrics(turns: list[TurnScore]) -> dict[str, float]:
+    from todeval.benchmarks.bargain.scoring import Counts
+
+    c = Counts.of(turns)
+    return {
+        f"{PREFIX}.precision": c.precision,
+        f"{PREFIX}.recall": c.recall,
+        f"{PREFIX}.f1": c.f1,
+        f"{PREFIX}.failure_rate": c.failures / c.turns if c.turns else 0.0,
+        f"{PREFIX}.exact": sum(
+            (not t.failed) and set(t.predicted or ()) == set(t.gold) for t in turns
+        )
+        / max(len(turns), 1),
+        f"{PREFIX}.turns": float(c.turns),
+        f"{PREFIX}.correct": float(c.correct),
+        f"{PREFIX}.missed": float(c.missed),
+        f"{PREFIX}.incorrect": float(c.incorrect),
+        f"{PREFIX}.invalid": float(c.invalid),
+    }
+
+
+def _summary_line(score: TurnScore) -> str:
+    got = "unreadable" if score.predicted is None else (", ".join(score.predicted) or "(none)")
+    return f"gold: {', '.join(score.gold)} | predicted: {got}"
+
+
+def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> RunPlan:
+    runtime = runtime or RuntimeOptions()
+    if config.labeller == "parser" and config.track != "craigslist":
+        raise UsageError("--labeller parser labels craigslist acts only (use --track craigslist)")
+    uses_model = config.labeller == "llm"
+    if config.model is not None and not uses_model:
+        raise UsageError(f"--model is for the llm labeller, not {config.labeller!r}")
+    prompts = PromptSet.load("todeval.benchmarks.bargain", config.prompt_overrides)
+    if config.prompts_sha256 not in (None, prompts.digest):
+        raise RefusedError("this package's bargain prompt templates differ from the run's")
+    config = config.model_copy(update={"prompts_sha256": prompts.digest})
+    dialogues = load_track(config.track, config.split)
+    by_id = {d.dialogue_id: d for d in dialogues}
+    groups = {d.dialogue_id: d.group for d in dialogues}
+    ids, selection = select_for_run(
+        list(by_id),
+        groups,
+        config,
+        task_set=task_set_name(config.track, config.split),
+        ids=config.ids,
+        noun="dialogue",
+    )
+    chosen = [by_id[i] for i in ids]
+    views = {d.dialogue_id: _turn_views(d, config.k, config.candidate_seed) for d in chosen}
+    fits = Fits(config.track, dialogues)
+    models = model_pool(None, runtime, seed=config.seed)
+    labels = labels_of(config.track)
+    gold = {d.dialogue_id: {t.index: list(t.gold) for t in d.turns} for d in chosen}
+    options = PlayerOptions(
+        role="labeller",
+        model=models.maybe(config.model),
+        constrained=config.constrained,
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        prompts=prompts,
+        extra={"gold": gold} if config.labeller == "gold" else {},
+    )
+    factory = LABELLER.resolve(config.labeller)
+    factory.build(options)  # a configuration error shows now, before any dialogue
+
+    async def play(job: EpisodeJob) -> EpisodeRecord:
+        dialogue = by_id[job.task_id]
+        streams = EpisodeStreams(config.seed, job.task_id, job.trial)
+        log = EpisodeLog()
+        player = factory.build(options)
+        context = LabellerContext(
+            track=config.track,
+            dialogue_id=dialogue.dialogue_id,
+            labels=labels,
+            context=dialogue.context,
+            seed=streams.seed_of("labeller"),
+            fitted=fits.for_dialogue(dialogue.dialogue_id),
+            usage=log.usage,
+        )
+        scored: list[TurnScore] = []
+        depth_of = {t.index: t.depth for t in dialogue.turns}
+        shown = 0
+        end = EpisodeEnd(Outcome.SUCCESS, Termination.DONE, "")
+        try:
+            await guarded(player.start(context), "labeller", Termination.SYSTEM_ERROR)
+            for view, gold_labels in views[dialogue.dialogue_id]:
+                for u in dialogue.utterances[shown : view.index + 1]:
+                    log.add("utterance", u.speaker, speaker=u.speaker, text=u.text)
+                shown = view.index + 1
+                log.turn += 1
+                out = await guarded(player.respond(view), "labeller", Termination.SYSTEM_ERROR)
+                if out.ids is None:
+                    log.violation("labeller", out.error or "unreadable output", out.raw)
+                score = score_turn(
+                    view.index,
+                    view.speaker,
+                    depth_of[view.index],
+                    view.candidates,
+                    gold_labels,
+                    out.ids,
+                    raw=out.raw,
+                    error=out.error,
+                )
+                scored.append(score)
+                log.add(
+                    "labels",
+                    "labeller",
+                    summary=_summary_line(score),
+                    gold=score.gold,
+                    predicted=score.predicted,
+                    exact=set(score.predicted or ()) == set(score.gold) and not score.failed,
+                    candidates=score.candidates,
+                )
+        except EpisodeEnd as exc:
+            end = exc
+        for u in dialogue.utterances[shown:]:
+            log.add("utterance", u.speaker, speaker=u.speaker, text=u.text)
+        # a crash scores the turns left as failures
+        done = {s.index for s in scored}
+        if end.termination is Termination.SYSTEM_ERROR:
+            for view, gold_labels in views[dialogue.dialogue_id]:
+                if view.index not in done:
+                    scored.append(
+                        score_turn(
+                            view.index,
+                            view.speaker,
+                            depth_of[view.index],
+                            view.candidates,
+                            gold_labels,
+                            None,
+                            error="not asked: the labeller crashed",
+                        )
+                    )
+        failures = sum(s.failed for s in scored)
+        exact = all((not s.failed) and set(s.predicted or ()) == set(s.gold) for s in scored)
+        if end.termination is Termination.DONE:
+            end = EpisodeEnd(
+                Outcome.SUCCESS if exact else Outcome.FAILURE,
+                Termination.DONE,
+                f"{len(scored)} turns labelled, {failures} unreadable",
+            )
+        log.finish(end)
+        reading = (
+            "all read"
+            if failures == 0
+            else ("none read" if failures == len(scored) else "some unreadable")
+        )
+        return log.record(
+            benchmark=BENCHMARK,
+            streams=streams,
+            end=end,
+            group=dialogue.group,
+            metrics=_metrics(scored) if end.outcome.counts_in_metrics else {},
+            labels={"provenance": PROVENANCE[config.track], "reading": reading},
+            details={
+                "track": config.track,
+                "provenance": PROVENANCE[config.track],
+                "context": dict(dialogue.context),
+                "turns": [s.model_dump(mode="json") for s in scored],
+            },
+        )
+
+    def finalize(records: Iterable[EpisodeRecord]) -> Summary:
+        return finalize_run(list(records), config, chosen, fits)
+
+    task_key = [
+        [d.dialogue_id, [[v.index, v.candidates, g] for v, g in views[d.dialogue_id]]]
+        for d in chosen
+    ]
+    return RunPlan(
+        benchmark=BENCHMARK,
+        config=config.model_dump(mode="json"),
+        task_set_hash=hashlib.sha256(json.dumps(task_key).encode()).hexdigest()[:16],
+        n_tasks=len(chosen),
+        seed=config.seed,
+        jobs=[
+            EpisodeJob(d.dialogue_id, trial, d.group)
+            for d in chosen
+            for trial in range(config.trials)
+        ],
+        play=play,
+        players={"labeller": config.labeller, "models": models.infos()},
+        roles={
+            "labeller": role_identity(
+                config.labeller,
+                model=config.model,
+                infos=models.infos(),
+                prompts_sha256=prompts.digest if uses_model else None,
+                config_keys=["labeller", "model"],
+            )
+        },
+        selection=selection,
+        protocol=config.protocol,
+        factory=FACTORY,
+        aclose=models.aclose,
+        success_metric=None,
+        finalize=finalize,
+        runtime=runtime,
+    )
+
+
+def finalize_run(
+    records: list[EpisodeRecord], config: BargainConfig, chosen: list[Dialogue], fits: Fits
+) -> BargainSummary:
+    """The runner's summary (usage, latency, per-dialogue metrics) with the pooled
+    P/R/F1, failure rate, per-label scores and confusion in place of per-dialogue means."""
+    base = summarize(
+        BENCHMARK, records, seed=config.seed, resamples=config.resamples, grouped=False
+    )
+    by_dialogue: dict[str, list[TurnScore]] = {}
+    for r in records:
+        if not r.outcome.counts_in_metrics:
+            continue
+        turns = [TurnScore.model_validate(t) for t in r.details.get("turns", [])]
+        by_dialogue.setdefault(r.task_id, []).extend(turns)
+    labels = list(labels_of(config.track))
+    metrics = dict(base.metrics)
+    if by_dialogue:
+        metrics.update(
+            metric_summaries(
+                by_dialogue, labels, prefix=PREFIX, seed=config.seed, resamples=config.resamples
+            )
+        )
+    all_turns = [t for d in sorted(by_dialogue) for t in by_dialogue[d]]
+    expectation = None
+    fitted_on = ""
+    if chosen:
+        fitted = fits.for_dialogue(chosen[0].dialogue_id)
+        fitted_on = (
+            "5-fold cross-fitting over the dialogues (no craigslist train split has acts)"
+            if config.track == "craigslist"
+            else fitted.source
+        )
+        if config.labeller == "random" and all_turns:
+            turns = [(len(t.gold), t.k) for t in all_turns]
+            e_p, e_r = random_expectation(turns, fitted.label_counts)
+            expectation = {"precision": e_p, "recall": e_r}
+    fields = base.model_dump()
+    fields["metrics"] = metrics
+    return BargainSummary.model_validate(
+        {
+            **fields,
+            "track": config.track,
+            "split": config.split,
+            "provenance": PROVENANCE[config.track],
+            "provenance_note": PROVENANCE_NOTE[config.track],
+            "labeller": config.labeller,
+            "scores": score_turns(all_turns, labels).model_dump() if all_turns else None,
+            "baselines_fitted_on": fitted_on,
+            "random_expectation": expectation,
+        }
+    )
+
+
+def plan_from_config(config: dict[str, Any], runtime: RuntimeOptions | None = None) -> RunPlan:
+    """The plan of a recorded config (Ray workers, the Python API)."""
+    return build_plan(BargainConfig.model_validate(config), runtime)
+
+
+__all__ = ["BENCHMARK", "BargainConfig", "BargainSummary", "build_plan", "plan_from_config"]
