@@ -351,8 +351,8 @@ def finalize_run(
             else fitted.source
         )
         if config.labeller == "random" and all_turns:
-            turns = [(len(t.gold), t.k) for t in all_turns]
-            e_p, e_r = random_expectation(turns, fitted.label_counts)
+            sizes = [(len(t.gold), t.k) for t in all_turns]
+            e_p, e_r = random_expectation(sizes, fitted.label_counts)
             expectation = {"precision": e_p, "recall": e_r}
     fields = base.model_dump()
     fields["metrics"] = metrics
