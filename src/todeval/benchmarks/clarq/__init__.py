@@ -9,9 +9,10 @@ Public API (imported on first use, so registering the commands costs nothing)::
     score = score_transcripts(records)          # recorded verdicts only, nothing is called
     score.summary.metrics["clarq.success"].micro.value
 
-CLI: ``todeval score clarq TRANSCRIPTS... [-o OUT.json] [--judge-model SPEC] [--offline]`` and
-``todeval data clarq [--check] [--show TASK_ID]``. Rules, figures and caveats:
-``docs/clarq.md``.
+CLI: ``todeval run clarq`` (self-play: seekers in :mod:`.seekers`, the game master in
+:mod:`.game`, the run in :mod:`.run`), ``todeval score clarq TRANSCRIPTS|RUN_DIR... [-o OUT.json]
+[--judge-model SPEC] [--offline]`` and ``todeval data clarq [--check] [--show TASK_ID]``.
+Rules, figures and caveats: ``docs/clarq.md``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from todeval.benchmarks.clarq.profile import PROFILE
 from todeval.registry import Registry
 
 if TYPE_CHECKING:
@@ -114,12 +116,32 @@ def __getattr__(name: str) -> Any:
 _CLI = f"{__name__}._cli"  # imported only when a clarq command runs
 SCORE_HELP = "score ClarQ-LLM transcripts: success S, AQD, AQL (the original's rules)"
 DATA_HELP = "check and show the shipped ClarQ-LLM tasks (English and Chinese)"
+_AUDIT_CLI = f"{__name__}._audit_cli"
+AUDIT_HELP = (
+    "teacher-forced provider audit: a provider's decisions vs a transcript's original "
+    "provider, turn by turn (accuracy, kappa, node ids, the always-release baseline)"
+)
+
+
+RUN_HELP = "ClarQ-LLM self-play: a seeker asks a provider (Jax) until it can do the task"
 
 
 def register(registry: Registry) -> None:
-    """Add ``todeval score clarq`` and ``todeval data clarq``."""
+    """Add ``todeval run clarq``, ``todeval score clarq``, ``todeval data clarq`` and the
+    profile of clarq results."""
+    registry.profile(PROFILE)
+    registry.benchmark(
+        "clarq",
+        RUN_HELP,
+        cli=f"{__name__}.cli",
+        plan_factory=f"{__name__}.run:plan_from_config",
+    )
     registry.lazy("score", "clarq", SCORE_HELP, _CLI, add="add_score_arguments", run="run_score")
     registry.lazy("data", "clarq", DATA_HELP, _CLI, add="add_data_arguments", run="run_data")
+    registry.group("clarq", "commands of the ClarQ-LLM benchmark")
+    registry.lazy(
+        "clarq", "audit", AUDIT_HELP, _AUDIT_CLI, add="add_audit_arguments", run="run_audit"
+    )
 
 
 __all__ = [

@@ -15,6 +15,7 @@ from todeval.benchmarks.clarq._report import format_check, format_summary, forma
 from todeval.benchmarks.clarq._scoring import ClarqScore, score_transcripts_async
 from todeval.benchmarks.clarq._tasks import read_tasks
 from todeval.benchmarks.clarq._text import LANGUAGES, Language
+from todeval.benchmarks.clarq.rundir import RunTranscripts, is_run_directory, read_run
 from todeval.errors import BadInputError, UsageError
 from todeval.stats.bootstrap import DEFAULT_RESAMPLES
 
@@ -25,7 +26,8 @@ def add_score_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         type=Path,
         metavar="TRANSCRIPTS",
-        help="released result files (results/l2l_*.json, .json.gz); each is scored on its own",
+        help="released result files (results/l2l_*.json, .json.gz) or todeval run clarq "
+        "directories; each is scored on its own",
     )
     parser.add_argument(
         "-o",
@@ -82,6 +84,7 @@ def _outputs(inputs: list[Path], output: Path | None) -> list[Path | None]:
     if len(inputs) == 1:
         return [output]
     names = [f"{p.name.removesuffix('.gz').removesuffix('.json')}.summary.json" for p in inputs]
+    names = [n if n != ".summary.json" else "run.summary.json" for n in names]
     if len(set(names)) != len(names):
         raise UsageError("several transcript files share a name: score them one by one")
     try:
@@ -113,6 +116,8 @@ async def _score_all(
     try:
         scores = []
         for f in files:
+            if isinstance(f, RunTranscripts):
+                store.add_layer(f.verdicts)  # keyed by content and judge: valid everywhere
             judge = Judge(store, model=model, backend=backend, seed=args.seed)
             scores.append(
                 await score_transcripts_async(
@@ -121,7 +126,8 @@ async def _score_all(
                     seed=args.seed,
                     resamples=args.resamples,
                     sources=[f.source],
-                    warnings=f.warnings,
+                    warnings=[*f.warnings, *_run_notes(f, args.judge_model)],
+                    release_rule=args.judge_model is None,
                 )
             )
         return scores
@@ -130,13 +136,28 @@ async def _score_all(
             await backend.aclose()
 
 
+def _run_notes(f: TranscriptFile, judge_model: str | None) -> list[str]:
+    if not isinstance(f, RunTranscripts) or f.judge_model in (None, judge_model):
+        return []
+    return [
+        f"the run was judged by {f.judge_model!r}; pass --judge-model {f.judge_model} to "
+        "score it with the verdicts its episodes obtained"
+    ]
+
+
+def _read(path: Path, language: Language | None) -> TranscriptFile:
+    if is_run_directory(path):
+        return read_run(path)
+    return read_original(path, language=language)
+
+
 def run_score(args: argparse.Namespace) -> int:
     if args.resamples < 1:
         raise UsageError("--resamples must be at least 1")
     if args.models_file is not None and args.judge_model is None:
         raise UsageError("--models-file needs --judge-model")
     language: Language | None = None if args.lang == "auto" else args.lang
-    files = [read_original(path, language=language) for path in args.transcripts]
+    files = [_read(path, language) for path in args.transcripts]
     outputs = _outputs(list(args.transcripts), args.output)
     store = VerdictStore.default(args.judge_cache)
     scores = asyncio.run(_score_all(args, files, store))

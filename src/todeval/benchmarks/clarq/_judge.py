@@ -209,6 +209,10 @@ class VerdictStore:
         layers = [recorded_verdicts()] if recorded else []
         return cls(layers=layers, path=default_verdicts_path() if path is None else path)
 
+    def add_layer(self, layer: Mapping[str, VerdictEntry]) -> None:
+        """One more read-only layer, looked up after the others (before the user's file)."""
+        self._layers.append(layer)
+
     def get(self, key: str) -> VerdictEntry | None:
         for layer in self._layers:
             entry = layer.get(key)
@@ -315,7 +319,10 @@ def parse_verdict(text: str) -> tuple[bool | None, str]:
     return match, analysis
 
 
-Origin = Literal["recorded", "cache", "judge", "unjudged", "error"]
+Origin = Literal["recorded", "cache", "judge", "release", "unjudged", "error"]
+"""Where a verdict came from: the shipped recorded verdicts, the user's verdict file, a new
+judge call, the release record of a self-play dialogue (see
+:func:`todeval.benchmarks.clarq._scoring.score_episode`), or none (unjudged, a judge error)."""
 
 
 class JudgeAnswer(BaseModel):

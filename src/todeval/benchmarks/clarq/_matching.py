@@ -65,6 +65,15 @@ def normalise(lines: Sequence[str]) -> list[str]:
     return [strip_provider_prefix(line) for line in lines]
 
 
+def leftover_forms(gold: Sequence[str]) -> list[str]:
+    """Gold 1..n written as a leftover gold sentence is (and as a judge question holds it):
+    prefix and whitespace stripped, lower-cased if gold 1 is English, trailing marks removed."""
+    wanted = normalise(gold[1:])
+    if detect_language(wanted[0] if wanted else "") == "en":
+        wanted = [g.lower() for g in wanted]
+    return [strip_sentence_end(g) for g in wanted]
+
+
 def substring_leftovers(
     gold: Sequence[str], predictions: Sequence[str]
 ) -> tuple[list[str], list[str]]:
@@ -180,6 +189,7 @@ __all__ = [
     "Route",
     "decide",
     "judge_questions",
+    "leftover_forms",
     "match_dialogue",
     "normalise",
     "prematch",

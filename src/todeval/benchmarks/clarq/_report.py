@@ -25,7 +25,7 @@ def _interval(low: float | None, high: float | None, digits: int = 4) -> str:
 
 def format_summary(summary: ClarqSummary) -> str:
     """Headline metrics with CIs, routes, the judge's share, per depth and per task type."""
-    n = summary.n_episodes
+    n = summary.n_episodes - sum(summary.excluded.values())  # a run's excluded episodes
     r = summary.routes
     j = summary.judge
     where = "recorded verdicts" if j.model == j.recorded_model else "its own verdicts"
@@ -33,7 +33,13 @@ def format_summary(summary: ClarqSummary) -> str:
     lines = [
         f"ClarQ-LLM ({summary.language or '?'}): {', '.join(summary.sources) or '(records)'}",
         f"{n} dialogues; judge {j.model} ({where}, {mode}): decided {j.decided} of {n} "
-        f"outcomes ({100 * j.share_decided:.1f}%), {j.unjudged} unjudged",
+        f"outcomes ({100 * j.share_decided:.1f}%), {j.unjudged} unjudged"
+        + (
+            f", {j.from_release} judge questions decided by the release record"
+            if j.from_release
+            else ""
+        )
+        + "".join(f"; {k}: {v} left out" for k, v in summary.excluded.items()),
         "",
     ]
     rows = []

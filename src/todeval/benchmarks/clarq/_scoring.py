@@ -25,8 +25,21 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from todeval.benchmarks.clarq._judge import RECORDED_JUDGE, Judge, VerdictStore, recorded_verdicts
-from todeval.benchmarks.clarq._matching import JudgeStep, Route, match_dialogue
+from todeval.benchmarks.clarq._judge import (
+    RECORDED_JUDGE,
+    Judge,
+    JudgeAnswer,
+    JudgeQuestion,
+    VerdictStore,
+    recorded_verdicts,
+)
+from todeval.benchmarks.clarq._matching import (
+    AskJudge,
+    JudgeStep,
+    Route,
+    leftover_forms,
+    match_dialogue,
+)
 from todeval.benchmarks.clarq._stats import cluster_bootstrap
 from todeval.benchmarks.clarq._tasks import depth_group
 from todeval.benchmarks.clarq._text import detect_language, utterance_length
@@ -93,6 +106,9 @@ class JudgeReport(BaseModel):
     questions: int = Field(description="judge questions looked up or asked")
     from_recorded: int = Field(0, description="answered by the shipped recorded verdicts")
     from_cache: int = Field(0, description="answered by the user's verdict file")
+    from_release: int = Field(
+        0, description="decided 'no' by a self-play release record (no verdict was available)"
+    )
     new_calls: int = 0
     errors: int = 0
     verdict_file: str | None = None
@@ -139,7 +155,28 @@ def dialogue_aql(record: ClarqTranscript) -> float:
     return sum(utterance_length(u, language) for u in utterances) / len(utterances)
 
 
-async def score_episode(record: ClarqTranscript, judge: Judge) -> EpisodeScore:
+def release_aware(record: ClarqTranscript, ask: AskJudge) -> AskJudge:
+    """``ask``, except that a question no verdict answers (unjudged: no judge model to ask)
+    about a gold sentence whose response the game master never released is decided "no" by
+    the release record (origin ``release``). A released response stays unjudged: only a judge
+    can say whether a reworded release conveyed it."""
+    forms = leftover_forms(record.gold)
+    released = {forms[i - 1] for i in record.released or () if 0 < i <= len(forms)}
+
+    async def answer(question: JudgeQuestion) -> JudgeAnswer:
+        got = await ask(question)
+        if got.origin == "unjudged" and question.gold not in released:
+            return JudgeAnswer(key=got.key, match=False, origin="release")
+        return got
+
+    return answer
+
+
+async def score_episode(
+    record: ClarqTranscript, judge: Judge, *, release_rule: bool = False
+) -> EpisodeScore:
+    """One dialogue's scores. With ``release_rule`` a self-play record's release record
+    (``record.released``) decides questions no verdict answers (:func:`release_aware`)."""
     common = {
         "task_id": record.task_id,
         "task_type": record.task_type,
@@ -152,7 +189,10 @@ async def score_episode(record: ClarqTranscript, judge: Judge) -> EpisodeScore:
             route="missing", success=False, aqd=0.0, aql=0.0, predictions=0, **common
         )
     predictions = provider_answers(record.messages)
-    result = await match_dialogue(record.gold, record.purposes, predictions, judge.answer)
+    ask: AskJudge = judge.answer
+    if release_rule and record.released is not None:
+        ask = release_aware(record, judge.answer)
+    result = await match_dialogue(record.gold, record.purposes, predictions, ask)
     return EpisodeScore(
         route=result.route,
         success=result.success,
@@ -277,6 +317,7 @@ def summarize(
         questions=sum(origins.values()),
         from_recorded=origins["recorded"],
         from_cache=origins["cache"],
+        from_release=origins["release"],
         new_calls=judge.calls,
         errors=len(judge.errors),
         verdict_file=str(judge.store.path) if judge.store.path is not None else None,
@@ -286,6 +327,12 @@ def summarize(
         notes.append(
             f"judge model {judge.model!r} is not the recorded judge ({RECORDED_JUDGE}): "
             f"S is not comparable with the released figures ({decided} of {n} outcomes judged)"
+        )
+    if origins["release"]:
+        notes.append(
+            f"{origins['release']} judge questions were decided 'no' by the release record "
+            "(self-play, no verdict available): only information the provider released "
+            "counts, so S may be lower than a judge would give"
         )
     if routes.unjudged:
         how = "offline" if judge.offline else "after judge errors"
@@ -333,10 +380,14 @@ async def score_transcripts_async(
     level: float = DEFAULT_LEVEL,
     sources: Sequence[str] = (),
     warnings: Sequence[str] = (),
+    release_rule: bool = False,
 ) -> ClarqScore:
-    """Score every record (dialogues concurrently; judge questions of one dialogue in order)."""
+    """Score every record (dialogues concurrently; judge questions of one dialogue in order);
+    ``release_rule``: see :func:`score_episode`."""
     judge = judge or offline_judge()
-    episodes = list(await asyncio.gather(*(score_episode(r, judge) for r in records)))
+    episodes = list(
+        await asyncio.gather(*(score_episode(r, judge, release_rule=release_rule) for r in records))
+    )
     languages = {r.task_id.split("/", 1)[0] for r in records}
     language = languages.pop() if len(languages) == 1 else ("mixed" if languages else "")
     summary = summarize(
@@ -361,6 +412,7 @@ def score_transcripts(
     level: float = DEFAULT_LEVEL,
     sources: Sequence[str] = (),
     warnings: Sequence[str] = (),
+    release_rule: bool = False,
 ) -> ClarqScore:
     """:func:`score_transcripts_async` for callers without an event loop."""
     return asyncio.run(
@@ -372,6 +424,7 @@ def score_transcripts(
             level=level,
             sources=sources,
             warnings=warnings,
+            release_rule=release_rule,
         )
     )
 
@@ -388,6 +441,7 @@ __all__ = [
     "dialogue_aqd",
     "dialogue_aql",
     "offline_judge",
+    "release_aware",
     "score_episode",
     "score_transcripts",
     "score_transcripts_async",

@@ -2,7 +2,7 @@
 
 The scorer's core (:func:`todeval.benchmarks.clarq.score_transcripts`) takes a list of
 :class:`ClarqTranscript`; readers turn files into it: the original result format
-(:mod:`._original`) now, run directories of our own self-play later.
+(:mod:`._original`) and run directories of our own self-play (:mod:`.rundir`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,11 @@ class ClarqTranscript(BaseModel):
     messages: list[str] | None = Field(
         description="the provider's greeting, then seeker and provider alternating; None: no "
         "dialogue for this task (scores 0 on every metric)"
+    )
+    released: list[int] | None = Field(
+        None,
+        description="positions (1..n) in gold of the responses the provider released, as a "
+        "self-play game master recorded them; None: not known (released result files)",
     )
 
     @property

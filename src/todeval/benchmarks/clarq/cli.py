@@ -1,0 +1,193 @@
+"""``todeval run clarq``: ClarQ-LLM self-play through the shared runner, or a provider panel
+(``--providers rule,llm=<spec> [--seekers oracle,llm=<spec>]``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from todeval.benchmarks.clarq._report import format_summary
+from todeval.benchmarks.clarq._scoring import ClarqSummary
+from todeval.benchmarks.clarq._tasks import SPLITS
+from todeval.benchmarks.clarq._text import LANGUAGES
+from todeval.benchmarks.clarq.profile import PROFILE
+from todeval.benchmarks.clarq.protocol import MAX_MESSAGES, PROTOCOLS
+from todeval.benchmarks.clarq.providers import PROVIDERS
+from todeval.benchmarks.clarq.run import ClarqConfig, build_plan
+from todeval.benchmarks.clarq.seekers import SEEKER_MODES, SEEKERS
+from todeval.console.tables import usage_table
+from todeval.errors import UsageError
+from todeval.panels.cli import add_panel_arguments, members_from_args
+from todeval.panels.members import Member
+from todeval.panels.run import default_panel_out, panel_roles, run_panel
+from todeval.runner.command import execute_from_args
+from todeval.runner.execute import RunResult
+from todeval.runner.files import models_file_digest
+from todeval.runner.options import (
+    RuntimeOptions,
+    add_generation_arguments,
+    add_run_arguments,
+    generation_settings,
+    run_settings,
+    runtime_options,
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``todeval run clarq``."""
+    parser.add_argument("--lang", choices=LANGUAGES, default="en", help="task language (en)")
+    parser.add_argument(
+        "--tasks",
+        choices=SPLITS,
+        default="test",
+        help="test (types 1-26, 260 tasks) or dev (27-31, no purposes: not comparable)",
+    )
+    parser.add_argument(
+        "--seeker",
+        default="oracle",
+        help=f"the seeker under test: {', '.join(SEEKERS)} or package.module:Class (oracle)",
+    )
+    parser.add_argument(
+        "--provider",
+        default="rule",
+        help=f"the provider (Jax): {', '.join(PROVIDERS)} or package.module:Class (rule)",
+    )
+    models = parser.add_argument_group("models (LLM players and the judge)")
+    models.add_argument(
+        "--seeker-model",
+        metavar="SPEC",
+        help="model of --seeker llm: openai:<model>@<url>, llamacpp:smollm2, scripted:<file>, "
+        "or a models-file name",
+    )
+    models.add_argument(
+        "--seeker-mode",
+        choices=SEEKER_MODES,
+        default="completion",
+        help="completion: the history in one prompt ending with 'You:' (default); chat: "
+        "system = background, alternating turns",
+    )
+    models.add_argument(
+        "--seeker-replay",
+        metavar="PATH",
+        help="what --seeker replay replays: a clarq run directory or a released result file",
+    )
+    models.add_argument("--provider-model", metavar="SPEC", help="model of an LLM provider")
+    models.add_argument(
+        "--judge-model",
+        metavar="SPEC",
+        help="judge for verdicts no cache holds (default: the recorded verdicts, then the "
+        "release record: a response never released is not conveyed)",
+    )
+    models.add_argument("--models-file", metavar="FILE", help="TOML or YAML file of named models")
+    add_generation_arguments(models, constrained_help="schema-constrained provider replies")
+    parser.add_argument(
+        "--max-messages",
+        type=int,
+        default=MAX_MESSAGES,
+        metavar="N",
+        help=f"stop once the transcript holds more than N messages (default {MAX_MESSAGES}, the "
+        "protocol's; lower only for smoke tests)",
+    )
+    add_run_arguments(
+        parser,
+        unit="tasks",
+        ids_flag="--task-ids",
+        default_out="runs/clarq-<lang>-<set>-<seeker>-<provider>-s<seed>",
+        protocols=PROTOCOLS,
+        prompts=True,
+    )
+    add_panel_arguments(
+        parser,
+        panel_roles(PROFILE),
+        varied_example="rule,llm=<spec>,llm-multi=<spec>",
+        subject_example="oracle,wrong,llm=<spec>",
+        title="provider panels",
+    )
+
+
+def _config(args: argparse.Namespace) -> ClarqConfig:
+    if args.max_messages < 2:
+        raise UsageError("--max-messages must be at least 2")
+    return ClarqConfig(
+        lang=args.lang,
+        task_set=args.tasks,
+        seeker=args.seeker,
+        seeker_model=args.seeker_model,
+        seeker_mode=args.seeker_mode,
+        seeker_replay=args.seeker_replay,
+        provider=args.provider,
+        provider_model=args.provider_model,
+        judge_model=args.judge_model,
+        models_file=args.models_file,
+        models_file_sha256=models_file_digest(args.models_file),
+        max_messages=args.max_messages,
+        **run_settings(args),
+        **generation_settings(args),
+    )
+
+
+def with_member(config: ClarqConfig, role: str, member: Member) -> ClarqConfig:
+    """The config with ``role`` (``seeker`` or ``provider``) played by a panel member."""
+    if role == "seeker":
+        return config.model_copy(update={"seeker": member.player, "seeker_model": member.model})
+    if role == "provider":
+        return config.model_copy(update={"provider": member.player, "provider_model": member.model})
+    raise ValueError(f"clarq has no panel role {role!r}")
+
+
+def base_member(config: ClarqConfig, role: str) -> Member:
+    if role == "seeker":
+        return Member.of(config.seeker, config.seeker_model)
+    return Member.of(config.provider, config.provider_model)
+
+
+def _execute(config: ClarqConfig, out: Path, args: argparse.Namespace) -> RunResult:
+    plan = build_plan(config, runtime_options(args, out))
+    start = (
+        f"clarq {config.selection_name}: {plan.n_tasks} tasks x {config.trials} trial(s), "
+        f"seeker {config.seeker}, provider {config.provider}, protocol {config.protocol}"
+    )
+    warnings = plan.players.get("warnings", [])
+    if not args.quiet:
+        for warning in warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+    return execute_from_args(plan, out, args, start_line=start)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    config = _config(args)
+    members = members_from_args(args, panel_roles(PROFILE), lambda r: base_member(config, r))
+    if members is not None:
+        parts = ("clarq", config.lang, config.task_set)
+        run_panel(
+            PROFILE,
+            config,
+            members,
+            assign=with_member,
+            check=lambda c: build_plan(c, RuntimeOptions(cache=False)),
+            execute=lambda c, run_dir: _execute(c, run_dir, args),
+            out=Path(args.out or default_panel_out(members.subjects, config.seed, *parts)),
+            show=not args.quiet,
+        )
+        return 0
+    out = Path(args.out or config.default_out())
+    result = _execute(config, out, args)
+    if args.quiet:
+        return 0
+    if result.already_complete:
+        print(f"{out} already holds a complete run with this config; its summary:")
+    summary = result.summary
+    if not isinstance(summary, ClarqSummary):  # read back from disk as the shared model
+        summary = ClarqSummary.model_validate_json(
+            (out / "summary.json").read_text(encoding="utf-8")
+        )
+    print(format_summary(summary))
+    usage = usage_table(summary)
+    if usage:
+        print("\n" + usage)
+    print(f"\nrun directory: {out}")
+    return 0
+
+
+__all__ = ["add_arguments", "base_member", "run_command", "with_member"]

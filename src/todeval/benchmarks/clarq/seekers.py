@@ -1,0 +1,430 @@
+"""The seeker role: the agent under test, and its built-in players.
+
+A seeker (:class:`~todeval.benchmarks.clarq.protocol.Seeker`) is started with its
+:class:`~todeval.benchmarks.clarq.protocol.SeekerContext` and answers every provider message
+(the greeting first) with its next utterance; ``Goodbye`` / ``再见`` ends the dialogue.
+
+Built-ins (``--seeker NAME``; any ``package.module:Class`` works too):
+
+* ``llm`` -- a model (``--seeker-model``) in ``completion`` mode (the whole history in one
+  prompt ending with the cue ``You:``) or ``chat`` mode (system = the background, Jax's
+  messages as the user turns, its own as the assistant turns): ``--seeker-mode``;
+* ``human`` -- a person at the terminal (the shared terminal participant): the paper's human
+  baseline;
+* ``oracle`` -- scripted, with privileged access to the tree: asks about the task, then for
+  each unlocked node with a question built from the node's own text (pronouns turned round,
+  one of three templates), never from its purpose; says goodbye once everything was released
+  (or after three tries per node);
+* ``wrong`` -- scripted: asks about the task, then five fluent questions about nothing in the
+  task (topics that do not occur in it), then says goodbye;
+* ``quitter`` -- says goodbye at once;
+* ``replay`` -- the shared replay participant over a transcript (``--seeker-replay``: a run
+  directory or a released result file), the recorded seeker turns of the same task and trial.
+
+Prompt templates (``prompts/``, English and Chinese, overridable with ``--prompts DIR``):
+
+* ``seeker_background_<lang>``: ``${role}``, ``${task}``, ``${items}``, ``${skills}``,
+  ``${scenes}`` (lists as ``- `` lines, ``(none)`` / ``（无）`` when empty) -- what the seeker
+  is told (the human seeker reads it too);
+* ``seeker_completion_<lang>``: ``${background}``, ``${history}`` (one line per message:
+  Jax's as sent, the seeker's as ``You: ...``) -- ends with the cue ``You:``;
+* ``seeker_chat_<lang>``: ``${background}`` -- the system message of chat mode.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from typing import Any, Literal
+
+from todeval.backends.sampling import Sampling, generate_accounted
+from todeval.backends.types import Backend, ChatMessage
+from todeval.benchmarks.clarq._tasks import ClarqTask, ResponseNode
+from todeval.benchmarks.clarq._text import Language, strip_provider_prefix
+from todeval.benchmarks.clarq.protocol import GOODBYES, Seeker, SeekerContext
+from todeval.dialogue.human import TerminalParticipant
+from todeval.dialogue.participants import PlayerOptions, Role
+from todeval.dialogue.prompts import PromptSet
+from todeval.dialogue.replay import ReplayParticipant
+
+SeekerMode = Literal["completion", "chat"]
+SEEKER_MODES: tuple[SeekerMode, ...] = ("completion", "chat")
+
+SEEKER_TEMPLATES = tuple(
+    f"seeker_{kind}_{lang}"
+    for kind in ("background", "completion", "chat")
+    for lang in ("en", "zh")
+)
+"""The templates seekers read (the rest of the package's prompts are the provider's)."""
+
+DEFAULT_MAX_TOKENS = 200
+"""Seeker reply cap when the run sets none (the original capped LLaMA seekers at 150)."""
+
+_NONE: dict[Language, str] = {"en": "(none)", "zh": "（无）"}
+_SPEAKER = re.compile(r"^\s*(?:you|你)\s*[:：]\s*", re.IGNORECASE)
+_OTHER_SIDE = re.compile(r"\n\s*jax\s*[:：]", re.IGNORECASE)
+
+
+def _bullets(lines: list[str], lang: Language) -> str:
+    return "\n".join(f"- {line}" for line in lines) if lines else _NONE[lang]
+
+
+def background_text(task: ClarqTask, prompts: PromptSet) -> str:
+    """What the seeker is told: the ``seeker_background_<lang>`` template over the task's
+    role, task, items, skills and scenes."""
+    b = task.background
+    return prompts.render(
+        f"seeker_background_{task.lang}",
+        role=b.role,
+        task=b.task,
+        items=_bullets(b.items, task.lang),
+        skills=_bullets(b.skills, task.lang),
+        scenes=_bullets(b.scenes, task.lang),
+    )
+
+
+def clean_reply(text: str) -> str:
+    """A model's reply as the seeker's utterance: a leading ``You:`` speaker tag removed (as
+    the original does) and anything from a line starting ``Jax:`` on cut (a completion model
+    writing the other side too); surrounding whitespace stripped."""
+    text = _SPEAKER.sub("", text.strip(), count=1)
+    cut = _OTHER_SIDE.search(text)
+    if cut is not None:
+        text = text[: cut.start()]
+    return text.strip()
+
+
+class LLMSeeker:
+    """A model asking the questions, in completion or chat mode (``options.extra['mode']``)."""
+
+    def __init__(
+        self,
+        model: Backend,
+        prompts: PromptSet,
+        *,
+        mode: SeekerMode = "completion",
+        sampling: Sampling | None = None,
+    ) -> None:
+        self.model = model
+        self.prompts = prompts
+        self.mode: SeekerMode = mode
+        self.sampling = sampling or Sampling()
+        self.history: list[str] = []  # the transcript: provider messages, own utterances
+
+    @classmethod
+    def from_options(cls, options: PlayerOptions) -> LLMSeeker:
+        mode = options.extra.get("mode", "completion")
+        if mode not in SEEKER_MODES:
+            raise ValueError(f"seeker mode {mode!r}")
+        return cls(
+            options.require_model("the llm seeker", "--seeker-model"),
+            options.require_prompts(),
+            mode=mode,
+            sampling=Sampling(False, options.temperature, options.max_tokens),
+        )
+
+    async def start(self, context: SeekerContext) -> None:
+        self.context = context
+        self.lang = context.lang
+        self.background = background_text(context.task, self.prompts)
+        self.history = []
+
+    def messages(self) -> list[ChatMessage]:
+        """The request: one prompt (completion) or the chat so far (chat)."""
+        if self.mode == "completion":
+            lines = [m if i % 2 == 0 else f"You: {m}" for i, m in enumerate(self.history)]
+            prompt = self.prompts.render(
+                f"seeker_completion_{self.lang}",
+                background=self.background,
+                history="\n".join(lines),
+            )
+            return [ChatMessage(role="user", content=prompt)]
+        system = self.prompts.render(f"seeker_chat_{self.lang}", background=self.background)
+        chat = [ChatMessage(role="system", content=system)]
+        for i, m in enumerate(self.history):
+            chat.append(ChatMessage(role="user" if i % 2 == 0 else "assistant", content=m))
+        return chat
+
+    async def respond(self, provider_message: str) -> str:
+        self.history.append(provider_message)
+        request = self.sampling.request(
+            self.messages(), seed=self.context.seed % 2**31, max_tokens=DEFAULT_MAX_TOKENS
+        )
+        result = await generate_accounted(
+            self.model, request, role="seeker", usage=self.context.usage
+        )
+        text = clean_reply(result.text)
+        self.history.append(text)
+        return text
+
+
+class HumanSeeker:
+    """A person at the terminal, told what an LLM seeker is told (the human baseline)."""
+
+    interactive = True
+
+    def __init__(self, prompts: PromptSet) -> None:
+        self.prompts = prompts
+        self.terminal = TerminalParticipant(name="you", other="Jax")
+
+    @classmethod
+    def from_options(cls, options: PlayerOptions) -> HumanSeeker:
+        return cls(options.require_prompts())
+
+    async def start(self, context: SeekerContext) -> None:
+        how = {
+            "en": "Type one message and press Enter; Goodbye ends the conversation.",
+            "zh": "每次输入一条消息并按回车；输入“再见”结束对话。",
+        }
+        brief = background_text(context.task, self.prompts)
+        await self.terminal.start(f"Task {context.task.task_id}\n{brief}\n\n{how[context.lang]}")
+
+    async def respond(self, provider_message: str) -> str:
+        return await self.terminal.respond(strip_provider_prefix(provider_message))
+
+
+class QuitterSeeker:
+    """Says goodbye at once (S = 0, AQD = -n: what quitting costs)."""
+
+    async def start(self, context: SeekerContext) -> None:
+        self.lang = context.lang
+
+    async def respond(self, provider_message: str) -> str:
+        return GOODBYES[self.lang]
+
+
+_TASK_QUESTION: dict[Language, str] = {
+    "en": "Hello Jax. How do I complete my task ({task})?",
+    "zh": "你好Jax，我该如何完成{task}的任务？",
+}
+
+_ORACLE_TEMPLATES: dict[Language, tuple[str, ...]] = {
+    "en": (
+        "Is it right that {clause}?",
+        "Just to be sure: {clause}, correct?",
+        "Could you confirm that {clause}?",
+    ),
+    "zh": (
+        "请问是不是{clause}？",
+        "我想确认一下，{clause}，对吗？",
+        "你的意思是{clause}吗？",
+    ),
+}
+
+_SUBJECT_BEFORE = frozenset(
+    ("if", "then", "and", "but", "so", "when", "that", "because", "as", "until", "before",
+     "after", "once", "or", "while", "where", "otherwise", "unless", "since", "though")
+)  # fmt: skip
+_LOWER_FIRST = frozenset(
+    ("the", "a", "an", "to", "only", "if", "there", "this", "these", "those", "that", "it",
+     "its", "in", "on", "at", "for", "when", "once", "after", "before", "we", "they", "he",
+     "she", "there's", "it's")
+)  # fmt: skip
+_EN_PRONOUNS = {"your": "my", "yours": "mine", "yourself": "myself", "yourselves": "ourselves"}
+_WORD = re.compile(r"[A-Za-z']+|[^A-Za-z']+")
+
+
+def _turn_round_en(text: str) -> str:
+    """``You should go`` -> ``I should go``, ``let you in`` -> ``let me in``, ``your`` -> ``my``."""
+    out: list[str] = []
+    previous = ""  # the last word seen, lower-cased ("" at the start or after , ; :)
+    for piece in _WORD.findall(text):
+        if not piece[0].isalpha() and piece[0] != "'":
+            if any(mark in piece for mark in ",;:.!?"):
+                previous = ""
+            out.append(piece)
+            continue
+        low = piece.lower()
+        if low == "you":
+            out.append("I" if previous in _SUBJECT_BEFORE or previous == "" else "me")
+        elif low in _EN_PRONOUNS:
+            out.append(_EN_PRONOUNS[low])
+        else:
+            out.append(piece)
+        previous = low
+    return "".join(out)
+
+
+def oracle_question(node: ResponseNode, lang: Language, attempt: int) -> str:
+    """The oracle's question for ``node``: its text as the seeker's own statement, in one of
+    three templates (``attempt`` 0, 1, 2)."""
+    text = strip_provider_prefix(node.text).rstrip("。！？.!? ")
+    if lang == "en":
+        clause = _turn_round_en(text)
+        first = clause.split(" ", 1)[0]
+        if first.lower() in _LOWER_FIRST:
+            clause = first.lower() + clause[len(first) :]
+    else:
+        clause = text.replace("你们", "我们").replace("你", "我")
+    templates = _ORACLE_TEMPLATES[lang]
+    return templates[attempt % len(templates)].format(clause=clause)
+
+
+def task_question(task: ClarqTask) -> str:
+    return _TASK_QUESTION[task.lang].format(task=task.background.task)
+
+
+class OracleSeeker:
+    """Scripted, with the tree in hand: the upper bound a provider allows (S = 1 if the
+    provider releases every node asked for by its own text)."""
+
+    tries = 3  # questions per node (one per template) before moving on
+
+    async def start(self, context: SeekerContext) -> None:
+        self.task = context.task
+        self.lang = context.lang
+        self.received: list[str] = []  # labels seen in the provider's messages, in order
+        self.attempts: Counter[str] = Counter()
+        self.gate_tries = 0
+        self.gate_open = False
+
+    def _notice(self, message: str) -> None:
+        text = strip_provider_prefix(message)
+        if strip_provider_prefix(self.task.opening) in text:
+            self.gate_open = True
+        changed = True
+        while changed:  # a child only counts once its parent was seen
+            changed = False
+            for node in self.task.tree(self.received).available():
+                if strip_provider_prefix(node.text) in text:
+                    self.received.append(node.label)
+                    changed = True
+
+    async def respond(self, provider_message: str) -> str:
+        self._notice(provider_message)
+        if not self.gate_open and self.gate_tries < self.tries:
+            self.gate_tries += 1
+            return task_question(self.task)
+        for node in self.task.tree(self.received).available():
+            if self.attempts[node.label] < self.tries:
+                self.attempts[node.label] += 1
+                return oracle_question(node, self.lang, self.attempts[node.label] - 1)
+        return GOODBYES[self.lang]
+
+
+_SMALL_TALK: dict[Language, tuple[tuple[str, str], ...]] = {
+    "en": (
+        ("What is your favourite season of the year, Jax?", "season"),
+        ("Do you know any good songs to sing around a campfire?", "song"),
+        ("How long have you lived in this part of the world?", "lived"),
+        ("What do people here usually eat for breakfast?", "breakfast"),
+        ("Do you think it is going to rain tomorrow?", "rain"),
+        ("Which book would you recommend for a quiet evening?", "book"),
+        ("Do you have any brothers or sisters?", "sister"),
+        ("What colour do you like best?", "colour"),
+        ("Have you ever been on a long sea voyage?", "voyage"),
+        ("What games do the children here like to play?", "children"),
+        ("Is there a festival in town this month?", "festival"),
+        ("What did you do last weekend?", "weekend"),
+    ),
+    "zh": (
+        ("Jax，你最喜欢一年中的哪个季节？", "季节"),
+        ("你知道有什么适合围着篝火唱的歌吗？", "歌"),
+        ("你在这一带住了多久了？", "住"),
+        ("这里的人早餐一般吃什么？", "早餐"),
+        ("你觉得明天会下雨吗？", "雨"),
+        ("有什么书适合在安静的晚上读？", "书"),
+        ("你有兄弟姐妹吗？", "姐妹"),
+        ("你最喜欢什么颜色？", "颜色"),
+        ("你坐船出过远海吗？", "远海"),
+        ("这里的孩子们平时爱玩什么游戏？", "孩子"),
+        ("这个月城里有节日庆典吗？", "节日"),
+        ("你上个周末做了什么？", "周末"),
+    ),
+}
+
+
+def task_words(task: ClarqTask) -> str:
+    """Everything the task says (background, responses, purposes), lower-cased."""
+    b = task.background
+    parts = [b.role, b.task, *b.items, *b.skills, *b.scenes, *task.responses, *task.purposes]
+    return "\n".join(parts).lower()
+
+
+class WrongSeeker:
+    """Asks about the task once, then five fluent questions about topics the task never
+    mentions (drawn from the seeker's own random stream), then says goodbye."""
+
+    questions = 5
+
+    async def start(self, context: SeekerContext) -> None:
+        self.task = context.task
+        self.lang = context.lang
+        text = task_words(context.task)
+        pool = [q for q, topic in _SMALL_TALK[context.lang] if topic not in text]
+        self.plan = random.Random(context.seed).sample(pool, min(self.questions, len(pool)))
+        self.turn = 0
+
+    async def respond(self, provider_message: str) -> str:
+        self.turn += 1
+        if self.turn == 1:
+            return task_question(self.task)
+        if self.turn - 2 < len(self.plan):
+            return self.plan[self.turn - 2]
+        return GOODBYES[self.lang]
+
+
+ReplayScript = dict[str, list[str]]
+"""Recorded seeker turns by episode id (``<task_id>#<trial>``)."""
+
+
+class ReplaySeeker:
+    """The recorded seeker turns of the same task and trial, one per provider message (the
+    recording is ``options.extra['replay']``); running out ends the episode as the seeker's
+    failure."""
+
+    def __init__(self, script: ReplayScript) -> None:
+        self.script = script
+        self.player = ReplayParticipant([])
+
+    @classmethod
+    def from_options(cls, options: PlayerOptions) -> ReplaySeeker:
+        script: Any = options.extra.get("replay")
+        if not isinstance(script, dict):
+            raise ValueError("the replay seeker needs a recording: pass --seeker-replay PATH")
+        return cls(script)
+
+    async def start(self, context: SeekerContext) -> None:
+        key = f"{context.task.task_id}#{context.trial}"
+        if key not in self.script:
+            raise LookupError(f"the recording has no dialogue for {key}")
+        self.player = ReplayParticipant(self.script[key])
+        await self.player.start(context)
+
+    async def respond(self, provider_message: str) -> str:
+        return await self.player.respond(provider_message)
+
+
+SEEKERS: dict[str, str] = {
+    "llm": f"{__name__}:LLMSeeker",
+    "human": f"{__name__}:HumanSeeker",
+    "oracle": f"{__name__}:OracleSeeker",
+    "wrong": f"{__name__}:WrongSeeker",
+    "quitter": f"{__name__}:QuitterSeeker",
+    "replay": f"{__name__}:ReplaySeeker",
+}
+
+SEEKER: Role[Seeker] = Role("seeker", "seeker", Seeker, SEEKERS)
+
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "SEEKER",
+    "SEEKERS",
+    "SEEKER_MODES",
+    "SEEKER_TEMPLATES",
+    "HumanSeeker",
+    "LLMSeeker",
+    "OracleSeeker",
+    "QuitterSeeker",
+    "ReplayScript",
+    "ReplaySeeker",
+    "SeekerMode",
+    "WrongSeeker",
+    "background_text",
+    "clean_reply",
+    "oracle_question",
+    "task_question",
+    "task_words",
+]
