@@ -298,14 +298,14 @@ class Agreement(BaseModel):
 
 
 def kappa_of(matrix: np.ndarray) -> float:
-    """Cohen's kappa of a confusion matrix (rows reference, columns predicted); 0 when the
-    chance agreement is 1 (a single class on both sides)."""
+    """Cohen's kappa of a confusion matrix (rows reference, columns predicted); NaN where it
+    is undefined (no turns, or one and the same class on both sides: chance agreement 1)."""
     total = float(matrix.sum())
     if total == 0:
         return float("nan")
     observed = float(np.trace(matrix)) / total
     expected = float((matrix.sum(axis=1) * matrix.sum(axis=0)).sum()) / total**2
-    return 0.0 if expected >= 1.0 else (observed - expected) / (1.0 - expected)
+    return float("nan") if expected >= 1.0 else (observed - expected) / (1.0 - expected)
 
 
 def _kappas(matrices: np.ndarray) -> np.ndarray:
@@ -316,7 +316,7 @@ def _kappas(matrices: np.ndarray) -> np.ndarray:
     observed = np.trace(m, axis1=1, axis2=2) / total
     expected = (m.sum(axis=2) * m.sum(axis=1)).sum(axis=1) / total**2
     with np.errstate(divide="ignore", invalid="ignore"):
-        kappa = np.where(expected >= 1.0, 0.0, (observed - expected) / (1.0 - expected))
+        kappa = np.where(expected >= 1.0, np.nan, (observed - expected) / (1.0 - expected))
     return np.asarray(kappa, dtype=float)
 
 
