@@ -121,11 +121,6 @@ AUDIT_HELP = (
     "teacher-forced provider audit: a provider's decisions vs a transcript's original "
     "provider, turn by turn (accuracy, kappa, node ids, the always-release baseline)"
 )
-_AUDIT_CLI = f"{__name__}._audit_cli"
-AUDIT_HELP = (
-    "teacher-forced provider audit: a provider's decisions vs a transcript's original "
-    "provider, turn by turn (accuracy, kappa, node ids, the always-release baseline)"
-)
 
 
 RUN_HELP = "ClarQ-LLM self-play: a seeker asks a provider (Jax) until it can do the task"
@@ -143,10 +138,6 @@ def register(registry: Registry) -> None:
     )
     registry.lazy("score", "clarq", SCORE_HELP, _CLI, add="add_score_arguments", run="run_score")
     registry.lazy("data", "clarq", DATA_HELP, _CLI, add="add_data_arguments", run="run_data")
-    registry.group("clarq", "commands of the ClarQ-LLM benchmark")
-    registry.lazy(
-        "clarq", "audit", AUDIT_HELP, _AUDIT_CLI, add="add_audit_arguments", run="run_audit"
-    )
     registry.group("clarq", "commands of the ClarQ-LLM benchmark")
     registry.lazy(
         "clarq", "audit", AUDIT_HELP, _AUDIT_CLI, add="add_audit_arguments", run="run_audit"
