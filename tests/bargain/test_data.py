@@ -133,7 +133,7 @@ def test_no_private_field_reaches_any_prompt() -> None:
 
 def test_random_expectation_formula() -> None:
     # one gold among 10, always one draw: P = R = 1/10
-    assert random_expectation([(1, 10)] * 4, [(1, 1.0)]) == (0.1, 0.1)
-    p, r = random_expectation([(2, 10), (1, 10)], [(1, 0.5), (2, 0.5)])
+    assert random_expectation([(1, 10, [(1, 1.0)])] * 4) == (0.1, 0.1)
+    p, r = random_expectation([(2, 10, [(1, 0.5), (2, 0.5)]), (1, 10, [(1, 0.5), (2, 0.5)])])
     assert abs(r - (1.5 * 0.2 + 1.5 * 0.1) / 3) < 1e-12
     assert abs(p - (1.5 * 0.2 + 1.5 * 0.1) / 3.0) < 1e-12

@@ -1,10 +1,11 @@
 """What the baseline labellers learn from training dialogues, and the random baseline's
 analytic expectation.
 
-Training data: CaSiNo's annotated train split (347 dialogues) for the casino track. The
-craigslist track has act labels for its test dialogues only, so its baselines are
+Training data: CaSiNo's annotated train split (347 dialogues) for the casino track's test
+split. The craigslist track has act labels for its test dialogues only, so its baselines are
 **cross-fitted**: the dialogues are split into 5 folds by a hash of their id, and a dialogue's
-baselines are fitted on the other four folds (never on the dialogue itself).
+baselines are fitted on the other four folds (never on the dialogue itself). Casino's
+``--split all`` (which includes the train split) is cross-fitted the same way.
 """
 
 from __future__ import annotations
@@ -141,33 +142,45 @@ def fit(dialogues: Sequence[Dialogue], labels: Sequence[str], source: str) -> Fi
 class Fits:
     """The fitted baselines of a track, one per fold for craigslist (built on demand)."""
 
-    def __init__(self, track: Track, dialogues: Sequence[Dialogue]) -> None:
+    def __init__(self, track: Track, dialogues: Sequence[Dialogue], split: str = "test") -> None:
         self.track = track
         self.dialogues = list(dialogues)
+        self.cross_fitted = track == "craigslist" or split == "all"
         self._cache: dict[int, Fitted] = {}
 
+    @property
+    def description(self) -> str:
+        if self.cross_fitted:
+            return (
+                f"{FOLDS}-fold cross-fitting over the run's dialogues (never the dialogue itself)"
+            )
+        return "casino train split"
+
     def for_dialogue(self, dialogue_id: str) -> Fitted:
-        key = fold_of(dialogue_id) if self.track == "craigslist" else -1
+        key = fold_of(dialogue_id) if self.cross_fitted else -1
         if key not in self._cache:
             labels = list(labels_of(self.track))
-            if self.track == "casino":
+            if not self.cross_fitted:
                 self._cache[key] = fit(casino_dialogues("train"), labels, "casino train split")
             else:
                 train = [d for d in self.dialogues if fold_of(d.dialogue_id) != key]
-                self._cache[key] = fit(train, labels, f"craigslist folds other than {key}")
+                self._cache[key] = fit(train, labels, f"{self.track} folds other than {key}")
         return self._cache[key]
 
 
 def random_expectation(
-    turns: Sequence[tuple[int, int]], label_counts: Sequence[tuple[int, float]]
+    turns: Sequence[tuple[int, int, Sequence[tuple[int, float]]]],
 ) -> tuple[float, float]:
-    """Expected micro precision and recall of the random labeller over ``turns`` (gold size,
-    effective K): it draws m ids uniformly without replacement from the K candidates, m from
-    ``label_counts`` (capped at K). Per turn E[correct] = E[m] g / K, so recall =
-    Σ E[m] g/K / Σ g, and precision (a ratio of sums, expectation to first order) =
-    Σ E[m] g/K / Σ E[m]."""
+    """Expected micro precision and recall of the random labeller over ``turns`` (gold size
+    g, effective K, the label-count distribution fitted for the turn's dialogue).
+
+    It draws m ids uniformly without replacement from the K candidates, m from the
+    distribution (capped at K). Per turn E[correct] = E[m] g / K, so recall =
+    Σ E[m] g/K / Σ g, and precision (a ratio of sums, its expectation to first order) =
+    Σ E[m] g/K / Σ E[m].
+    """
     correct = drawn = gold = 0.0
-    for g, k in turns:
+    for g, k, label_counts in turns:
         em = sum(min(m, k) * p for m, p in label_counts)
         correct += em * g / k
         drawn += em

@@ -166,7 +166,7 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
     )
     chosen = [by_id[i] for i in ids]
     views = {d.dialogue_id: _turn_views(d, config.k, config.candidate_seed) for d in chosen}
-    fits = Fits(config.track, dialogues)
+    fits = Fits(config.track, dialogues, config.split)
     models = model_pool(None, runtime, seed=config.seed)
     labels = labels_of(config.track)
     gold = {d.dialogue_id: {t.index: list(t.gold) for t in d.turns} for d in chosen}
@@ -342,18 +342,15 @@ def finalize_run(
         )
     all_turns = [t for d in sorted(by_dialogue) for t in by_dialogue[d]]
     expectation = None
-    fitted_on = ""
-    if chosen:
-        fitted = fits.for_dialogue(chosen[0].dialogue_id)
-        fitted_on = (
-            "5-fold cross-fitting over the dialogues (no craigslist train split has acts)"
-            if config.track == "craigslist"
-            else fitted.source
-        )
-        if config.labeller == "random" and all_turns:
-            sizes = [(len(t.gold), t.k) for t in all_turns]
-            e_p, e_r = random_expectation(sizes, fitted.label_counts)
-            expectation = {"precision": e_p, "recall": e_r}
+    fitted_on = fits.description if chosen else ""
+    if config.labeller == "random" and all_turns:
+        sizes = [
+            (len(t.gold), t.k, fits.for_dialogue(d).label_counts)
+            for d in sorted(by_dialogue)
+            for t in by_dialogue[d]
+        ]
+        e_p, e_r = random_expectation(sizes)
+        expectation = {"precision": e_p, "recall": e_r}
     fields = base.model_dump()
     fields["metrics"] = metrics
     return BargainSummary.model_validate(
