@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -97,3 +98,67 @@ def test_trials_give_one_episode_per_dialogue_and_trial(tmp_path: Path) -> None:
     s = _run(tmp_path / "t", "--track", "casino", "--labeller", "random", "--trials", "2",
              "--limit", "4")  # fmt: skip
     assert s["n_episodes"] == 8
+
+
+def test_ray_executor_gives_the_local_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        if os.environ.get("CI") == "true":
+            pytest.fail("Ray is missing but CI=true requires it")
+        pytest.skip("Ray is missing")
+    monkeypatch.setenv("RAY_DISABLE_USAGE_STATS", "1")
+    args = ["--track", "casino", "--labeller", "random", "--limit", "6", "--max-concurrency", "3"]
+    local = _run(tmp_path / "local", *args)
+    remote = _run(tmp_path / "ray", *args, "--executor", "ray")
+    assert local["metrics"] == remote["metrics"] and local["scores"] == remote["scores"]
+    manifest = json.loads((tmp_path / "ray" / "manifest.json").read_text())
+    assert manifest["sessions"][-1]["executor"].startswith("ray (")
+
+
+def test_prompt_override_reaches_the_model_and_changes_the_hash(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(
+        json.dumps(
+            {
+                "rules": [{"match": "ZEBRA", "reply": {"text": '{"labels": ["non-strategic"]}'}}],
+                "default": {"text": '{"labels": ["small-talk"]}'},
+            }
+        )
+    )
+    model = f"scripted:{script}"
+    base = ["--track", "casino", "--model", model, "--limit", "2", "--no-cache"]
+    default = _run(tmp_path / "default", *base)
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    (prompts / "casino.txt").write_text(
+        "ZEBRA ${context}\n${dialogue}\n${speaker}\n${candidates}\n", encoding="utf-8"
+    )
+    changed = _run(tmp_path / "changed", *base, "--prompts", str(prompts))
+    turns = [
+        t
+        for line in (tmp_path / "changed" / "episodes.jsonl").read_text().splitlines()
+        for t in json.loads(line)["details"]["turns"]
+    ]
+    assert {tuple(t["predicted"]) for t in turns} == {("non-strategic",)}
+    assert default["metrics"] != changed["metrics"]
+    hashes = {
+        json.loads((tmp_path / d / "manifest.json").read_text())["config_hash"]
+        for d in ("default", "changed")
+    }
+    assert len(hashes) == 2
+
+
+def test_a_bad_prompt_placeholder_is_one_line_exit_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    (prompts / "craigslist.txt").write_text("${buyer_price} ${dialogue}\n", encoding="utf-8")
+    code = main(["run", "bargain", "--model", "scripted:x", "--prompts", str(prompts),
+                 "--out", str(tmp_path / "x"), "--quiet"])  # fmt: skip
+    assert code == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "buyer_price" in err[0]
