@@ -157,6 +157,8 @@ _ROWS: tuple[tuple[str, str], ...] = (
     ("strict_accuracy", "strict accuracy (class + ids)"),
     ("baseline_accuracy", "always-release accuracy"),
     ("baseline_kappa", "always-release kappa"),
+    ("baseline_node_agreement", "its node ids (first available)"),
+    ("baseline_strict_accuracy", "its strict accuracy"),
     ("kappa_gain", "kappa gain over it"),
 )
 

@@ -270,9 +270,13 @@ class AuditTurn(BaseModel):
         return self.agrees and self.reference_labels == self.predicted_labels
 
 
-def baseline_decision(turn: ReferenceTurn) -> Decision:
-    """The always-release baseline: pass the gate, then release on every later turn."""
-    return Decision.RELEASE if turn.gate_open else Decision.GATE_PASS
+def baseline_decision(turn: ReferenceTurn) -> tuple[Decision, tuple[str, ...]]:
+    """The always-release baseline: pass the gate, then release on every later turn (for
+    node ids: the first available node, as a provider that never declines would)."""
+    if not turn.gate_open:
+        return Decision.GATE_PASS, ()
+    first = turn.available[:1]
+    return Decision.RELEASE, tuple(node.label for node in first)
 
 
 class Agreement(BaseModel):
@@ -289,6 +293,10 @@ class Agreement(BaseModel):
     both_released: int
     baseline_accuracy: Estimate = Field(description="always release (gate pass on gate turns)")
     baseline_kappa: Estimate
+    baseline_strict_accuracy: Estimate = Field(description="always the first available node")
+    baseline_node_agreement: Estimate = Field(
+        description="the first available node, over the turns where both released"
+    )
     kappa_gain: Estimate = Field(description="kappa minus the baseline's (paired resamples)")
     confusion: dict[str, dict[str, int]] = Field(
         description="reference class -> predicted class -> turns"
@@ -339,15 +347,15 @@ def _estimate(value: float | None, samples: np.ndarray | None, n: int, level: fl
 
 def agreement(
     turns: Sequence[AuditTurn],
-    baseline: Sequence[Decision],
+    baseline: Sequence[tuple[Decision, Sequence[str]]],
     *,
     seed: int = 0,
     label: str = "later",
     resamples: int = DEFAULT_RESAMPLES,
     level: float = DEFAULT_LEVEL,
 ) -> Agreement | None:
-    """Agreement figures of ``turns`` (with the baseline's decision for each), CIs from a
-    bootstrap over dialogues; ``None`` without turns."""
+    """Agreement figures of ``turns`` (with the baseline's decision and labels for each), CIs
+    from a bootstrap over dialogues; ``None`` without turns."""
     if not turns:
         return None
     index = {c: i for i, c in enumerate(CLASSES)}
@@ -355,19 +363,25 @@ def agreement(
     dialogues = sorted({t.dialogue for t in turns})
     where = {d: i for i, d in enumerate(dialogues)}
     n_d = len(dialogues)
-    # per dialogue: confusion (K*K), baseline confusion (K*K), strict hits, both, node hits
+    # per dialogue: confusion (K*K), baseline confusion (K*K), then strict hits, both
+    # released, node hits -- for the provider and for the baseline
     own = np.zeros((n_d, k * k))
     base = np.zeros((n_d, k * k))
-    extra = np.zeros((n_d, 3))
-    for turn, guess in zip(turns, baseline, strict=True):
+    extra = np.zeros((n_d, 6))
+    for turn, (guess, labels) in zip(turns, baseline, strict=True):
         d = where[turn.dialogue]
         ref = index[turn.reference]
         own[d, ref * k + index[turn.predicted]] += 1
         base[d, ref * k + index[guess]] += 1
-        extra[d, 0] += turn.agrees_strictly
-        if turn.reference is Decision.RELEASE and turn.predicted is Decision.RELEASE:
-            extra[d, 1] += 1
-            extra[d, 2] += turn.reference_labels == turn.predicted_labels
+        for offset, predicted, ids in (
+            (0, turn.predicted, turn.predicted_labels),
+            (3, guess, list(labels)),
+        ):
+            same_ids = turn.reference_labels == list(ids)
+            extra[d, offset] += turn.reference is predicted and same_ids
+            if turn.reference is Decision.RELEASE and predicted is Decision.RELEASE:
+                extra[d, offset + 1] += 1
+                extra[d, offset + 2] += same_ids
     n_turns = own.sum(axis=1)
 
     def stats(weights: np.ndarray) -> dict[str, np.ndarray]:
@@ -381,6 +395,8 @@ def agreement(
             "node": _ratio(e[:, 2], e[:, 1]),
             "base_accuracy": _ratio(b[:, diagonal].sum(axis=1), n),
             "base_kappa": base_kappa,
+            "base_strict": _ratio(e[:, 3], n),
+            "base_node": _ratio(e[:, 5], e[:, 4]),
             "gain": kappa - base_kappa,
         }
 
@@ -408,6 +424,8 @@ def agreement(
         both_released=both,
         baseline_accuracy=est("base_accuracy", len(turns)),
         baseline_kappa=est("base_kappa", len(turns)),
+        baseline_strict_accuracy=est("base_strict", len(turns)),
+        baseline_node_agreement=est("base_node", int(extra[:, 4].sum())),
         kappa_gain=est("gain", len(turns)),
         confusion={
             CLASSES[r].value: {CLASSES[c].value: int(matrix[r, c]) for c in range(k)}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -127,8 +127,14 @@ K1 = 1.2
 B = 0.75
 
 
-def bm25(query: Sequence[str], doc: Sequence[str], corpus: Corpus) -> float:
-    """Okapi BM25 of ``doc`` for ``query`` (each distinct query term counted once)."""
+def bm25(
+    query: Sequence[str],
+    doc: Sequence[str],
+    corpus: Corpus,
+    weights: Mapping[str, float] | None = None,
+) -> float:
+    """Okapi BM25 of ``doc`` for ``query`` (each distinct query term counted once; a term's
+    IDF is multiplied by ``weights[term]`` when given, default 1)."""
     if not doc:
         return 0.0
     counts = Counter(doc)
@@ -137,7 +143,8 @@ def bm25(query: Sequence[str], doc: Sequence[str], corpus: Corpus) -> float:
     for term in set(query):
         tf = counts.get(term, 0)
         if tf:
-            score += corpus.idf(term) * tf * (K1 + 1.0) / (tf + norm)
+            weight = 1.0 if weights is None else weights.get(term, 1.0)
+            score += weight * corpus.idf(term) * tf * (K1 + 1.0) / (tf + norm)
     return score
 
 
