@@ -172,3 +172,23 @@ def test_report_in_chromium(driver: Any, runs: dict[str, Any], tmp_path: Path) -
     screenshot(driver, "bargain-report.png")
     severe = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     assert severe == []
+
+
+def test_transcript_shows_gold_vs_predicted(
+    driver: Any, runs: dict[str, Any], tmp_path: Path
+) -> None:
+    paths = [v for k, v in runs.items() if k != "requests"]
+    report = tmp_path / "report.html"
+    report.write_text(build_html(load_inputs(paths, transcripts="all")), encoding="utf-8")
+    first = _episodes(runs["ca-llm"])[0]["episode_id"].replace("#", "%23")
+    driver.get(report.as_uri() + f"#ep=ca-llm/{first}")
+    wait(driver, lambda d: d.execute_script("return document.documentElement.dataset.ready"))
+    wait(driver, lambda d: css(d, "#ep-detail .msg"))
+    kinds = {e.get_attribute("data-kind") for e in css(driver, "#ep-detail [data-kind]")}
+    assert {"camper_1", "camper_2", "labels"} <= kinds and not css(driver, "#ep-detail .unknown")
+    text = str(driver.execute_script("return document.getElementById('ep-detail').textContent"))
+    assert "gold:" in text and "predicted: self-need, small-talk" in text
+    assert "Turns: gold vs predicted" in text and "Label provenance" in text
+    assert "utterance 0 · Camper 2 · depth 1 · K 10" in text
+    assert "Camper 1" in text
+    screenshot(driver, "bargain-transcript.png")

@@ -50,7 +50,10 @@ PROFILE = BenchmarkProfile(
         ),
     ),
     events={
-        "utterance": EventView(style="message", title="", bold="speaker", text="text"),
+        "buyer": EventView(style="message", title="Buyer", text="text"),
+        "seller": EventView(style="message", title="Seller", text="text"),
+        "camper_1": EventView(style="message", title="Camper 1", text="text"),
+        "camper_2": EventView(style="message", title="Camper 2", text="text"),
         "labels": EventView(
             style="good",
             title="gold vs predicted",
@@ -67,23 +70,11 @@ PROFILE = BenchmarkProfile(
         DetailView(
             key="turns",
             title="Turns: gold vs predicted",
-            layout="rows",
-            fields={
-                "index": "utterance",
-                "speaker": "speaker",
-                "depth": "depth",
-                "k": "K",
-                "gold": "gold",
-                "predicted": "predicted",
-                "correct": "correct",
-                "missed": "missed",
-                "incorrect": "incorrect",
-                "invalid": "invalid",
-                "candidates": "",
-                "raw": "",
-                "error": "error",
-                "failed": "",
-            },
+            layout="list",
+            item="utterance {index} · {speaker} · depth {depth} · K {k} · gold {gold} · "
+            "predicted {predicted} · correct {correct}, missed {missed}, incorrect {incorrect}, "
+            "invalid {invalid}",
+            pre=("error",),
         ),
     ),
     notes=(

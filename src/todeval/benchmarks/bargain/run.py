@@ -137,6 +137,11 @@ def _metrics(turns: list[TurnScore]) -> dict[str, float]:
     }
 
 
+def _kind(speaker: str) -> str:
+    """The event kind of a speaker's utterance (``Camper 1`` -> ``camper_1``)."""
+    return speaker.lower().replace(" ", "_")
+
+
 def _summary_line(score: TurnScore) -> str:
     got = "unreadable" if score.predicted is None else (", ".join(score.predicted) or "(none)")
     return f"gold: {', '.join(score.gold)} | predicted: {got}"
@@ -204,7 +209,7 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
             await guarded(player.start(context), "labeller", Termination.SYSTEM_ERROR)
             for view, gold_labels in views[dialogue.dialogue_id]:
                 for u in dialogue.utterances[shown : view.index + 1]:
-                    log.add("utterance", u.speaker, speaker=u.speaker, text=u.text)
+                    log.add(_kind(u.speaker), u.speaker, text=u.text)
                 shown = view.index + 1
                 log.turn += 1
                 out = await guarded(player.respond(view), "labeller", Termination.SYSTEM_ERROR)
@@ -233,7 +238,7 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
         except EpisodeEnd as exc:
             end = exc
         for u in dialogue.utterances[shown:]:
-            log.add("utterance", u.speaker, speaker=u.speaker, text=u.text)
+            log.add(_kind(u.speaker), u.speaker, text=u.text)
         # a crash scores the turns left as failures
         done = {s.index for s in scored}
         if end.termination is Termination.SYSTEM_ERROR:
@@ -268,7 +273,6 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
             benchmark=BENCHMARK,
             streams=streams,
             end=end,
-            group=dialogue.group,
             metrics=_metrics(scored) if end.outcome.counts_in_metrics else {},
             labels={"provenance": PROVENANCE[config.track], "reading": reading},
             details={
@@ -292,11 +296,7 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
         task_set_hash=hashlib.sha256(json.dumps(task_key).encode()).hexdigest()[:16],
         n_tasks=len(chosen),
         seed=config.seed,
-        jobs=[
-            EpisodeJob(d.dialogue_id, trial, d.group)
-            for d in chosen
-            for trial in range(config.trials)
-        ],
+        jobs=[EpisodeJob(d.dialogue_id, trial) for d in chosen for trial in range(config.trials)],
         play=play,
         players={"labeller": config.labeller, "models": models.infos()},
         roles={
