@@ -190,5 +190,5 @@ def test_transcript_shows_gold_vs_predicted(
     assert "gold:" in text and "predicted: self-need, small-talk" in text
     assert "Turns: gold vs predicted" in text and "Label provenance" in text
     assert "utterance 0 · Camper 2 · depth 1 · K 10" in text
-    assert "Camper 1" in text
+    assert "Camper 1" in text and "Confusion: gold label -> predicted" in text
     screenshot(driver, "bargain-transcript.png")

@@ -76,6 +76,7 @@ PROFILE = BenchmarkProfile(
             "invalid {invalid}",
             pre=("error",),
         ),
+        DetailView(key="confusion", title="Confusion: gold label -> predicted", layout="kv"),
     ),
     notes=(
         "F1 = micro F1 over labelled turns (macro: averaged over labels); precision = correct / "

@@ -280,6 +280,7 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
                 "provenance": PROVENANCE[config.track],
                 "context": dict(dialogue.context),
                 "turns": [s.model_dump(mode="json") for s in scored],
+                "confusion": score_turns(scored, list(labels)).confusion,
             },
         )
 
