@@ -217,11 +217,12 @@ async def play_dialogue(
 
 def _goodbye_reason(dialogue: Dialogue) -> str:
     asked = len(dialogue.messages) // 2 - 1  # seeker turns before the goodbye
+    turns = f"{asked} turn" + ("s" if asked != 1 else "")
     if asked == 0:
         return "the seeker said goodbye at once"
     if dialogue.decisions and dialogue.decisions[-1] is Decision.ENOUGH:
-        return f"the seeker said goodbye after the provider's 'enough' ({asked} turns)"
-    return f"the seeker said goodbye after {asked} turns"
+        return f"the seeker said goodbye after the provider's 'enough' ({turns})"
+    return f"the seeker said goodbye after {turns}"
 
 
 def end_reason(dialogue: Dialogue, end: EpisodeEnd) -> EndReason:

@@ -150,7 +150,10 @@ def shared_model_warning(specs: Mapping[str, str | None], models: ModelPool) -> 
     shared = [(model, roles) for model, roles in by_model.items() if len(roles) > 1]
     if not shared:
         return None
-    parts = [f"{' and '.join(roles)} share the model {model!r}" for model, roles in shared]
+    parts = [
+        f"{', '.join(roles[:-1])} and {roles[-1]} share the model {model!r}"
+        for model, roles in shared
+    ]
     return (
         "; ".join(parts) + ": a model asking, answering or judging its own kind of text may "
         "favour it -- read the scores with that in mind"

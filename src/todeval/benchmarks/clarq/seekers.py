@@ -303,36 +303,62 @@ class OracleSeeker:
         return GOODBYES[self.lang]
 
 
-_SMALL_TALK: dict[Language, tuple[tuple[str, str], ...]] = {
+_SMALL_TALK: dict[Language, tuple[str, ...]] = {
     "en": (
-        ("What is your favourite season of the year, Jax?", "season"),
-        ("Do you know any good songs to sing around a campfire?", "song"),
-        ("How long have you lived in this part of the world?", "lived"),
-        ("What do people here usually eat for breakfast?", "breakfast"),
-        ("Do you think it is going to rain tomorrow?", "rain"),
-        ("Which book would you recommend for a quiet evening?", "book"),
-        ("Do you have any brothers or sisters?", "sister"),
-        ("What colour do you like best?", "colour"),
-        ("Have you ever been on a long sea voyage?", "voyage"),
-        ("What games do the children here like to play?", "children"),
-        ("Is there a festival in town this month?", "festival"),
-        ("What did you do last weekend?", "weekend"),
+        "What is your favourite season, Jax?",
+        "Do you know any good songs to sing around a campfire?",
+        "How long have you lived around here?",
+        "What do people here usually eat for breakfast?",
+        "Do you think it is going to rain tomorrow?",
+        "Which novel would you recommend for a quiet evening?",
+        "Do you have any brothers or sisters?",
+        "What colour do you like best?",
+        "Have you ever been on a long sea voyage?",
+        "What games do the children here like to play?",
+        "Is there a festival in town this month?",
+        "What did you do last weekend?",
+        "Do you prefer tea or coffee?",
+        "What was your favourite toy as a child?",
+        "How is your family doing these days?",
+        "Which holiday do you like most?",
     ),
     "zh": (
-        ("Jax，你最喜欢一年中的哪个季节？", "季节"),
-        ("你知道有什么适合围着篝火唱的歌吗？", "歌"),
-        ("你在这一带住了多久了？", "住"),
-        ("这里的人早餐一般吃什么？", "早餐"),
-        ("你觉得明天会下雨吗？", "雨"),
-        ("有什么书适合在安静的晚上读？", "书"),
-        ("你有兄弟姐妹吗？", "姐妹"),
-        ("你最喜欢什么颜色？", "颜色"),
-        ("你坐船出过远海吗？", "远海"),
-        ("这里的孩子们平时爱玩什么游戏？", "孩子"),
-        ("这个月城里有节日庆典吗？", "节日"),
-        ("你上个周末做了什么？", "周末"),
+        "Jax，一年四季里你偏爱哪个季节？",
+        "你知道有什么适合围着篝火唱的歌吗？",
+        "你在这一带住了多久了？",
+        "这里的人早餐一般吃什么？",
+        "你觉得明天会下雨吗？",
+        "有什么小说适合在安静的晚上读？",
+        "你有兄弟姐妹吗？",
+        "你最中意什么颜色？",
+        "你坐船出过远海吗？",
+        "这里的孩子们平时爱玩什么游戏？",
+        "这个月城里有节日庆典吗？",
+        "你上个周末做了什么？",
+        "你爱喝茶还是爱喝咖啡？",
+        "你小时候玩过什么玩具？",
+        "你的家人最近还好吗？",
+        "你过节时一般怎么庆祝？",
     ),
 }
+_FUNCTION_WORDS = frozenset(
+    ("what", "is", "your", "you", "do", "know", "any", "good", "to", "how", "have", "here",
+     "usually", "for", "it", "going", "think", "which", "would", "like", "best",
+     "did", "last", "there", "in", "this", "the", "or", "as", "was", "doing", "these", "most",
+     "ever", "been", "on", "be", "jax", "a")
+)  # fmt: skip
+_FUNCTION_PAIRS = frozenset(("什么", "怎么"))
+_CJK_RUN = re.compile("[\u4e00-\u9fff]+")
+
+
+def content_terms(question: str, lang: Language) -> list[str]:
+    """What a question is about: its words outside a short list of function words (English),
+    or its character pairs outside a list of function pairs (Chinese)."""
+    if lang == "en":
+        words = re.findall(r"[a-z]+", question.lower())
+        return [w for w in words if w not in _FUNCTION_WORDS]
+    pairs = [run[i : i + 2] for run in _CJK_RUN.findall(question) for i in range(len(run) - 1)]
+    return [p for p in pairs if p not in _FUNCTION_PAIRS]
 
 
 def task_words(task: ClarqTask) -> str:
@@ -342,17 +368,26 @@ def task_words(task: ClarqTask) -> str:
     return "\n".join(parts).lower()
 
 
+def off_topic(question: str, task: ClarqTask) -> bool:
+    """No content term of ``question`` occurs in the task (English words as prefixes of the
+    task's words, so ``song`` also rules out ``songs``)."""
+    text = task_words(task)
+    terms = content_terms(question, task.lang)
+    if task.lang == "en":
+        return not any(re.search(rf"\b{re.escape(t)}", text) for t in terms)
+    return not any(t in text for t in terms)
+
+
 class WrongSeeker:
-    """Asks about the task once, then five fluent questions about topics the task never
-    mentions (drawn from the seeker's own random stream), then says goodbye."""
+    """Asks about the task once, then five fluent questions about nothing in the task
+    (:func:`off_topic`; drawn from the seeker's own random stream), then says goodbye."""
 
     questions = 5
 
     async def start(self, context: SeekerContext) -> None:
         self.task = context.task
         self.lang = context.lang
-        text = task_words(context.task)
-        pool = [q for q, topic in _SMALL_TALK[context.lang] if topic not in text]
+        pool = [q for q in _SMALL_TALK[context.lang] if off_topic(q, context.task)]
         self.plan = random.Random(context.seed).sample(pool, min(self.questions, len(pool)))
         self.turn = 0
 
@@ -424,6 +459,8 @@ __all__ = [
     "WrongSeeker",
     "background_text",
     "clean_reply",
+    "content_terms",
+    "off_topic",
     "oracle_question",
     "task_question",
     "task_words",

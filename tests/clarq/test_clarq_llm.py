@@ -1,0 +1,166 @@
+"""End to end with models: an LLM seeker (completion and chat), the ``llm`` provider and an LLM
+judge against the local OpenAI-compatible test server (a real HTTP process with scripted
+replies); an LLM seeker on SmolLM2 (llama.cpp, in process) on one task; and the report over
+these runs in headless Chromium with the clarq columns and transcripts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.backends.backend_helpers import require_local_model
+from tests.clarq.selfplay import episodes, messages, run_clarq, summary
+from tests.report.helpers import chromium_driver, screenshot
+from todeval.backends import Script
+from todeval.report import build_html, load_inputs
+from todeval.testing.openai_server import ServerConfig
+from todeval.testing.server_process import ServerProcess
+
+TASKS = ("--task-ids", "Gather_Resources-0", "Escort_Mission-3")
+WAIT_S = 30
+
+
+def _json(**fields: Any) -> str:
+    return json.dumps({"analysis": "scripted", **fields})
+
+
+def server_script() -> Script:
+    """Seeker turns (by how many ``You:`` lines its completion prompt holds, or by position
+    in chat mode), then the provider's gate, classification and pass A, and the judge."""
+    seeker = ["Hello Jax, how do I complete my task?", "Which place should I go to first?",
+              "Is there anything else?", "Goodbye!"]  # fmt: skip
+    cue = "Write your next message to Jax"
+    return Script.model_validate(
+        {
+            "rules": [
+                {"match": rf"(\nYou: .*){{3}}{cue}", "reply": seeker[3]},
+                {"match": rf"(\nYou: .*){{2}}{cue}", "reply": seeker[2]},
+                {"match": rf"\nYou: .*{cue}", "reply": seeker[1]},
+                {"match": cue, "reply": f"You: {seeker[0]}"},
+                {"match": "asking about the task or for help", "reply": _json(related=True)},
+                {
+                    "match": r"anything else\?\n\nThe information you are still holding back",
+                    "reply": _json(type=6),  # vague: a canned reply, something left to judge
+                },
+                {"match": "Which one of these types", "reply": _json(type=2)},
+                {"match": "Does this piece answer at least part", "reply": _json(answerable=True)},
+                {"match": "Required information:", "reply": _json(match=False)},
+            ],
+            "replies": seeker,  # chat mode: the n-th seeker turn (rules see Jax's message)
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def llm_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    base = tmp_path_factory.mktemp("clarq-llm")
+    with ServerProcess(ServerConfig(script=server_script())) as server:
+        model = f"openai:scripted@{server.base_url}"
+        roles = ["--seeker", "llm", "--seeker-model", model, "--provider", "llm"]
+        roles += ["--provider-model", model, "--judge-model", model]
+        runs = {
+            "completion": run_clarq(base / "completion", *TASKS, *roles),
+            "chat": run_clarq(base / "chat", *TASKS, *roles, "--seeker-mode", "chat"),
+        }
+        stats = server.stats()
+    runs["oracle"] = run_clarq(base / "oracle", *TASKS)
+    yield {"runs": runs, "stats": stats, "base": base}
+
+
+@pytest.mark.parametrize("mode", ["completion", "chat"])
+def test_llm_seeker_provider_and_judge_over_http(llm_runs: dict[str, Any], mode: str) -> None:
+    run = llm_runs["runs"][mode]
+    for record in episodes(run):
+        said = messages(record)
+        assert said[1] == "Hello Jax, how do I complete my task?"  # 'You: ' stripped
+        assert said[-1] == "Goodbye!" and len(said) == 8
+        assert record["details"]["released"] == ["1"]  # pass A released the first node
+        decisions = [
+            e["data"]["decision"] for e in record["events"] if e["kind"] == "provider_decision"
+        ]
+        assert decisions == ["gate_pass", "release", "no_release"]
+        assert record["labels"] == {"clarq.end": "goodbye", "clarq.route": "judge"}
+        usage = record["usage"]
+        assert usage["seeker"]["calls"] == 4 and usage["judge"]["calls"] == 1
+        assert usage["provider"]["calls"] == 4  # gate; classify + pass A; classify (vague)
+        assert not usage["seeker"]["estimated"]
+    data = summary(run)
+    assert data["judge"]["online"] and data["judge"]["new_calls"] == 2
+    assert data["judge"]["model"] == "scripted"
+    assert data["metrics"]["clarq.success"]["micro"]["value"] == 0.0
+    assert any(
+        "seeker, provider and judge share the model 'scripted'" in w for w in data["warnings"]
+    )
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["roles"]["seeker"]["player"] == ("llm" if mode == "completion" else "llm-chat")
+    assert manifest["roles"]["provider"]["prompts_sha256"]
+    assert manifest["config"]["seeker_mode"] == mode
+
+
+def test_every_call_reached_the_server(llm_runs: dict[str, Any]) -> None:
+    calls = sum(
+        u["calls"]
+        for mode in ("completion", "chat")
+        for r in episodes(llm_runs["runs"][mode])
+        for u in r["usage"].values()
+    )
+    assert llm_runs["stats"]["requests"] == calls == 2 * 2 * 9
+
+
+def test_smollm2_seeker_on_one_task(llm_runs: dict[str, Any]) -> None:
+    require_local_model()
+    run = run_clarq(
+        llm_runs["base"] / "smollm2", "--task-ids", "Gather_Resources-0", "--seeker", "llm",
+        "--seeker-model", "llamacpp:smollm2", "--max-tokens", "16", "--max-messages", "2",
+    )  # fmt: skip
+    llm_runs["runs"]["smollm2"] = run
+    (record,) = episodes(run)
+    assert record["outcome"] in ("success", "failure")
+    usage = record["usage"]["seeker"]
+    assert usage["calls"] == 2 and usage["completion_tokens"] > 0 and not usage["estimated"]
+    assert usage["flops"] > 0
+    assert record["metrics"]["clarq.aql"] >= 0 and "clarq.success" in record["metrics"]
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    d = chromium_driver(tmp_path_factory.mktemp("chromium-profile"))
+    try:
+        yield d
+    finally:
+        d.quit()
+
+
+def test_report_shows_the_clarq_runs(llm_runs: dict[str, Any], driver: Any, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    runs = llm_runs["runs"]
+    page = tmp_path / "clarq.html"
+    page.write_text(build_html(load_inputs(list(runs.values()))), encoding="utf-8")
+    driver.get(page.as_uri() + "#ep=completion/en/test/Gather_Resources-0%230")
+    wait = WebDriverWait(driver, WAIT_S)
+    wait.until(lambda d: d.execute_script("return document.documentElement.dataset.ready"))
+    heads = [th.text for th in driver.find_elements(By.CSS_SELECTOR, "[id^='lb-clarq'] thead th")]
+    assert {"Seeker", "Provider", "Judge", "S", "AQD", "AQL", "S depth 1", "Released"} <= set(heads)
+    rows = driver.find_elements(By.CSS_SELECTOR, "[id^='lb-clarq'] tbody tr")
+    assert len(rows) == len(runs)
+    detail = driver.find_element(By.ID, "ep-detail")
+    wait.until(lambda d: detail.find_elements(By.CSS_SELECTOR, ".msg"))
+    who = [
+        w.get_attribute("textContent") for w in detail.find_elements(By.CSS_SELECTOR, ".msg .who")
+    ]
+    assert who[:3] == ["Jax", "Seeker", "Jax"]
+    kinds = {
+        e.get_attribute("data-kind") for e in detail.find_elements(By.CSS_SELECTOR, "[data-kind]")
+    }
+    assert {"seeker_message", "provider_message", "provider_decision"} <= kinds
+    assert not detail.find_elements(By.CSS_SELECTOR, ".unknown")
+    text = str(detail.get_attribute("textContent"))
+    assert "released 1" in text and "gate_pass" in text and "How the dialogue ended" in text
+    assert "Released nodes" in text and "Judge questions" in text
+    screenshot(driver, "report-clarq-transcript.png")
