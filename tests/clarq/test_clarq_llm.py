@@ -16,6 +16,7 @@ from tests.backends.backend_helpers import require_local_model
 from tests.clarq.selfplay import episodes, messages, run_clarq, summary
 from tests.report.helpers import chromium_driver, screenshot
 from todeval.backends import Script
+from todeval.cli import main
 from todeval.report import build_html, load_inputs
 from todeval.testing.openai_server import ServerConfig
 from todeval.testing.server_process import ServerProcess
@@ -56,17 +57,27 @@ def server_script() -> Script:
 
 
 @pytest.fixture(scope="module")
-def llm_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+def server() -> Iterator[ServerProcess]:
+    with ServerProcess(ServerConfig(script=server_script())) as process:
+        yield process
+
+
+def _roles(server: ServerProcess) -> list[str]:
+    model = f"openai:scripted@{server.base_url}"
+    roles = ["--seeker", "llm", "--seeker-model", model, "--provider", "llm"]
+    return [*roles, "--provider-model", model, "--judge-model", model]
+
+
+@pytest.fixture(scope="module")
+def llm_runs(
+    tmp_path_factory: pytest.TempPathFactory, server: ServerProcess
+) -> Iterator[dict[str, Any]]:
     base = tmp_path_factory.mktemp("clarq-llm")
-    with ServerProcess(ServerConfig(script=server_script())) as server:
-        model = f"openai:scripted@{server.base_url}"
-        roles = ["--seeker", "llm", "--seeker-model", model, "--provider", "llm"]
-        roles += ["--provider-model", model, "--judge-model", model]
-        runs = {
-            "completion": run_clarq(base / "completion", *TASKS, *roles),
-            "chat": run_clarq(base / "chat", *TASKS, *roles, "--seeker-mode", "chat"),
-        }
-        stats = server.stats()
+    runs = {
+        "completion": run_clarq(base / "completion", *TASKS, *_roles(server)),
+        "chat": run_clarq(base / "chat", *TASKS, *_roles(server), "--seeker-mode", "chat"),
+    }
+    stats = server.stats()
     runs["oracle"] = run_clarq(base / "oracle", *TASKS)
     yield {"runs": runs, "stats": stats, "base": base}
 
@@ -109,6 +120,24 @@ def test_every_call_reached_the_server(llm_runs: dict[str, Any]) -> None:
         for u in r["usage"].values()
     )
     assert llm_runs["stats"]["requests"] == calls == 2 * 2 * 9
+
+
+def test_the_response_and_verdict_caches_answer_a_second_run(
+    tmp_path: Path, server: ServerProcess, llm_runs: dict[str, Any]
+) -> None:
+    argv = ["run", "clarq", "--quiet", *TASKS[:2], *_roles(server)]
+    assert main([*argv, "--out", str(tmp_path / "first")]) == 0
+    before = server.stats()["requests"]
+    assert main([*argv, "--out", str(tmp_path / "second")]) == 0
+    assert server.stats()["requests"] == before  # every call answered from the caches
+    (record,) = episodes(tmp_path / "second")
+    usage = record["usage"]
+    assert usage["seeker"]["cached_calls"] == usage["seeker"]["calls"] == 4
+    assert usage["provider"]["cached_calls"] == usage["provider"]["calls"] == 4
+    assert "judge" not in usage  # the verdict came from the verdict file, not a call
+    assert record["details"]["judge"][0]["origin"] == "cache"
+    assert summary(tmp_path / "second")["judge"]["from_cache"] == 1
+    assert messages(record) == messages(episodes(tmp_path / "first")[0])
 
 
 def test_smollm2_seeker_on_one_task(llm_runs: dict[str, Any]) -> None:

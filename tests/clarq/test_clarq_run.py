@@ -5,12 +5,13 @@ panels and one-line errors."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
-from tests.clarq.selfplay import HERE, episodes, metric, run_clarq, summary
+from tests.clarq.selfplay import HERE, episodes, metric, need, run_clarq, summary
 from todeval.benchmarks.clarq.run import ClarqConfig, build_plan, plan_from_config
 from todeval.cli import main
 from todeval.runner.options import RuntimeOptions
@@ -118,6 +119,24 @@ def test_a_ray_worker_rebuilds_the_same_plan(tmp_path: Path) -> None:
     assert plan.task_set_hash == manifest["task_set_hash"]
     assert [j.task_id for j in plan.jobs] == [r["task_id"] for r in episodes(run)]
     assert plan.protocol == "strict" and plan.jobs[0].group == "Gather_Resources"
+
+
+def test_ray_executor_gives_the_local_results(tmp_path: Path) -> None:
+    need("ray", importlib.util.find_spec("ray") is not None)
+    argv = [*IDS[:4], "--seeker", "wrong"]
+    local = run_clarq(tmp_path / "local", *argv)
+    ray = run_clarq(tmp_path / "ray", *argv, "--executor", "ray")
+    assert json.loads((ray / "manifest.json").read_text())["sessions"][0]["executor"].startswith(
+        "ray"
+    )
+    a, b = summary(local), summary(ray)
+    for key in ("metrics", "routes", "labels", "by_depth", "judge"):
+        assert a[key] == b[key]
+
+    def ends(run: Path) -> dict[str, object]:
+        return {r["episode_id"]: r["events"][-1]["data"] for r in episodes(run)}
+
+    assert ends(local) == ends(ray)
 
 
 def test_provider_panel(tmp_path: Path) -> None:
