@@ -12,6 +12,7 @@ import pytest
 
 from tests.clarq.helpers import REFERENCE, run_cli
 from todeval.benchmarks.clarq import load_tasks, read_original
+from todeval.benchmarks.clarq._audit_cli import format_audit
 from todeval.benchmarks.clarq.audit import (
     CLASSES,
     ORIGINAL_ENOUGH,
@@ -216,6 +217,8 @@ def test_turns_a_provider_fails_on_are_counted_and_left_out() -> None:
     assert result.summary.reconstruction.dialogues == 5
     assert sum(a.turns for s, a in result.summary.scopes.items() if s != "all") == len(result.turns)
     assert any("failed on 5 turns" in w for w in result.summary.warnings)
+    shown = format_audit(result.summary)
+    assert "failed on 5 turns (left out)" in shown and "first failure: " in shown
 
 
 # -- the command ------------------------------------------------------------------------

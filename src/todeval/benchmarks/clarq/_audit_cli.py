@@ -220,6 +220,8 @@ def format_audit(summary: AuditSummary) -> str:
             f"{u['prompt_tokens']} prompt + {u['completion_tokens']} completion tokens"
         )
     lines += [f"warning: {w}" for w in summary.warnings]
+    if summary.error_examples:
+        lines.append(f"first failure: {summary.error_examples[0]}")
     return "\n".join(lines)
 
 
