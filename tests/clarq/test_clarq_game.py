@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.clarq.selfplay import HERE, episodes, messages, run_clarq
-from todeval.benchmarks.clarq import load_tasks
+from todeval.benchmarks.clarq import ClarqTranscript, load_tasks, score_transcripts
 from todeval.benchmarks.clarq.game import check_turn, says_goodbye
 from todeval.benchmarks.clarq.protocol import MAX_MESSAGES, NEUTRAL_REPLIES, Decision, ProviderTurn
 
@@ -134,3 +134,20 @@ def test_provider_and_seeker_failures_leave_no_scored_dialogue(tmp_path: Path) -
         assert record["labels"]["clarq.route"] == "missing"
         assert record["metrics"]["clarq.success"] == 0.0
         assert record["metrics"]["clarq.aqd"] == record["metrics"]["clarq.aql"] == 0.0
+
+
+def test_the_release_record_decides_only_unreleased_responses() -> None:
+    gold = ["Jax: Go to the mine.", "Jax: Take the north road.", "Jax: Use the big shovel."]
+    said = ["Jax: what can help you?", "How?", gold[0], "Which road?", "Jax: the northern one",
+            "Goodbye"]  # fmt: skip
+    common = {"task_type": "T", "depth": 1, "gold": gold, "purposes": ["which road", "which tool"]}
+    reworded = ClarqTranscript(task_id="en/test/T-0", messages=said, released=[1], **common)
+    unreleased = ClarqTranscript(task_id="en/test/T-1", messages=said, released=[], **common)
+    unknown = ClarqTranscript(task_id="en/test/T-2", messages=said, **common)  # a released file
+    score = score_transcripts([reworded, unreleased, unknown], release_rule=True)
+    a, b, c = score.episodes
+    assert a.success is None and [s.answer.origin for s in a.judge_steps] == ["unjudged"]
+    assert b.success is False and [s.answer.origin for s in b.judge_steps] == ["release"]
+    assert c.success is None  # no release record: the rule does not apply
+    assert score.summary.judge.from_release == 1
+    assert any("release record" in w for w in score.summary.warnings)

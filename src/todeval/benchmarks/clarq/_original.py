@@ -52,7 +52,7 @@ def _read_document(path: Path) -> Any:
         data = path.read_bytes()
     except IsADirectoryError:
         raise BadInputError(
-            f"{path}: is a directory; only released result files (JSON) can be scored yet"
+            f"{path}: is a directory but not a clarq run directory (no manifest.json)"
         ) from None
     except OSError as exc:
         raise BadInputError(f"{path}: cannot read ({exc.strerror or exc})") from None

@@ -57,9 +57,10 @@ from todeval.runner.options import RunSettings, RuntimeOptions, model_pool
 from todeval.runner.selection import select_for_run
 from todeval.runner.summary import summarize
 
-PROMPTS_PACKAGE = "todeval.benchmarks.clarq"
+PROMPTS_PACKAGE = "todeval.benchmarks.clarq"  # prompts/: seeker_* (ours here), provider_*
 SUCCESS = "clarq.success"
-SCRIPTED_SEEKERS = ("oracle", "wrong", "quitter", "replay", "human")
+MODELLESS_SEEKERS = ("oracle", "wrong", "quitter", "replay", "human")
+"""Built-in seekers that call no model (``--seeker-mode`` means nothing to them)."""
 
 
 class ClarqConfig(RunSettings):
@@ -174,7 +175,7 @@ def _check(config: ClarqConfig) -> None:
         raise choice_error("task set", config.task_set, list(SPLITS))
     if config.protocol not in PROTOCOLS:
         raise choice_error("protocol", config.protocol, list(PROTOCOLS))
-    if config.seeker_mode != "completion" and config.seeker in SCRIPTED_SEEKERS:
+    if config.seeker_mode != "completion" and config.seeker in MODELLESS_SEEKERS:
         raise UsageError(f"--seeker-mode applies to --seeker llm, not {config.seeker}")
     if config.seeker == "replay" and config.seeker_replay is None:
         raise UsageError("--seeker replay needs --seeker-replay RUN_DIR|RESULT_FILE")
