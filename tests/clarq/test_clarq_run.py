@@ -139,16 +139,24 @@ def test_ray_executor_gives_the_local_results(tmp_path: Path) -> None:
     assert ends(local) == ends(ray)
 
 
-def test_provider_panel(tmp_path: Path) -> None:
+def test_provider_panel_from_a_panel_file(tmp_path: Path) -> None:
+    generous = f"{HERE}:GenerousProvider"
+    panel_file = tmp_path / "panel.toml"
+    panel_file.write_text(
+        '[[seeker]]\nname = "oracle"\nplayer = "oracle"\n\n'
+        '[[seeker]]\nname = "wrong"\nplayer = "wrong"\n\n'
+        '[[provider]]\nname = "rule"\nplayer = "rule"\n\n'
+        f'[[provider]]\nname = "generous"\nplayer = "{generous}"\n',
+        encoding="utf-8",
+    )
     out = tmp_path / "panel"
     argv = ["run", "clarq", "--out", str(out), "--quiet", "--no-cache", *IDS[:4]]
-    generous = f"{HERE}:GenerousProvider"
-    argv += ["--seekers", "oracle,wrong", "--providers", f"rule,{generous}"]
-    assert main(argv) == 0
+    assert main([*argv, "--panel", str(panel_file)]) == 0
     panel = json.loads((out / "panel.json").read_text())
     assert panel["benchmark"] == "clarq" and panel["metric"] == "clarq.success"
     assert panel["subject"] == "seeker" and panel["varied"] == "provider"
-    assert panel["members"] == {"seeker": ["oracle", "wrong"], "provider": ["rule", generous]}
+    assert panel["members"] == {"seeker": ["oracle", "wrong"], "provider": ["rule", "generous"]}
+    assert (out / "wrong__generous" / "summary.json").exists()
     spread = panel["spread"]
     assert spread["oracle"]["spread_max_min"] == 0.0  # every node released under both
     assert spread["wrong"]["spread_max_min"] > 0.5  # the generous provider gives it away
