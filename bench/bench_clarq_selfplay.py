@@ -31,6 +31,7 @@ from todeval.benchmarks.clarq.run import ClarqConfig, build_plan
 from todeval.core.records import EpisodeRecord, Summary
 from todeval.runner.execute import execute_plan
 from todeval.runner.options import RuntimeOptions
+from todeval.testing.clarq_model import clarq_script
 from todeval.testing.openai_server import FaultConfig, ServerConfig
 from todeval.testing.server_process import ServerProcess
 
@@ -148,7 +149,7 @@ def main() -> None:
         )
 
         server_config = ServerConfig(
-            script=served_script(), faults=FaultConfig(latency_ms=args.latency_ms)
+            script=clarq_script(questions=2), faults=FaultConfig(latency_ms=args.latency_ms)
         )
         with ServerProcess(server_config) as server:
             conc = served(server.base_url, tmp, "concurrent", args.limit, args.concurrency)
@@ -171,35 +172,6 @@ def main() -> None:
                     f"sequential (concurrency 1): {seq:.2f} s wall; speed-up {seq / conc:.1f}x "
                     "(target >= 20x)"
                 )
-
-
-def served_script() -> Any:
-    """The served model: seeker turns by how many ``You:`` lines the completion prompt holds,
-    the provider's gate, classification (a vague question once) and pass A, the judge's no."""
-    from todeval.backends import Script
-
-    def reply(**fields: Any) -> str:
-        return json.dumps({"analysis": "scripted", **fields})
-
-    cue = "Write your next message to Jax"
-    return Script.model_validate(
-        {
-            "rules": [
-                {"match": rf"(\nYou: .*){{4}}{cue}", "reply": "Goodbye!"},
-                {"match": rf"(\nYou: .*){{3}}{cue}", "reply": "Is there anything else?"},
-                {"match": rf"(\nYou: .*){{1,2}}{cue}", "reply": "Which place do I go to first?"},
-                {"match": cue, "reply": "Hello Jax, how do I complete my task?"},
-                {"match": "asking about the task or for help", "reply": reply(related=True)},
-                {
-                    "match": r"anything else\?\n\nThe information you are still holding back",
-                    "reply": reply(type=6),
-                },
-                {"match": "Which one of these types", "reply": reply(type=2)},
-                {"match": "Does this piece answer at least part", "reply": reply(answerable=True)},
-                {"match": "Required information:", "reply": reply(match=False)},
-            ]
-        }
-    )
 
 
 if __name__ == "__main__":

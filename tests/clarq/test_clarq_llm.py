@@ -15,9 +15,9 @@ import pytest
 from tests.backends.backend_helpers import require_local_model
 from tests.clarq.selfplay import episodes, messages, run_clarq, summary
 from tests.report.helpers import chromium_driver, screenshot
-from todeval.backends import Script
 from todeval.cli import main
 from todeval.report import build_html, load_inputs
+from todeval.testing.clarq_model import GOODBYE, GREETING, clarq_script
 from todeval.testing.openai_server import ServerConfig
 from todeval.testing.server_process import ServerProcess
 
@@ -25,40 +25,9 @@ TASKS = ("--task-ids", "Gather_Resources-0", "Escort_Mission-3")
 WAIT_S = 30
 
 
-def _json(**fields: Any) -> str:
-    return json.dumps({"analysis": "scripted", **fields})
-
-
-def server_script() -> Script:
-    """Seeker turns (by how many ``You:`` lines its completion prompt holds, or by position
-    in chat mode), then the provider's gate, classification and pass A, and the judge."""
-    seeker = ["Hello Jax, how do I complete my task?", "Which place should I go to first?",
-              "Is there anything else?", "Goodbye!"]  # fmt: skip
-    cue = "Write your next message to Jax"
-    return Script.model_validate(
-        {
-            "rules": [
-                {"match": rf"(\nYou: .*){{3}}{cue}", "reply": seeker[3]},
-                {"match": rf"(\nYou: .*){{2}}{cue}", "reply": seeker[2]},
-                {"match": rf"\nYou: .*{cue}", "reply": seeker[1]},
-                {"match": cue, "reply": f"You: {seeker[0]}"},
-                {"match": "asking about the task or for help", "reply": _json(related=True)},
-                {
-                    "match": r"anything else\?\n\nThe information you are still holding back",
-                    "reply": _json(type=6),  # vague: a canned reply, something left to judge
-                },
-                {"match": "Which one of these types", "reply": _json(type=2)},
-                {"match": "Does this piece answer at least part", "reply": _json(answerable=True)},
-                {"match": "Required information:", "reply": _json(match=False)},
-            ],
-            "replies": seeker,  # chat mode: the n-th seeker turn (rules see Jax's message)
-        }
-    )
-
-
 @pytest.fixture(scope="module")
 def server() -> Iterator[ServerProcess]:
-    with ServerProcess(ServerConfig(script=server_script())) as process:
+    with ServerProcess(ServerConfig(script=clarq_script())) as process:
         yield process
 
 
@@ -87,8 +56,8 @@ def test_llm_seeker_provider_and_judge_over_http(llm_runs: dict[str, Any], mode:
     run = llm_runs["runs"][mode]
     for record in episodes(run):
         said = messages(record)
-        assert said[1] == "Hello Jax, how do I complete my task?"  # 'You: ' stripped
-        assert said[-1] == "Goodbye!" and len(said) == 8
+        assert said[1] == GREETING  # the model's 'You: ' stripped
+        assert said[-1] == GOODBYE and len(said) == 8
         assert record["details"]["released"] == ["1"]  # pass A released the first node
         decisions = [
             e["data"]["decision"] for e in record["events"] if e["kind"] == "provider_decision"
