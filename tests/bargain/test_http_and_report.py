@@ -144,6 +144,10 @@ def test_report_has_the_bargaining_columns(runs: dict[str, Any]) -> None:
     for word in ("Precision", "Recall", "Failure rate", "macro", "F1 per depth",
                  "craigslist-acts-silver", "casino-test-human", "Label provenance"):  # fmt: skip
         assert word in head, word
+    # the per-label scores and the confusion view: Summary.tables, rendered as written
+    for key in (k for k in runs if k != "requests"):
+        assert f'id="table-{Path(runs[key]).name}-per-label"' in head
+    assert "Per-label precision, recall and F1" in head and "Confusion view" in head
 
 
 @pytest.fixture(scope="module")

@@ -174,6 +174,18 @@ class CIMethod(BaseModel):
     seed: int = 0
 
 
+class SummaryTable(BaseModel):
+    """A table a benchmark adds to its summary (per-label scores, a confusion matrix, ...),
+    shown as it is by the report: the report knows its shape, not its meaning."""
+
+    name: str = Field(description="short id, unique in the summary (part of element ids)")
+    title: str
+    caption: str = ""
+    columns: list[str]
+    rows: list[list[str | int | float | None]]
+    digits: int = Field(3, description="decimals of the float cells")
+
+
 class Summary(BaseModel):
     """``summary.json``: aggregated metrics of a run."""
 
@@ -201,6 +213,9 @@ class Summary(BaseModel):
         default_factory=dict, description="per role: p50, p90, p99, max, mean of call latency (s)"
     )
     timing: dict[str, float] = Field(default_factory=dict, description="may differ between runs")
+    tables: list[SummaryTable] = Field(
+        default_factory=list, description="benchmark tables shown as they are in the report"
+    )
 
 
 class Session(BaseModel):

@@ -36,6 +36,7 @@ from todeval.report._sections import (
     leaderboard_table,
     manifest_block,
     scatter_section,
+    summary_tables_section,
     taxonomy_section,
     usage_section,
 )
@@ -73,6 +74,7 @@ _NAV = (
     ("cost", "Cost vs score"),
     ("groups", "Task groups"),
     ("taxonomy", "Failure taxonomy"),
+    ("tables", "Benchmark tables"),
     ("panels", "Panels"),
     ("usage", "Usage & cost"),
     ("corpus", "Corpus scoring"),
@@ -261,6 +263,9 @@ def _sections(
                 ),
             )
         )
+    extra = summary_tables_section(inputs.runs, num)
+    if extra is not None:
+        out.append(("tables", section("tables", "Benchmark tables", extra)))
     panels = panels_section(inputs.runs, inputs.panels, num, inputs.profiles)
     if panels is not None:
         out.append(("panels", section("panels", "Panels", panels)))

@@ -614,3 +614,40 @@ def primary_of(benchmark: str, runs: Sequence[RunInput], profiles: ProfileBook) 
 
 def row_by_key(board: Board) -> dict[str, Row]:
     return {r.key: r for r in board.rows}
+
+
+# --- benchmark tables ------------------------------------------------------------------------
+
+
+def _table_cell(value: str | int | float | None, digits: int) -> Markup:
+    if value is None:
+        return num_cell("–")
+    if isinstance(value, float):
+        return num_cell(f"{value:.{digits}f}")
+    if isinstance(value, int):
+        return num_cell(f"{value:,}")
+    return txt_cell(value)
+
+
+def summary_tables_section(runs: Sequence[RunInput], num: Numbering) -> Markup | None:
+    """The tables benchmarks add to their summaries (``Summary.tables``), per run, as given."""
+    blocks: list[Markup] = []
+    for r in runs:
+        for t in r.summary.tables:
+            head = head_row(t.columns, 1)
+            rows = [el("tr", None, *(_table_cell(v, t.digits) for v in row)) for row in t.rows]
+            caption = table_caption(num, f"{r.key}: {t.title}. ", t.caption)
+            attrs = {"class": "lb compact", "id": f"table-{r.key}-{t.name}"}
+            blocks.append(
+                el(
+                    "details",
+                    {"class": "manifest", "open": len(runs) == 1},
+                    el("summary", None, f"{r.key} — {t.title}"),
+                    el("div", {"class": "tscroll"}, table(attrs, caption, head, rows)),
+                )
+            )
+    if not blocks:
+        return None
+    return join(
+        [note("Tables the benchmark adds to each run's summary, as written there."), *blocks]
+    )

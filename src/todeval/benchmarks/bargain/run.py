@@ -34,7 +34,7 @@ from todeval.benchmarks.bargain.labellers import LABELLER, LabellerContext, Turn
 from todeval.benchmarks.bargain.scoring import Scores, TurnScore, metric_summaries, score_turn
 from todeval.benchmarks.bargain.scoring import scores as score_turns
 from todeval.core.outcome import Outcome
-from todeval.core.records import EpisodeRecord, Summary
+from todeval.core.records import EpisodeRecord, Summary, SummaryTable
 from todeval.dialogue import EpisodeEnd, EpisodeLog, EpisodeStreams, PlayerOptions, PromptSet
 from todeval.dialogue.episode import Termination, guarded
 from todeval.errors import RefusedError, UsageError
@@ -354,6 +354,9 @@ def finalize_run(
         expectation = {"precision": e_p, "recall": e_r}
     fields = base.model_dump()
     fields["metrics"] = metrics
+    scored = score_turns(all_turns, labels) if all_turns else None
+    if scored is not None:
+        fields["tables"] = [t.model_dump() for t in summary_tables(scored, config.track)]
     return BargainSummary.model_validate(
         {
             **fields,
@@ -362,11 +365,40 @@ def finalize_run(
             "provenance": PROVENANCE[config.track],
             "provenance_note": PROVENANCE_NOTE[config.track],
             "labeller": config.labeller,
-            "scores": score_turns(all_turns, labels).model_dump() if all_turns else None,
+            "scores": scored.model_dump() if scored is not None else None,
             "baselines_fitted_on": fitted_on,
             "random_expectation": expectation,
         }
     )
+
+
+def summary_tables(scored: Scores, track: Track) -> list[SummaryTable]:
+    """Per-label P/R/F1 and the confusion view, as tables the report shows."""
+    provenance = f"{PROVENANCE[track]} labels"
+    per_label = SummaryTable(
+        name="per-label",
+        title="Per-label precision, recall and F1",
+        caption=f"Over all scored turns ({provenance}); support = turns with the gold label, "
+        "predicted = turns predicting it.",
+        columns=["label", "support", "predicted", "correct", "precision", "recall", "F1"],
+        rows=[
+            [s.label, s.support, s.predicted, s.tp, s.precision, s.recall, s.f1]
+            for s in scored.per_label
+        ],
+    )
+    targets = sorted({t for row in scored.confusion.values() for t in row})
+    confusion = SummaryTable(
+        name="confusion",
+        title="Confusion view",
+        caption="Rows: gold labels; columns: the valid predicted labels of those turns "
+        "((none): nothing valid predicted, (failure): unreadable output). A multi-label turn "
+        "counts once per gold label and predicted label.",
+        columns=["gold / predicted", *targets],
+        rows=[
+            [g, *(row.get(t, 0) for t in targets)] for g, row in sorted(scored.confusion.items())
+        ],
+    )
+    return [per_label, confusion]
 
 
 def plan_from_config(config: dict[str, Any], runtime: RuntimeOptions | None = None) -> RunPlan:
