@@ -28,7 +28,7 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -56,6 +56,31 @@ class Member(BaseModel):
     @property
     def dirname(self) -> str:
         return slug(self.name)
+
+
+ConfigT = TypeVar("ConfigT", bound=BaseModel)
+
+
+def assign_by_field(config: ConfigT, role: str, member: Member) -> ConfigT:
+    """The config with ``role`` played by ``member``, for configs that name a role's player in a
+    field ``<role>`` and its model in ``<role>_model`` (a role without that field takes no
+    model: a member with one is a usage error)."""
+    fields = type(config).model_fields
+    if role not in fields:
+        raise UsageError(f"this benchmark has no panel role {role!r}")
+    update: dict[str, Any] = {role: member.player}
+    if f"{role}_model" in fields:
+        update[f"{role}_model"] = member.model
+    elif member.model is not None:
+        raise UsageError(f"{role} {member.name!r}: the {role} takes no model")
+    return config.model_copy(update=update)
+
+
+def member_by_field(config: BaseModel, role: str) -> Member:
+    """The member the config's ``<role>`` / ``<role>_model`` fields name (the ordinary
+    options, used for a role the panel leaves alone)."""
+    model = getattr(config, f"{role}_model", None)
+    return Member.of(str(getattr(config, role)), str(model) if model else None)
 
 
 def check_members(

@@ -11,9 +11,8 @@ from todeval_toy.profile import PROFILE
 from todeval_toy.run import ToyConfig, build_plan
 
 from todeval.console.tables import summary_table
-from todeval.errors import UsageError
 from todeval.panels.cli import add_panel_arguments, members_from_args
-from todeval.panels.members import Member
+from todeval.panels.members import assign_by_field, member_by_field
 from todeval.panels.run import default_panel_out, panel_roles, run_panel
 from todeval.runner.command import execute_from_args
 from todeval.runner.execute import RunResult
@@ -45,21 +44,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def with_member(config: ToyConfig, role: str, member: Member) -> ToyConfig:
-    """The config with ``role`` played by a panel member (the host takes no model)."""
-    if role == "guesser":
-        return config.model_copy(update={"guesser": member.player, "guesser_model": member.model})
-    if member.model is not None:
-        raise UsageError(f"host {member.name!r}: the host takes no model")
-    return config.model_copy(update={"host": member.player})
-
-
-def base_member(config: ToyConfig, role: str) -> Member:
-    if role == "guesser":
-        return Member.of(config.guesser, config.guesser_model)
-    return Member.of(config.host)
-
-
 def _execute(config: ToyConfig, out: Path, args: argparse.Namespace) -> RunResult:
     plan = build_plan(config, runtime_options(args, out))
     start = f"toy: {plan.n_tasks} tasks x {config.trials}, guesser {config.guesser}"
@@ -74,13 +58,13 @@ def run_command(args: argparse.Namespace) -> int:
         **run_settings(args),
         **generation_settings(args),
     )
-    members = members_from_args(args, panel_roles(PROFILE), lambda r: base_member(config, r))
+    members = members_from_args(args, panel_roles(PROFILE), lambda r: member_by_field(config, r))
     if members is not None:
         run_panel(
             PROFILE,
             config,
             members,
-            assign=with_member,
+            assign=assign_by_field,
             check=lambda c: build_plan(c, RuntimeOptions(cache=False)),
             execute=lambda c, run_dir: _execute(c, run_dir, args),
             out=Path(args.out or default_panel_out(members.subjects, config.seed, "toy")),

@@ -6,7 +6,6 @@ import argparse
 from pathlib import Path
 
 from todeval.benchmarks.booking.audit import audit_task
-from todeval.benchmarks.booking.panel import base_member, with_member
 from todeval.benchmarks.booking.players import SYSTEMS, USERS
 from todeval.benchmarks.booking.profile import PROFILE
 from todeval.benchmarks.booking.run import PROTOCOLS, BookingConfig, RuntimeOptions, build_plan
@@ -14,6 +13,7 @@ from todeval.benchmarks.booking.tasks import TASK_SETS, load_tasks, select_tasks
 from todeval.console.tables import render_rows, summary_table, usage_table
 from todeval.errors import choice_error
 from todeval.panels.cli import add_panel_arguments, members_from_args
+from todeval.panels.members import assign_by_field, member_by_field
 from todeval.panels.run import default_panel_out, panel_roles, run_panel
 from todeval.runner.command import execute_from_args
 from todeval.runner.execute import RunResult
@@ -149,14 +149,14 @@ def _execute(config: BookingConfig, out: Path, args: argparse.Namespace) -> RunR
 
 def run_command(args: argparse.Namespace) -> int:
     config = _config(args)
-    members = members_from_args(args, panel_roles(PROFILE), lambda r: base_member(config, r))
+    members = members_from_args(args, panel_roles(PROFILE), lambda r: member_by_field(config, r))
     if members is not None:
         out = Path(args.out or default_panel_out(members.subjects, config.seed, config.task_set))
         run_panel(
             PROFILE,
             config,
             members,
-            assign=with_member,
+            assign=assign_by_field,
             check=lambda c: build_plan(c, RuntimeOptions(cache=False))[0],
             execute=lambda c, run_dir: _execute(c, run_dir, args),
             out=out,

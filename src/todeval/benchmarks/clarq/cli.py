@@ -19,7 +19,7 @@ from todeval.benchmarks.clarq.seekers import SEEKER_MODES, SEEKERS
 from todeval.console.tables import usage_table
 from todeval.errors import UsageError
 from todeval.panels.cli import add_panel_arguments, members_from_args
-from todeval.panels.members import Member
+from todeval.panels.members import assign_by_field, member_by_field
 from todeval.panels.run import default_panel_out, panel_roles, run_panel
 from todeval.runner.command import execute_from_args
 from todeval.runner.execute import RunResult
@@ -127,21 +127,6 @@ def _config(args: argparse.Namespace) -> ClarqConfig:
     )
 
 
-def with_member(config: ClarqConfig, role: str, member: Member) -> ClarqConfig:
-    """The config with ``role`` (``seeker`` or ``provider``) played by a panel member."""
-    if role == "seeker":
-        return config.model_copy(update={"seeker": member.player, "seeker_model": member.model})
-    if role == "provider":
-        return config.model_copy(update={"provider": member.player, "provider_model": member.model})
-    raise ValueError(f"clarq has no panel role {role!r}")
-
-
-def base_member(config: ClarqConfig, role: str) -> Member:
-    if role == "seeker":
-        return Member.of(config.seeker, config.seeker_model)
-    return Member.of(config.provider, config.provider_model)
-
-
 def _execute(config: ClarqConfig, out: Path, args: argparse.Namespace) -> RunResult:
     plan = build_plan(config, runtime_options(args, out))
     start = (
@@ -157,14 +142,14 @@ def _execute(config: ClarqConfig, out: Path, args: argparse.Namespace) -> RunRes
 
 def run_command(args: argparse.Namespace) -> int:
     config = _config(args)
-    members = members_from_args(args, panel_roles(PROFILE), lambda r: base_member(config, r))
+    members = members_from_args(args, panel_roles(PROFILE), lambda r: member_by_field(config, r))
     if members is not None:
         parts = ("clarq", config.lang, config.task_set)
         run_panel(
             PROFILE,
             config,
             members,
-            assign=with_member,
+            assign=assign_by_field,
             check=lambda c: build_plan(c, RuntimeOptions(cache=False)),
             execute=lambda c, run_dir: _execute(c, run_dir, args),
             out=Path(args.out or default_panel_out(members.subjects, config.seed, *parts)),
@@ -190,4 +175,4 @@ def run_command(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["add_arguments", "base_member", "run_command", "with_member"]
+__all__ = ["add_arguments", "run_command"]
