@@ -15,7 +15,9 @@ A plug-in registers
   command directly under ``todeval`` (``todeval compare``);
 * benchmarks (:meth:`Registry.benchmark`): the ``run`` command plus the plan factory the Python
   API and Ray workers rebuild runs from;
-* profiles (:meth:`Registry.profile`): how the benchmark's results are shown.
+* profiles (:meth:`Registry.profile`): how the benchmark's results are shown;
+* annotation sources (:meth:`Registry.annotation_source`): the items ``todeval annotate
+  export`` samples for people to label (``module:function``, imported only on export).
 
 :meth:`Registry.lazy` registers a command whose module is imported only when it runs, so
 ``todeval --help`` imports no plug-in's heavy parts. Each call to :func:`discover` builds a
@@ -78,6 +80,19 @@ def lazy_command(
     )
 
 
+@dataclass(frozen=True)
+class AnnotationSource:
+    """Items a benchmark offers for human annotation: ``items`` is ``module:function`` with
+    ``function(spec: str, config: Mapping[str, Any]) -> list[GoldItem]`` (``spec`` follows the
+    source name in ``--from NAME:SPEC``; ``config`` is a run's config when ``--from`` is a run
+    directory); ``kinds`` are the item kinds it returns."""
+
+    name: str
+    help: str
+    items: str
+    kinds: tuple[str, ...]
+
+
 @dataclass
 class Registry:
     groups: dict[str, str] = field(default_factory=lambda: dict(GROUP_HELP))
@@ -86,6 +101,7 @@ class Registry:
     )
     benchmarks: dict[str, BenchmarkEntry] = field(default_factory=dict)
     profiles: dict[str, BenchmarkProfile] = field(default_factory=dict)
+    annotation_sources: dict[str, AnnotationSource] = field(default_factory=dict)
 
     def group(self, name: str, help: str) -> None:
         """Declare a command group of a plug-in's own (``todeval <name> <command>``)."""
@@ -131,6 +147,15 @@ class Registry:
         if profile.benchmark in self.profiles:
             raise ValueError(f"two plug-ins define a profile for {profile.benchmark!r}")
         self.profiles[profile.benchmark] = profile
+
+    def annotation_source(
+        self, name: str, help: str, *, items: str, kinds: tuple[str, ...] = ("multi-choice",)
+    ) -> None:
+        """Register items for ``todeval annotate export --from NAME[:SPEC]`` (lazy: the
+        ``module:function`` in ``items`` is imported only when exporting)."""
+        if name in self.annotation_sources:
+            raise ValueError(f"two plug-ins define the annotation source {name!r}")
+        self.annotation_sources[name] = AnnotationSource(name, help, items, kinds)
 
 
 _BUILTIN_PACKAGES = ("todeval.benchmarks", "todeval.scoring", "todeval.commands")

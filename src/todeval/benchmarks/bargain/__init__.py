@@ -22,6 +22,11 @@ def register(registry: Registry) -> None:
         cli="todeval.benchmarks.bargain.cli",  # imported only when the command runs
         plan_factory="todeval.benchmarks.bargain.run:plan_from_config",
     )
+    registry.annotation_source(
+        "bargain",
+        "labelled bargaining turns: bargain:craigslist, bargain:casino[-test|-all]",
+        items="todeval.benchmarks.bargain.annotation:items",  # imported only on export
+    )
 
 
 __all__ = ["register"]

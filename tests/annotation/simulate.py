@@ -1,0 +1,34 @@
+"""Simulated annotators for tests and the docs' worked example: the gold, and noisy copies."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from todeval.annotation.items import Answer, Item, read_items, read_key
+
+
+def simulate(items_path: Path, annotator: str, *, noise: float, seed: int) -> Path:
+    """Write ``annotator``'s answer file: the gold answer, each candidate flipped with
+    probability ``noise`` (never an empty or invalid answer)."""
+    items = {i.id: i for i in read_items(items_path)}
+    key = read_key(items_path.with_name(f"{items_path.stem}.key.jsonl"))
+    rng = random.Random(f"{annotator}|{seed}")
+    out = items_path.with_name(f"{items_path.stem}.answers.{annotator}.jsonl")
+    with out.open("w", encoding="utf-8") as fh:
+        for item_id, item in items.items():
+            choice = noisy(item, key[item_id], noise, rng)
+            answer = Answer(
+                item=item_id, annotator=annotator, choice=choice, export=items_path.stem
+            )
+            fh.write(answer.model_dump_json() + "\n")
+    return out
+
+
+def noisy(item: Item, gold: frozenset[str], noise: float, rng: random.Random) -> list[str]:
+    ids = [c.id for c in item.candidates]
+    if not item.multiple:
+        pick = next(iter(gold)) if rng.random() >= noise else rng.choice(item.choices())
+        return [pick]
+    chosen = [c for c in ids if (c in gold) != (rng.random() < noise)]
+    return chosen or [rng.choice(ids)]
