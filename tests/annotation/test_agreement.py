@@ -159,8 +159,8 @@ def test_alpha_by_hand() -> None:
 def test_masi_distance_values() -> None:
     a, b = frozenset("ab"), frozenset("a")
     assert masi_distance(a, a) == 0.0
-    assert abs(masi_distance(a, b) - (1 - 0.5 * 0.67)) < TOL
-    assert abs(masi_distance(frozenset("ab"), frozenset("bc")) - (1 - 1 / 3 * 0.33)) < TOL
+    assert abs(masi_distance(a, b) - (1 - 0.5 * 2 / 3)) < TOL
+    assert abs(masi_distance(frozenset("ab"), frozenset("bc")) - (1 - 1 / 3 * 1 / 3)) < TOL
     assert masi_distance(frozenset("a"), frozenset("b")) == 1.0
     assert masi_distance(frozenset(), frozenset()) == 0.0
 

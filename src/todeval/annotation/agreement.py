@@ -70,17 +70,17 @@ def nominal(x: Hashable, y: Hashable) -> float:
 
 
 def masi_distance(x: LabelSet, y: LabelSet) -> float:
-    """MASI distance (Passonneau 2006) as in ``nltk.metrics.distance.masi_distance``; two
-    empty sets are at distance 0."""
+    """MASI distance (Passonneau 2006) as in ``nltk.metrics.distance.masi_distance`` (nltk
+    3.9: monotonicity weights 1, 2/3, 1/3, 0); two empty sets are at distance 0."""
     inter, union = len(x & y), len(x | y)
     if union == 0:
         return 0.0
     if len(x) == len(y) == inter:
         m = 1.0
     elif inter == min(len(x), len(y)):
-        m = 0.67
+        m = 2 / 3
     elif inter > 0:
-        m = 0.33
+        m = 1 / 3
     else:
         m = 0.0
     return 1.0 - inter / union * m

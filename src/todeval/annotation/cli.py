@@ -98,7 +98,13 @@ def add_serve(parser: argparse.ArgumentParser) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    raise UsageError("todeval annotate serve: the page is not built yet")
+    from todeval.annotation.server import serve_items
+
+    path = Path(args.file)
+    if path.suffix != ".jsonl":
+        raise UsageError(f"{path}: serve reads a .jsonl items file (export -o FILE.jsonl)")
+    answers = Path(args.answers) if args.answers else None
+    return serve_items(path, args.annotator, port=args.port, answers=answers)
 
 
 # -- agreement -------------------------------------------------------------------------------
