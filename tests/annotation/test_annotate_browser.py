@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from tests.annotation.conftest import Served
-from tests.annotation.simulate import simulate
 from tests.report.helpers import PAYLOADS, browser_session, css, screenshot, wait
 from todeval.annotation.items import merge_answers, read_items
+from todeval.annotation.simulate import simulate
 from todeval.cli import main
 
 

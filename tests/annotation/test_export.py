@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.annotation.simulate import simulate
 from todeval.annotation.items import (
     Answer,
     AnswerLog,
@@ -20,6 +19,7 @@ from todeval.annotation.items import (
     read_key,
     stratified_sample,
 )
+from todeval.annotation.simulate import simulate
 from todeval.benchmarks.bargain.annotation import items as bargain_items
 from todeval.cli import main
 from todeval.registry import discover
