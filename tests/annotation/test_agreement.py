@@ -22,6 +22,7 @@ from todeval.annotation.agreement import (
     label_fleiss,
     majority,
     masi_distance,
+    nominal,
     set_alpha,
 )
 
@@ -196,3 +197,46 @@ def test_report_is_seeded_and_brackets_the_value() -> None:
         assert row.gold_cohen is not None and abs(row.gold_cohen.value - 1.0) < TOL
     assert one.gold_exact is not None and one.gold_exact.value == 1.0
     assert one.masi_alpha.low <= one.masi_alpha.value <= one.masi_alpha.high
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bootstrap_replicates_equal_the_plain_statistics_on_resampled_items(seed: int) -> None:
+    from todeval.annotation import _weighted as w
+
+    ratings = random_ratings(seed, n_items=25, coders=3, missing=0.3, nonempty=True)
+    items = sorted(ratings)
+    coders = sorted({c for a in ratings.values() for c in a})
+    gold = {i: majority(ratings[i]) | {"e"} for i in items[::2]}
+    rng = np.random.default_rng(seed)
+    weights = w.resample_weights(len(items), rng, 5)
+    for row in weights:
+        # the resampled item list (duplicates renamed so they stay separate items)
+        drawn = [i for i, k in zip(items, row, strict=True) for _ in range(int(k))]
+        names = [f"{i}#{n}" for n, i in enumerate(drawn)]
+        resampled = {f"{i}#{n}": ratings[i] for n, i in enumerate(drawn)}
+        rgold = {f"{i}#{n}": gold[i] for n, i in enumerate(drawn) if i in gold}
+        W = row[None, :]
+        set_units: list[list[object]] = [list(ratings[i].values()) for i in items]
+        assert_close(
+            w.alpha_values(W, set_units, lambda x, y: masi_distance(x, y))[0],  # type: ignore[arg-type]
+            set_alpha(resampled, names, masi_distance),
+        )
+        for label in LABELS:
+            m = w.binary_matrix(ratings, items, coders, label)
+            units: list[list[object]] = [[bool(v) for v in r if not math.isnan(v)] for r in m]
+            assert_close(w.alpha_values(W, units, nominal)[0], label_alpha(resampled, names, label))
+            assert_close(w.mean_pairwise_cohen(W, m)[0], label_cohen(resampled, names, label))
+            assert_close(w.fleiss_binary(W, m)[0], label_fleiss(resampled, names, label))
+            keyed = [i in gold for i in items]
+            maj = np.array(
+                [
+                    float(label in majority(ratings[i])) if k else np.nan
+                    for i, k in zip(items, keyed, strict=True)
+                ]
+            )
+            ref = np.array([float(label in gold.get(i, frozenset())) for i in items])
+            assert_close(w.cohen_binary(W, maj, ref)[0], gold_cohen(resampled, rgold, names, label))
+
+
+def assert_close(a: float, b: float) -> None:
+    assert (math.isnan(a) and math.isnan(b)) or abs(a - b) < TOL, (a, b)

@@ -21,12 +21,12 @@ import itertools
 import math
 from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from functools import partial
 from typing import TypeVar
 
 import numpy as np
 from pydantic import BaseModel
 
+from todeval.annotation import _weighted as _w
 from todeval.stats.bootstrap import DEFAULT_LEVEL, interval, seeded_rng
 
 V = TypeVar("V", bound=Hashable)
@@ -212,40 +212,10 @@ class AgreementReport(BaseModel):
     gold_exact: Figure | None = None  # share of items whose majority set equals the gold set
 
 
-def _figure(
-    stat: Callable[[Sequence[str]], float],
-    items: Sequence[str],
-    rng: np.random.Generator,
-    resamples: int,
-    level: float,
-) -> Figure:
-    value = stat(items)
-    reps = []
-    n = len(items)
-    for _ in range(resamples):
-        idx = rng.integers(0, n, size=n)
-        reps.append(stat([items[k] for k in idx]))
-    arr = np.array([r for r in reps if not math.isnan(r)], dtype=float)
-    low, high = interval(arr, level) if len(arr) else (math.nan, math.nan)
-    return Figure(value=value, low=low, high=high, n_items=n)
-
-
-def _cohen_stat(ratings: Ratings, label: str, items: Sequence[str]) -> float:
-    return label_cohen(ratings, items, label)
-
-
-def _fleiss_stat(ratings: Ratings, label: str, items: Sequence[str]) -> float:
-    return label_fleiss(ratings, items, label)
-
-
-def _alpha_stat(ratings: Ratings, label: str, items: Sequence[str]) -> float:
-    return label_alpha(ratings, items, label)
-
-
-def _gold_stat(
-    ratings: Ratings, gold: Mapping[str, LabelSet], label: str, items: Sequence[str]
-) -> float:
-    return gold_cohen(ratings, gold, items, label)
+def _figure(value: float, replicates: np.ndarray, n_items: int, level: float) -> Figure:
+    reps = replicates[~np.isnan(replicates)]
+    low, high = interval(reps, level) if len(reps) else (math.nan, math.nan)
+    return Figure(value=value, low=low, high=high, n_items=n_items)
 
 
 def agreement_report(
@@ -256,51 +226,100 @@ def agreement_report(
     resamples: int = 1000,
     level: float = DEFAULT_LEVEL,
 ) -> AgreementReport:
-    """Every statistic of this module over ``ratings`` (and ``gold``, when given)."""
+    """Every statistic of this module over ``ratings`` (and ``gold``, when given).
+
+    Point values come from the plain functions above; the intervals from the same statistics
+    over ``resamples`` item resamples at once (:mod:`._weighted`)."""
     items = sorted(ratings)
     if not items:
         raise ValueError("no answers")
     labels = labels_in(ratings, gold)
+    coders = annotators_of(ratings)
     all_sets = [s for i in items for s in ratings[i].values()]
+    n = len(items)
 
-    def fig(name: str, stat: Callable[[Sequence[str]], float]) -> Figure:
-        return _figure(stat, items, seeded_rng(seed, name), resamples, level)
+    def weights(name: str) -> np.ndarray:
+        return _w.resample_weights(n, seeded_rng(seed, name), resamples)
 
+    keyed = [bool(gold) and i in (gold or {}) for i in items]
+    in_gold = np.array(keyed, dtype=float)
+    majorities = [majority(ratings[i]) for i in items]
     rows = []
     for label in labels:
+        matrix = _w.binary_matrix(ratings, items, coders, label)
+        gold_fig = None
+        if gold:
+            maj = np.array(
+                [float(label in s) if k else np.nan for s, k in zip(majorities, keyed, strict=True)]
+            )
+            ref = np.array([float(label in gold.get(i, frozenset())) for i in items])
+            gold_fig = _figure(
+                gold_cohen(ratings, gold, items, label),
+                _w.cohen_binary(weights(f"gold:{label}"), maj, ref),
+                n,
+                level,
+            )
+        units: list[list[object]] = [[bool(v) for v in row if not math.isnan(v)] for row in matrix]
         rows.append(
             LabelFigures(
                 label=label,
                 prevalence=sum(label in s for s in all_sets) / len(all_sets),
-                cohen=fig(f"cohen:{label}", partial(_cohen_stat, ratings, label)),
-                fleiss=fig(f"fleiss:{label}", partial(_fleiss_stat, ratings, label)),
-                alpha=fig(f"alpha:{label}", partial(_alpha_stat, ratings, label)),
-                gold_cohen=(
-                    fig(f"gold:{label}", partial(_gold_stat, ratings, gold, label))
-                    if gold
-                    else None
+                cohen=_figure(
+                    label_cohen(ratings, items, label),
+                    _w.mean_pairwise_cohen(weights(f"cohen:{label}"), matrix),
+                    n,
+                    level,
                 ),
+                fleiss=_figure(
+                    label_fleiss(ratings, items, label),
+                    _w.fleiss_binary(weights(f"fleiss:{label}"), matrix),
+                    n,
+                    level,
+                ),
+                alpha=_figure(
+                    label_alpha(ratings, items, label),
+                    _w.alpha_values(weights(f"alpha:{label}"), units, nominal),
+                    n,
+                    level,
+                ),
+                gold_cohen=gold_fig,
             )
         )
     gold_exact = None
     if gold:
-
-        def exact(it: Sequence[str]) -> float:
-            scored = [majority(ratings[i]) == gold[i] for i in it if i in gold]
-            return sum(scored) / len(scored) if scored else math.nan
-
-        gold_exact = fig("gold-exact", exact)
+        hits = np.array(
+            [float(k and s == gold[i]) for i, s, k in zip(items, majorities, keyed, strict=True)]
+        )
+        scored = [s == gold[i] for i, s, k in zip(items, majorities, keyed, strict=True) if k]
+        value = sum(scored) / len(scored) if scored else math.nan
+        gold_exact = _figure(value, _w.share(weights("gold-exact"), hits, in_gold), n, level)
+    set_units: list[list[object]] = [list(ratings[i].values()) for i in items]
     return AgreementReport(
-        annotators=annotators_of(ratings),
-        n_items=len(items),
+        annotators=coders,
+        n_items=n,
         n_answers=len(all_sets),
         level=level,
         resamples=resamples,
         labels=rows,
-        masi_alpha=fig("masi", lambda it: set_alpha(ratings, it, masi_distance)),
-        exact_alpha=fig("exact", lambda it: set_alpha(ratings, it, nominal)),
+        masi_alpha=_figure(
+            set_alpha(ratings, items, masi_distance),
+            _w.alpha_values(weights("masi"), set_units, _masi_any),
+            n,
+            level,
+        ),
+        exact_alpha=_figure(
+            set_alpha(ratings, items, nominal),
+            _w.alpha_values(weights("exact"), set_units, nominal),
+            n,
+            level,
+        ),
         gold_exact=gold_exact,
     )
+
+
+def _masi_any(x: object, y: object) -> float:
+    assert isinstance(x, frozenset) and isinstance(y, frozenset)
+    return masi_distance(x, y)
 
 
 __all__ = [
