@@ -100,6 +100,8 @@ def test_export_from_run_directory_and_errors(
     assert len(read_items(out)) == 5
     assert main(["annotate", "export", "--from", "nope:x", "-o", str(out)]) == 2
     assert main(["annotate", "export", "--from", "bargain:mars", "-o", str(out)]) == 2
+    stratify = ["--stratify", "nope", "-o", str(out)]
+    assert main(["annotate", "export", "--from", "bargain:casino", *stratify]) == 2
     assert main(["annotate", "export", "--from", "bargain:casino", "--n", "0", "-o", str(out)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") >= 3

@@ -24,7 +24,7 @@ from typing import IO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from todeval.errors import BadInputError
+from todeval.errors import BadInputError, UsageError
 
 Kind = Literal["multi-choice", "pairwise"]
 KINDS: tuple[Kind, ...] = ("multi-choice", "pairwise")
@@ -129,6 +129,12 @@ def stratified_sample(
     """``n`` items (all when fewer), allocated to the values of the stratum ``stratify``
     in proportion to their sizes (largest remainder), drawn from ``seed``; shuffled."""
     rng = random.Random(f"todeval-annotate|{seed}|{stratify}")
+    for g in items if stratify else ():
+        if stratify not in g.item.strata:
+            raise UsageError(
+                f"--stratify {stratify}: item {g.item.id} has no such key "
+                f"(it has: {', '.join(sorted(g.item.strata)) or 'none'})"
+            )
     if n >= len(items):
         chosen = list(items)
     elif not stratify:
@@ -136,11 +142,6 @@ def stratified_sample(
     else:
         groups: dict[str, list[GoldItem]] = defaultdict(list)
         for g in items:
-            if stratify not in g.item.strata:
-                raise BadInputError(
-                    f"--stratify {stratify}: item {g.item.id} has no such key "
-                    f"(it has: {', '.join(sorted(g.item.strata)) or 'none'})"
-                )
             groups[g.item.strata[stratify]].append(g)
         keys = sorted(groups)
         exact = {k: n * len(groups[k]) / len(items) for k in keys}
