@@ -61,6 +61,8 @@ def test_label_reload_finish_and_agree(driver: Any, served: Served, tmp_path: Pa
     _open(driver, served.url)
     _at(driver, 1, total)
     assert "<script>" in _text(driver, "context")  # payloads show as text
+    assert len(css(driver, "#context .turn.focus")) == 1
+    screenshot(driver, "annotate-item.png")
     # ten by clicking: the first candidate, then Next
     for k in range(10):
         _at(driver, k + 1, total)
