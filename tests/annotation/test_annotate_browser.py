@@ -110,3 +110,57 @@ def test_label_reload_finish_and_agree(driver: Any, served: Served, tmp_path: Pa
     args = ["annotate", "agreement", str(path), str(other), "--gold", "--resamples", "50"]
     assert main(args) == 0
     assert PAYLOADS[0] not in path.read_text(encoding="utf-8")
+
+
+def test_pairwise_items_one_choice_and_cant_tell(driver: Any, tmp_path: Path) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    from tests.annotation.conftest import Served
+    from todeval.annotation.items import Candidate, ContextTurn, Item
+
+    path = tmp_path / "pairs.jsonl"
+    with path.open("w", encoding="utf-8") as fh:
+        for k in range(3):
+            item = Item(
+                id=f"pair-{k}",
+                kind="pairwise",
+                source="toy",
+                question="Which one is the person?",
+                turns=[ContextTurn(speaker="Agent", text=f"How can I help? {PAYLOADS[1]}")],
+                candidates=[
+                    Candidate(id="a", text=f"I need a taxi {PAYLOADS[4]}"),
+                    Candidate(id="b", text="I NEED A TAXI."),
+                ],
+                cant_tell=True,
+            )
+            fh.write(item.model_dump_json() + "\n")
+    served = Served(path, "carol")
+    try:
+        _open(driver, served.url)
+        _at(driver, 1, 3)
+        assert [b.text.split()[0] for b in css(driver, "#choices .choice")] == ["1", "2", "3"]
+        _keys(driver, "1", "3")  # one choice only: 3 (can't tell) replaces 1
+        wait(driver, lambda d: len(css(d, "#choices .choice.on")) == 1)
+        _saved(driver, 1, 3)
+        _keys(driver, Keys.ENTER)
+        _at(driver, 2, 3)
+        css(driver, "#choices .choice")[1].click()
+        _saved(driver, 2, 3)
+        _keys(driver, Keys.ENTER)
+        _at(driver, 3, 3)
+        _keys(driver, "1")
+        _saved(driver, 3, 3)
+        _keys(driver, Keys.ENTER)
+        wait(
+            d := driver,
+            lambda d: not d.execute_script("return document.getElementById('done').hidden"),
+        )
+        assert _js(d, "return typeof window.__pwned") == "undefined"
+    finally:
+        served.stop()
+    answers = merge_answers([served.state.log.path])
+    assert {i: s["carol"] for i, s in answers.items()} == {
+        "pair-0": frozenset({"cant-tell"}),
+        "pair-1": frozenset({"b"}),
+        "pair-2": frozenset({"a"}),
+    }
