@@ -52,6 +52,7 @@ ALLOWED = {
     r"manifest:/package_version": "0.2.0",
     r"manifest:/(roles|selection|protocol)": "schema 2: the typed run identity",
     r"manifest:/config/limit_mode": "new config field: how --limit draws",
+    r"summary:/tables": "new summary field: benchmark tables (none here)",
 }
 
 
