@@ -31,14 +31,20 @@ def add_export(parser: argparse.ArgumentParser) -> None:
         dest="source",
         required=True,
         metavar="RUNS_OR_TASKS",
-        help="a source and its tasks (bargain:casino, bargain:craigslist) or a run directory",
+        help="a registered source and its part (<source>:<part>; see docs/annotation.md) or a "
+        "run directory",
     )
     parser.add_argument("--kind", choices=KINDS, default="multi-choice", help="item kind")
     parser.add_argument("--n", type=int, default=100, help="items to sample (default 100)")
     parser.add_argument("--stratify", metavar="KEY", help="sample proportionally per KEY value")
     parser.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     parser.add_argument(
-        "-o", "--out", required=True, metavar="FILE", help="items file (.jsonl or .csv)"
+        "-o",
+        "--output",
+        dest="out",
+        required=True,
+        metavar="FILE",
+        help="items file (.jsonl or .csv)",
     )
 
 
