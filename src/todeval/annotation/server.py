@@ -17,15 +17,12 @@ never granted) and, when it names an ``Origin``, come from the page's own.
 from __future__ import annotations
 
 import json
-import signal
-import socket
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from importlib.resources import files
 from pathlib import Path
-from types import FrameType
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -34,7 +31,7 @@ from todeval.errors import UsageError
 from todeval.report._markup import Markup, el, join, void
 from todeval.report._page import content_security_policy
 from todeval.report._payload import script_safe_json
-from todeval.report._server import host_name, is_loopback
+from todeval.serving import PageHandler, bind, is_loopback, serve_until_interrupted
 
 MAX_BODY = 64 * 1024
 
@@ -159,37 +156,19 @@ class AnnotationState:
 _JSON = "application/json; charset=utf-8"
 
 
-def make_handler(state: AnnotationState, loopback: bool) -> type[BaseHTTPRequestHandler]:
-    csp = content_security_policy(asset("annotate.js"), header=True)
-
-    class Handler(BaseHTTPRequestHandler):
+def make_handler(state: AnnotationState, loopback: bool) -> type[PageHandler]:
+    class Handler(PageHandler):
         server_version = "todeval-annotate"
-        sys_version = ""
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet."""
-
-        def _host_ok(self) -> bool:
-            return not loopback or is_loopback(host_name(self.headers.get("Host") or ""))
+        csp = content_security_policy(asset("annotate.js"), header=True)
 
         def _send(self, code: int, body: bytes, ctype: str) -> None:
-            self.send_response(code)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Cache-Control", "no-store")
-            self.send_header("X-Content-Type-Options", "nosniff")
-            self.send_header("Referrer-Policy", "no-referrer")
-            self.send_header("Content-Security-Policy", csp)
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(body)
+            self.send(code, body, ctype)
 
         def _error(self, code: int, message: str) -> None:
             self._send(code, json.dumps({"error": message}).encode(), _JSON)
 
         def do_GET(self) -> None:
-            if not self._host_ok():
-                self._send(421, b"misdirected request\n", "text/plain; charset=utf-8")
+            if not self.host_ok():
                 return
             path = urlsplit(self.path).path
             if path in ("/", "/index.html"):
@@ -205,8 +184,7 @@ def make_handler(state: AnnotationState, loopback: bool) -> type[BaseHTTPRequest
             self.do_GET()
 
         def do_POST(self) -> None:
-            if not self._host_ok():
-                self._send(421, b"misdirected request\n", "text/plain; charset=utf-8")
+            if not self.host_ok():
                 return
             if urlsplit(self.path).path != "/api/answer":
                 self._error(404, "not found")
@@ -237,25 +215,13 @@ def make_handler(state: AnnotationState, loopback: bool) -> type[BaseHTTPRequest
             else:
                 self._send(200, b'{"ok": true}', _JSON)
 
+    Handler.loopback = loopback
     return Handler
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-
-class _Server6(_Server):
-    address_family = socket.AF_INET6
 
 
 def make_server(state: AnnotationState, host: str, port: int) -> ThreadingHTTPServer:
     """A bound (not yet serving) server; ``port`` 0 picks a free port."""
-    cls = _Server6 if ":" in host else _Server
-    return cls((host.strip("[]"), port), make_handler(state, is_loopback(host)))
-
-
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
+    return bind(make_handler(state, is_loopback(host)), host, port)
 
 
 def serve_items(
@@ -280,18 +246,7 @@ def serve_items(
         f"({done} answered; answers in {state.log.path}; Ctrl-C to stop)",
         flush=True,
     )
-    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _interrupt)
-    try:
-        server.serve_forever(poll_interval=0.25)
-    except KeyboardInterrupt:
-        print("stopped", flush=True)
-    finally:
-        server.server_close()
-        state.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    serve_until_interrupted(server, on_close=state.close)
     return 0
 
 

@@ -10,17 +10,15 @@ the run files and reloads when a run writes an episode. Ctrl-C stops the server 
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import time
 from pathlib import Path
-from types import FrameType
 
 from todeval.errors import BadInputError, UsageError
 from todeval.registry import Command, Registry
 from todeval.report import DEFAULT_TITLE, ViewState, make_server
 from todeval.report._index import INDEX_NAME
-from todeval.report._server import is_loopback
+from todeval.serving import is_loopback, serve_until_interrupted
 
 DEFAULT_PORT = 8765
 
@@ -86,24 +84,8 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    # Ctrl-C works even when started in the background (where SIGINT may be ignored), and a
-    # polite kill stops the server the same way.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _interrupt)
-    try:
-        server.serve_forever(poll_interval=0.25)
-    except KeyboardInterrupt:
-        print("stopped", flush=True)
-    finally:
-        server.server_close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    serve_until_interrupted(server)
     return 0
-
-
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
 
 
 def register(registry: Registry) -> None:

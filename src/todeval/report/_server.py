@@ -20,15 +20,12 @@ address are refused when bound to loopback (a guard against DNS rebinding).
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import json
-import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from pydantic import ValidationError
@@ -38,17 +35,7 @@ from todeval.report._inputs import ReportInputs, discover_inputs, watch_files
 from todeval.report._page import DEFAULT_TITLE, asset, build_html, content_security_policy
 from todeval.report._payload import episode_view
 from todeval.results.profile import ProfileBook
-
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
-
-
-def is_loopback(host: str) -> bool:
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+from todeval.serving import PageHandler, bind, is_loopback
 
 
 def tree_version(root: Path) -> str:
@@ -165,14 +152,6 @@ class ViewState:
         return None
 
 
-def host_name(header: str) -> str:
-    """The host part of a ``Host`` header (``[::1]:8765`` -> ``::1``)."""
-    header = header.strip()
-    if header.startswith("["):
-        return header[1:].split("]", 1)[0]
-    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
-
-
 def _params(query: str) -> dict[str, str]:
     return {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
 
@@ -184,30 +163,13 @@ def _error(message: str) -> bytes:
     return json.dumps({"error": message}).encode()
 
 
-def make_handler(state: ViewState, loopback: bool) -> type[BaseHTTPRequestHandler]:
-    csp = content_security_policy(asset("report.js"), header=True)
-
-    class Handler(BaseHTTPRequestHandler):
+def make_handler(state: ViewState, loopback: bool) -> type[PageHandler]:
+    class Handler(PageHandler):
         server_version = "todeval-view"
-        sys_version = ""
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet: the page polls every few seconds."""
-
-        def _host_ok(self) -> bool:
-            return not loopback or is_loopback(host_name(self.headers.get("Host") or ""))
+        csp = content_security_policy(asset("report.js"), header=True)
 
         def _send(self, code: int, body: bytes, ctype: str) -> None:
-            self.send_response(code)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Cache-Control", "no-store")
-            self.send_header("X-Content-Type-Options", "nosniff")
-            self.send_header("Referrer-Policy", "no-referrer")
-            self.send_header("Content-Security-Policy", csp)
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(body)
+            self.send(code, body, ctype)
 
         def _api(self, path: str, params: dict[str, str]) -> None:
             if path == "/api/facets":
@@ -235,8 +197,7 @@ def make_handler(state: ViewState, loopback: bool) -> type[BaseHTTPRequestHandle
                 self._send(404, _error("not found"), _JSON)
 
         def do_GET(self) -> None:
-            if not self._host_ok():
-                self._send(421, b"misdirected request\n", "text/plain; charset=utf-8")
+            if not self.host_ok():
                 return
             url = urlsplit(self.path)
             path = url.path
@@ -255,18 +216,10 @@ def make_handler(state: ViewState, loopback: bool) -> type[BaseHTTPRequestHandle
         def do_HEAD(self) -> None:
             self.do_GET()
 
+    Handler.loopback = loopback
     return Handler
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-
-class _Server6(_Server):
-    address_family = socket.AF_INET6
 
 
 def make_server(state: ViewState, host: str, port: int) -> ThreadingHTTPServer:
     """A bound (not yet serving) server; ``port`` 0 picks a free port."""
-    cls = _Server6 if ":" in host else _Server
-    return cls((host.strip("[]"), port), make_handler(state, is_loopback(host)))
+    return bind(make_handler(state, is_loopback(host)), host, port)
