@@ -112,6 +112,15 @@ class EventView(_Frozen):
     bold: str | None = Field(None, description="data field shown in bold before the text")
 
 
+def episode_log_events(violation_title: str) -> dict[str, EventView]:
+    """Views of the two kinds every :class:`todeval.dialogue.EpisodeLog` writes: a violation
+    (reason and the raw output, titled as the benchmark calls it) and the episode's end."""
+    return {
+        "violation": EventView(style="alert", title=violation_title, text="reason", pre="raw"),
+        "episode_end": EventView(style="end", title="end", bold="outcome", text="reason"),
+    }
+
+
 class DetailView(_Frozen):
     """One field of an episode's ``details`` shown as a box beside the transcript."""
 

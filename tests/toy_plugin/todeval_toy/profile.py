@@ -11,6 +11,7 @@ from todeval.results.profile import (
     LabelValue,
     PanelRoles,
     RoleView,
+    episode_log_events,
 )
 
 PROFILE = BenchmarkProfile(
@@ -43,8 +44,7 @@ PROFILE = BenchmarkProfile(
     events={
         "guess": EventView(style="message", title="Guesser", text="guess"),
         "answer": EventView(style="message", title="Host", text="answer"),
-        "violation": EventView(style="alert", title="rule broken", text="reason", pre="raw"),
-        "episode_end": EventView(style="end", title="end", bold="outcome", text="reason"),
+        **episode_log_events("rule broken"),
     },
     details=(DetailView(key="guesses", title="Guesses", layout="list"),),
     panel=PanelRoles(subject="guesser", varied="host"),

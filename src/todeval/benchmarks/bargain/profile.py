@@ -10,6 +10,7 @@ from todeval.results.profile import (
     LabelSpec,
     LabelValue,
     RoleView,
+    episode_log_events,
 )
 
 PROFILE = BenchmarkProfile(
@@ -61,8 +62,7 @@ PROFILE = BenchmarkProfile(
             flag="exact",
             flag_false_title="gold vs predicted (differs)",
         ),
-        "violation": EventView(style="alert", title="unreadable output", text="reason", pre="raw"),
-        "episode_end": EventView(style="end", title="end", bold="outcome", text="reason"),
+        **episode_log_events("unreadable output"),
     },
     details=(
         DetailView(key="provenance", title="Label provenance", layout="json"),

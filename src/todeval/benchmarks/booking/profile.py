@@ -11,6 +11,7 @@ from todeval.results.profile import (
     LabelValue,
     PanelRoles,
     RoleView,
+    episode_log_events,
 )
 
 ACCURACY = "booking.booking_accuracy"
@@ -95,8 +96,7 @@ PROFILE = BenchmarkProfile(
             bold="reference",
             text="message",
         ),
-        "violation": EventView(style="alert", title="format violation", text="reason", pre="raw"),
-        "episode_end": EventView(style="end", title="end", bold="outcome", text="reason"),
+        **episode_log_events("format violation"),
     },
     details=(
         DetailView(

@@ -12,6 +12,7 @@ from todeval.results.profile import (
     LabelValue,
     PanelRoles,
     RoleView,
+    episode_log_events,
 )
 
 SUCCESS = "clarq.success"
@@ -78,8 +79,7 @@ PROFILE = BenchmarkProfile(
         "provider_decision": EventView(
             style="result", title="decision", bold="decision", text="summary"
         ),
-        "violation": EventView(style="alert", title="protocol broken", text="reason", pre="raw"),
-        "episode_end": EventView(style="end", title="end", bold="outcome", text="reason"),
+        **episode_log_events("protocol broken"),
     },
     details=(
         DetailView(key="released", title="Released nodes (in order)", layout="list"),
