@@ -31,6 +31,7 @@ from todeval.backends.types import (
     ModelInfo,
     ToolCallOut,
 )
+from todeval.core import safejson
 from todeval.errors import BadInputError
 
 
@@ -127,9 +128,9 @@ def load_script(path: str | Path) -> Script:
         raise BadInputError(f"cannot read script {path}: {exc.strerror or exc}") from None
     try:
         if path.suffix == ".jsonl":
-            replies = [json.loads(line) for line in text.splitlines() if line.strip()]
+            replies = [safejson.loads(line) for line in text.splitlines() if line.strip()]
             return Script.model_validate({"replies": replies})
-        data = json.loads(text)
+        data = safejson.loads(text)
         if isinstance(data, list):
             data = {"replies": data}
         return Script.model_validate(data)

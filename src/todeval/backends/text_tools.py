@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 from todeval.backends.types import ChatMessage, ToolCallOut, ToolChoice
+from todeval.core import safejson
 
 DEFAULT_MAX_STRING = 200
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
@@ -70,7 +71,7 @@ def tool_instructions(tools: list[dict[str, Any]], tool_choice: ToolChoice | Non
 
 def _call_json(call: ToolCallOut) -> str:
     try:
-        arguments: Any = json.loads(call.arguments) if call.arguments.strip() else {}
+        arguments: Any = safejson.loads(call.arguments) if call.arguments.strip() else {}
     except json.JSONDecodeError:
         arguments = call.arguments
     return json.dumps({"tool": call.name, "arguments": arguments}, ensure_ascii=False)
@@ -115,6 +116,11 @@ def _json_values(text: str) -> list[Any]:
                 continue
             try:
                 value, _ = decoder.raw_decode(candidate, start)
+                safejson.check_depth(value)
+            except safejson.JsonDepthError:
+                break  # too deep to be a tool call: no call in this candidate
+            except RecursionError:
+                break
             except json.JSONDecodeError:
                 continue
             return value if isinstance(value, list) else [value]

@@ -16,6 +16,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
+from todeval.core import safejson
+
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*[ \t]*\n?(.*?)\n?[ \t]*```$", re.DOTALL)
 _MAX_REASON = 200
 
@@ -49,11 +51,11 @@ class ReplyChecker:
         if fenced:
             body = fenced.group(1).strip()
         try:
-            value = json.loads(body)
+            value = safejson.loads(body)
+        except safejson.JsonDepthError as exc:
+            return CheckedReply(None, f"not accepted: JSON {exc}")
         except json.JSONDecodeError as exc:
             return CheckedReply(None, f"not JSON ({exc.msg}, at character {exc.pos})")
-        except RecursionError:
-            return CheckedReply(None, "not JSON (nested too deeply)")
         if not isinstance(value, dict):
             return CheckedReply(None, f"not a JSON object but {type(value).__name__}")
         error = best_match(self._validator.iter_errors(value))

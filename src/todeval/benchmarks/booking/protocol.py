@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 
 from todeval.benchmarks.booking.schema import BOOKING_TOOLS, DB_TOOLS, FOLLOWUP, tool_parameters
 from todeval.benchmarks.booking.tasks import BookingTask
+from todeval.core import safejson
 from todeval.core.records import CallUsage
 from todeval.dialogue.participants import Participant
 
@@ -110,7 +111,14 @@ class Violation(BaseModel):
 def _raw_text(output: SystemOutput) -> str:
     if output.tool_call is not None:
         args = output.tool_call.arguments
-        body = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+        if isinstance(args, str):
+            body = args
+        else:
+            try:
+                safejson.check_depth(args)
+                body = json.dumps(args, ensure_ascii=False)
+            except safejson.JsonDepthError as exc:
+                body = f"<arguments {exc}>"
         return f"{output.tool_call.name}({body})"
     return output.text or ""
 
@@ -140,11 +148,15 @@ class ActionParser:
         if validator is None:
             return Violation(reason=f"unknown tool {call.name!r}", raw=raw)
         args: Any = call.arguments
-        if isinstance(args, str):
-            try:
-                args = json.loads(args) if args.strip() else {}
-            except json.JSONDecodeError as exc:
-                return Violation(reason=f"arguments are not valid JSON ({exc.msg})", raw=raw)
+        try:
+            if isinstance(args, str):
+                args = safejson.loads(args) if args.strip() else {}
+            else:
+                safejson.check_depth(args)
+        except safejson.JsonDepthError as exc:
+            return Violation(reason=f"arguments {exc}", raw=raw)
+        except json.JSONDecodeError as exc:
+            return Violation(reason=f"arguments are not valid JSON ({exc.msg})", raw=raw)
         if not isinstance(args, dict):
             return Violation(reason="arguments are not a JSON object", raw=raw)
         error = jsonschema.exceptions.best_match(validator.iter_errors(args))

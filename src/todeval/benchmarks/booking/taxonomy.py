@@ -21,12 +21,12 @@ valid in the regular MultiWOZ schema, e.g. 2 people for "7B") instead of the goa
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from todeval.benchmarks.booking.schema import BOOKING_TOOLS, TIME_PATTERN, slot_values
 from todeval.benchmarks.booking.tasks import BookingTask, normalise_key, normalise_value
+from todeval.core import safejson
 from todeval.core.outcome import Outcome
 from todeval.dialogue.episode import Termination
 
@@ -111,7 +111,7 @@ def attempted_bookings(events: list[Any]) -> list[tuple[str, dict[str, str]]]:
             name, _, body = raw.partition("(")
             if name in tools and body.endswith(")"):
                 try:
-                    args = json.loads(body[:-1])
+                    args = safejson.loads(body[:-1])
                 except ValueError:
                     continue
                 if isinstance(args, dict):

@@ -32,6 +32,7 @@ from todeval.benchmarks.clarq._text import (
     strip_sentence_end,
     with_sentence_end,
 )
+from todeval.core import safejson
 from todeval.core.records import CallUsage
 from todeval.errors import BadInputError, InfrastructureError
 
@@ -298,7 +299,7 @@ def _json_object(text: str) -> dict[str, Any]:
         candidates.append(body[start : end + 1])
     for candidate in candidates:
         try:
-            value = json.loads(candidate)
+            value = safejson.loads(candidate)
         except ValueError:
             continue
         if isinstance(value, dict):

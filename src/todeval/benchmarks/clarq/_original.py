@@ -32,6 +32,7 @@ from todeval.benchmarks.clarq._tasks import (
 )
 from todeval.benchmarks.clarq._text import Language, detect_language, strip_provider_prefix
 from todeval.benchmarks.clarq._transcripts import ClarqTranscript
+from todeval.core import safejson
 from todeval.errors import BadInputError
 
 _LABEL = re.compile(r"\d+(?:\.\d+)*")
@@ -63,7 +64,7 @@ def _read_document(path: Path) -> Any:
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise BadInputError(f"{path}: not a UTF-8 (or gzip) JSON file ({exc})") from None
     try:
-        return json.loads(text)
+        return safejson.loads(text)
     except json.JSONDecodeError as exc:
         raise BadInputError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from todeval.benchmarks._turns.command import execute_run
@@ -15,6 +14,7 @@ from todeval.benchmarks.incar_turns.run import (
     Scored,
     build_plan,
 )
+from todeval.core import safejson
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,7 +31,7 @@ def _table(scored: Scored, out: Path, config: IncarTurnsConfig) -> str:
         predictions = out / PREDICTIONS_FILE
         if not predictions.exists():
             return "no dialogue was generated: nothing to score"
-        raw = json.loads(predictions.read_text(encoding="utf-8"))
+        raw = safejson.loads(predictions.read_text(encoding="utf-8"))
         if not raw:
             return "no dialogue was generated: nothing to score"
         scored.result = evaluate(raw, config.split, seed=config.seed, resamples=config.resamples)

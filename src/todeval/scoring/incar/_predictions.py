@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from todeval.core import safejson
 from todeval.errors import BadInputError
 from todeval.scoring.incar._gold import GoldSplit
 
@@ -114,7 +115,9 @@ def read_predictions(path: Path, gold: GoldSplit) -> IncarPredictions:
     if not text.strip():
         raise BadInputError(f"{path}: empty file")
     try:
-        raw = json.loads(text)
+        raw = safejson.loads(text)
+    except safejson.JsonDepthError as exc:
+        raise BadInputError(f"{path}: not accepted: JSON {exc}") from None
     except json.JSONDecodeError as exc:
         raise BadInputError(
             f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"

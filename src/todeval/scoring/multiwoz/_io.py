@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from todeval.core import safejson
 from todeval.errors import BadInputError
 from todeval.scoring.multiwoz._models import PredictedTurn
 
@@ -37,9 +38,11 @@ def read_prediction_file(path: str | Path) -> Any:
     if not data.strip():
         raise BadInputError(f"{path}: the file is empty; expected a JSON object of dialogues")
     try:
-        return json.loads(data)
+        return safejson.loads(data)
     except UnicodeDecodeError:
         raise BadInputError(f"{path}: not UTF-8 text; expected a JSON object") from None
+    except safejson.JsonDepthError as exc:
+        raise BadInputError(f"{path}: not accepted: JSON {exc}") from None
     except json.JSONDecodeError as exc:
         raise BadInputError(
             f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"

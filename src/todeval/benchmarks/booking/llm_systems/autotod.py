@@ -28,6 +28,7 @@ from todeval.benchmarks.booking.protocol import (
     ToolCall,
 )
 from todeval.benchmarks.booking.schema import BOOKING_TOOLS, DB_TOOLS, FOLLOWUP
+from todeval.core import safejson
 from todeval.core.records import CallUsage
 
 QUERY_TABLES = {"query_restaurants": "restaurant", "query_hotels": "hotel", "query_trains": "train"}
@@ -83,7 +84,7 @@ def query_tools(tool_definitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _sql_where(raw: str) -> str | None:
     """The ``sql_where`` string of a query call's raw arguments, if they are well-formed."""
     try:
-        arguments = json.loads(raw)
+        arguments = safejson.loads(raw)
     except json.JSONDecodeError:
         return None
     if isinstance(arguments, dict) and set(arguments) == {"sql_where"}:

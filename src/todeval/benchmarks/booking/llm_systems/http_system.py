@@ -34,6 +34,7 @@ from todeval.benchmarks.booking.protocol import (
     SystemOutput,
     ToolCall,
 )
+from todeval.core import safejson
 from todeval.core.records import CallUsage
 from todeval.dialogue.participants import PlayerOptions
 from todeval.errors import UsageError
@@ -66,7 +67,7 @@ class _Reply(BaseModel):
 def output_from_body(body: str, latency_s: float) -> SystemOutput:
     """The system output for a response body (malformed bodies become text)."""
     try:
-        reply = _Reply.model_validate(json.loads(body))
+        reply = _Reply.model_validate(safejson.loads(body))
     except (json.JSONDecodeError, ValidationError):
         return SystemOutput(text=body[:_MAX_RAW], usage=[_usage(None, latency_s)])
     usage = [_usage(reply.usage, latency_s)]

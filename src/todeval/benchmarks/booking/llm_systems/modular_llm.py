@@ -43,6 +43,7 @@ from todeval.benchmarks.booking.protocol import (
     UserMessage,
 )
 from todeval.benchmarks.booking.tasks import BOOKING_DOMAINS
+from todeval.core import safejson
 from todeval.core.records import CallUsage
 from todeval.dialogue.participants import PlayerOptions
 from todeval.dialogue.prompts import PromptSet
@@ -150,7 +151,7 @@ class ModularLLMSystem:
     async def _route(self, call: ToolCallOut, usage: list[CallUsage]) -> str:
         """Run the module a ``callmodule`` call asks for; its result text for the DM."""
         try:
-            arguments: Any = json.loads(call.arguments) if call.arguments.strip() else {}
+            arguments: Any = safejson.loads(call.arguments) if call.arguments.strip() else {}
         except json.JSONDecodeError as exc:
             return f"Error: the arguments are not valid JSON ({exc.msg})."
         if not isinstance(arguments, dict):

@@ -31,6 +31,7 @@ from todeval.benchmarks.booking.schema import (
     tool_parameters,
 )
 from todeval.benchmarks.booking.tasks import BOOKING_DOMAINS
+from todeval.core import safejson
 from todeval.core.records import CallUsage
 from todeval.dialogue.prompts import PromptSet
 
@@ -104,7 +105,7 @@ def parse_module_reply(
     if fenced:
         text = fenced.group(1)
     try:
-        value = json.loads(text)
+        value = safejson.loads(text)
     except json.JSONDecodeError as exc:
         return None, f"not JSON ({exc.msg})"
     if not isinstance(value, dict):
