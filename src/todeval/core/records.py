@@ -12,7 +12,7 @@ families never collide. The schema version is bumped on any incompatible change.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -22,6 +22,13 @@ from todeval.core.outcome import Outcome
 SCHEMA_VERSION = 2
 """2 (0.2.0): the manifest's typed run identity (``roles``, ``selection``, ``protocol``).
 1 (0.1.0): still read; the identity is derived from the config (:mod:`todeval.core.identity`)."""
+
+
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+"""A float that is a real number: a NaN or infinite metric, cost or latency is refused when a
+record is built or read, so one bad value can never turn an aggregate into ``nan``."""
+Amount = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Count = Annotated[int, Field(ge=0)]
 
 
 class Event(BaseModel):
@@ -43,27 +50,27 @@ class CallUsage(BaseModel):
 
     role: str = Field(description="user, system, or a module name such as system.intent")
     model: str = ""
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+    prompt_tokens: Count = 0
+    completion_tokens: Count = 0
     estimated: bool = Field(False, description="token counts estimated (server gave none)")
-    latency_s: float = 0.0
+    latency_s: Amount = 0.0
     cached: bool = False
-    cost_usd: float = 0.0
-    flops: float = 0.0
+    cost_usd: Amount = 0.0
+    flops: Amount = 0.0
 
 
 class RoleUsage(BaseModel):
     """Summed accounting for one role in one episode."""
 
-    calls: int = 0
-    cached_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+    calls: Count = 0
+    cached_calls: Count = 0
+    prompt_tokens: Count = 0
+    completion_tokens: Count = 0
     estimated: bool = False
-    latency_s: float = 0.0
-    cost_usd: float = 0.0
-    flops: float = 0.0
-    call_latencies_s: list[float] = Field(
+    latency_s: Amount = 0.0
+    cost_usd: Amount = 0.0
+    flops: Amount = 0.0
+    call_latencies_s: list[Amount] = Field(
         default_factory=list, description="latency of each uncached call (timing: may differ)"
     )
 
@@ -111,7 +118,9 @@ class EpisodeRecord(BaseModel):
         "format_violation, simulator_error, system_error, infrastructure (none in 0.1.0 runs)",
     )
     reason: str = Field("", description="why the episode ended, in a few words")
-    metrics: dict[str, float] = Field(default_factory=dict)
+    metrics: dict[str, FiniteFloat] = Field(
+        default_factory=dict, description="finite numbers only (NaN and infinity refused)"
+    )
     turns: int = 0
     events: list[Event] = Field(default_factory=list)
     usage: dict[str, RoleUsage] = Field(default_factory=dict)
