@@ -1,7 +1,10 @@
 """Per-call accounting: tokens, dollar cost, FLOPs.
 
 * Token counts come from the server's ``usage``; only when it gives none are they estimated as
-  characters / 4 (the original clem:todd estimate) and the call is marked ``estimated``.
+  characters / 4 (the original clem:todd estimate) and the call is marked ``estimated``. A
+  count that is not a plain integer in 0..:data:`MAX_TOKENS_PER_CALL` (negative, fractional,
+  a string, 10^400) is not trusted: the call's usage counts as missing and is estimated, so a
+  broken server can neither lower a cost nor crash the accounting.
 * Dollar cost = prompt tokens x input price + completion tokens x output price (per 1M).
 * FLOPs = 2 x parameters x (prompt + completion tokens); :func:`flop_cost_usd` prices them at
   $0.05 per petaFLOP (the paper's assumption). Unknown parameter count -> 0 FLOPs.
@@ -13,12 +16,33 @@
 from __future__ import annotations
 
 import json
+import math
+import sys
+from typing import Any
 
 from todeval.backends.types import GenerationRequest, ModelInfo
 from todeval.core.prices import USD_PER_PETAFLOP
 from todeval.core.records import CallUsage
 
 CHARS_PER_TOKEN = 4
+MAX_TOKENS_PER_CALL = 10**9
+"""Largest token count of one call taken from a server (any model's context is far smaller)."""
+MAX_USD_PER_CALL = 1e9
+"""Cost of one call is clamped here (never reached with a models file's prices in range)."""
+
+
+def valid_token_count(value: Any) -> bool:
+    """A server's token count is trusted only as a plain integer in 0..MAX_TOKENS_PER_CALL."""
+    return (
+        isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS_PER_CALL
+    )
+
+
+def _finite(value: float, cap: float) -> float:
+    """``value`` clamped to 0..cap; NaN becomes 0 (cost and FLOPs are never non-finite)."""
+    if math.isnan(value):
+        return 0.0
+    return min(max(value, 0.0), cap)
 
 
 def estimate_tokens(text: str) -> int:
@@ -40,15 +64,16 @@ def request_text(request: GenerationRequest) -> str:
 
 
 def token_cost_usd(info: ModelInfo, prompt_tokens: int, completion_tokens: int) -> float:
-    """Dollar cost of one call from the model's per-1M-token prices."""
-    return (prompt_tokens * info.price_in_per_1m + completion_tokens * info.price_out_per_1m) / 1e6
+    """Dollar cost of one call from the model's per-1M-token prices (finite, 0..1e9)."""
+    cost = (prompt_tokens * info.price_in_per_1m + completion_tokens * info.price_out_per_1m) / 1e6
+    return _finite(cost, MAX_USD_PER_CALL)
 
 
 def call_flops(info: ModelInfo, prompt_tokens: int, completion_tokens: int) -> float:
     """2 x parameters x tokens; 0 when the parameter count is unknown."""
     if not info.parameters:
         return 0.0
-    return 2.0 * info.parameters * (prompt_tokens + completion_tokens)
+    return _finite(2.0 * info.parameters * (prompt_tokens + completion_tokens), sys.float_info.max)
 
 
 def flop_cost_usd(flops: float) -> float:
@@ -85,12 +110,13 @@ def usage_or_estimate(
     role: str,
     request: GenerationRequest,
     reply_text: str,
-    prompt_tokens: int | None,
-    completion_tokens: int | None,
+    prompt_tokens: Any,
+    completion_tokens: Any,
     latency_s: float,
 ) -> CallUsage:
-    """Server counts when both are given, else the chars/4 estimate marked ``estimated``."""
-    if prompt_tokens is not None and completion_tokens is not None:
+    """Server counts when both are given and valid (:func:`valid_token_count`), else the
+    chars/4 estimate marked ``estimated``."""
+    if valid_token_count(prompt_tokens) and valid_token_count(completion_tokens):
         return make_usage(
             info,
             role=role,

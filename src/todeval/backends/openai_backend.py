@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 import openai
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from todeval.backends.accounting import usage_or_estimate
 from todeval.backends.errors import TransientError
@@ -62,14 +62,9 @@ class _Choice(BaseModel):
     finish_reason: str | None = None
 
 
-class _Usage(BaseModel):
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-
-
 class _Completion(BaseModel):
     choices: list[_Choice]
-    usage: _Usage | None = None
+    usage: Any = Field(None, description="the server's counts: checked by the accounting")
 
 
 def parse_completion_body(body: str) -> _Completion:
@@ -280,7 +275,7 @@ class OpenAIBackend:
             calls = parse_tool_reply(text)
         else:
             calls = []
-        usage = completion.usage or _Usage()
+        usage = completion.usage if isinstance(completion.usage, dict) else {}
         return GenerationResult(
             text=text,
             tool_calls=calls,
@@ -290,8 +285,8 @@ class OpenAIBackend:
                 role=role,
                 request=request,
                 reply_text=text + "".join(c.arguments for c in calls),
-                prompt_tokens=usage.prompt_tokens,
-                completion_tokens=usage.completion_tokens,
+                prompt_tokens=usage.get("prompt_tokens"),
+                completion_tokens=usage.get("completion_tokens"),
                 latency_s=latency,
             ),
         )

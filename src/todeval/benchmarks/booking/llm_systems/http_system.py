@@ -28,6 +28,7 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, Field, ValidationError
 
+from todeval.backends.accounting import valid_token_count
 from todeval.benchmarks.booking.protocol import (
     Observation,
     SystemContext,
@@ -53,8 +54,8 @@ class _Action(BaseModel):
 
 
 class _Usage(BaseModel):
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+    prompt_tokens: Any = 0
+    completion_tokens: Any = 0
     model: str = ""
 
 
@@ -78,12 +79,18 @@ def output_from_body(body: str, latency_s: float) -> SystemOutput:
 
 
 def _usage(reported: _Usage | None, latency_s: float) -> CallUsage:
+    """The system's own counts; invalid ones (negative, fractional, absurd) count as 0 and the
+    call is marked ``estimated``."""
     reported = reported or _Usage()
+    valid = valid_token_count(reported.prompt_tokens) and valid_token_count(
+        reported.completion_tokens
+    )
     return CallUsage(
         role="system",
         model=reported.model or "http",
-        prompt_tokens=reported.prompt_tokens,
-        completion_tokens=reported.completion_tokens,
+        prompt_tokens=reported.prompt_tokens if valid else 0,
+        completion_tokens=reported.completion_tokens if valid else 0,
+        estimated=not valid,
         latency_s=latency_s,
     )
 
