@@ -21,13 +21,23 @@ the API-key variable, tool and schema modes::
 
 from __future__ import annotations
 
+import math
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from todeval.backends.types import BackendKind, SchemaMode, ToolMode
+from todeval.backends.types import (
+    MAX_CONNECTION_LIMIT,
+    MAX_CONTEXT_SIZE,
+    MAX_PARAMETERS,
+    MAX_PRICE_PER_1M,
+    MAX_TIMEOUT_S,
+    BackendKind,
+    SchemaMode,
+    ToolMode,
+)
 from todeval.errors import BadInputError, UsageError, choice_error
 
 DEFAULT_OPENAI_URL = "https://api.openai.com/v1"
@@ -70,22 +80,43 @@ def parse_model_spec(spec: str) -> ParsedSpec:
     return ParsedSpec(backend=backend, target=rest)
 
 
-class ModelEntry(BaseModel):
-    """One model of a models file."""
+def _finite_numbers(value: Any, where: str) -> None:
+    """Raise ValueError naming the first NaN or infinite float in ``value`` (lists, tables)."""
+    stack: list[tuple[Any, str]] = [(value, where)]
+    while stack:
+        node, at = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            raise ValueError(f"{at} must be a finite number, got {node}")
+        if isinstance(node, dict):
+            stack.extend((v, f"{at}.{k}") for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, f"{at}[{i}]") for i, v in enumerate(node))
 
-    model_config = ConfigDict(extra="forbid")
+
+class ModelEntry(BaseModel):
+    """One model of a models file. Every number is finite and in range (see the limits in
+    :mod:`todeval.backends.types`): a price of ``inf`` or ``1e308`` or a ``timeout_s`` of
+    ``inf`` is refused when the file is loaded (exit 3), never met in a run."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     spec: str
-    parameters: int | None = Field(None, gt=0)
-    context_size: int | None = Field(None, gt=0)
-    price_in_per_1m: float = Field(0.0, ge=0)
-    price_out_per_1m: float = Field(0.0, ge=0)
-    connection_limit: int | None = Field(None, ge=1)
+    parameters: int | None = Field(None, gt=0, le=MAX_PARAMETERS)
+    context_size: int | None = Field(None, gt=0, le=MAX_CONTEXT_SIZE)
+    price_in_per_1m: float = Field(0.0, ge=0, le=MAX_PRICE_PER_1M)
+    price_out_per_1m: float = Field(0.0, ge=0, le=MAX_PRICE_PER_1M)
+    connection_limit: int | None = Field(None, ge=1, le=MAX_CONNECTION_LIMIT)
     api_key_env: str | None = Field(None, description="NAME of the variable, never the key")
     generation: dict[str, Any] = Field(default_factory=dict)
     tool_mode: ToolMode | None = None
     schema_mode: SchemaMode | None = None
-    timeout_s: float | None = Field(None, gt=0)
+    timeout_s: float | None = Field(None, gt=0, le=MAX_TIMEOUT_S)
+
+    @field_validator("generation")
+    @classmethod
+    def _finite_generation(cls, value: dict[str, Any]) -> dict[str, Any]:
+        _finite_numbers(value, "generation")
+        return value
 
 
 class ModelsFile(BaseModel):

@@ -19,6 +19,15 @@ ToolMode = Literal["native", "text"]
 SchemaMode = Literal["json_schema", "json_object", "guided_json", "none"]
 ToolChoice = Literal["auto", "none", "required"] | dict[str, Any]
 
+# Limits of every number a models file (and so a ModelInfo) may hold: finite and in range.
+MAX_PRICE_PER_1M = 10_000.0
+"""USD per 1M tokens; the dearest listed model costs well under 1% of this."""
+MAX_TIMEOUT_S = 3600.0
+"""Per-attempt timeout; a larger (or infinite) one would let a trickling server hold a run."""
+MAX_PARAMETERS = 10**15
+MAX_CONTEXT_SIZE = 10**8
+MAX_CONNECTION_LIMIT = 1024
+
 
 class ToolCallOut(BaseModel):
     """One tool call made by the model; ``arguments`` is the raw JSON text it produced."""
@@ -73,18 +82,26 @@ class GenerationResult(BaseModel):
 class ModelInfo(BaseModel):
     """What is known about a model endpoint. Never holds a secret: only the key's variable name."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, allow_inf_nan=False)
 
     name: str = Field(description="the models-file name, or the spec string")
     spec: str = Field(description="backend:model[@base_url]; contains no secret")
     backend: BackendKind
     model: str = Field(description="model name sent to the server / file name of the GGUF")
     base_url: str | None = None
-    parameters: int | None = Field(None, description="parameter count, for FLOPs")
-    context_size: int | None = None
-    price_in_per_1m: float = Field(0.0, description="USD per 1M prompt tokens")
-    price_out_per_1m: float = Field(0.0, description="USD per 1M completion tokens")
-    connection_limit: int = Field(8, ge=1, description="max concurrent calls to the endpoint")
+    parameters: int | None = Field(
+        None, gt=0, le=MAX_PARAMETERS, description="parameter count, for FLOPs"
+    )
+    context_size: int | None = Field(None, gt=0, le=MAX_CONTEXT_SIZE)
+    price_in_per_1m: float = Field(
+        0.0, ge=0, le=MAX_PRICE_PER_1M, description="USD per 1M prompt tokens"
+    )
+    price_out_per_1m: float = Field(
+        0.0, ge=0, le=MAX_PRICE_PER_1M, description="USD per 1M completion tokens"
+    )
+    connection_limit: int = Field(
+        8, ge=1, le=MAX_CONNECTION_LIMIT, description="max concurrent calls to the endpoint"
+    )
     api_key_env: str | None = Field(None, description="NAME of the variable holding the key")
     generation: dict[str, Any] = Field(
         default_factory=dict, description="default generation args (request values win)"
@@ -93,7 +110,7 @@ class ModelInfo(BaseModel):
     schema_mode: SchemaMode = Field(
         "json_schema", description="how the server is asked for schema-constrained output"
     )
-    timeout_s: float = Field(120.0, gt=0, description="per-attempt timeout")
+    timeout_s: float = Field(120.0, gt=0, le=MAX_TIMEOUT_S, description="per-attempt timeout")
 
     @property
     def endpoint(self) -> str:
