@@ -173,6 +173,12 @@ def scripted_reply(request: GenerationRequest) -> str:
         parent = {"offer": "price", "condition": "condition"}.get(concept(name) or "")
         return json.dumps({"same_as": "new"} if parent is None else
                           {"same_as": "new", "parent": parent})  # fmt: skip
+    if "You label one message" in prompt:
+        last = prompt.split("\n\nWhich of these intents", 1)[0].rsplit("\n", 1)[-1]
+        listing = prompt.split("(id: name:\ndescription):\n", 1)[1].split("\n\n", 1)[0]
+        want = "discount" if "lower" in last else "offer" if "$" in last else None
+        picks = [i for i, name in _list_entries(listing) if concept(name) == want]
+        return json.dumps({"intents": picks})
     if "Find the entry of the" in prompt:
         found = re.search(r"Intent: ([^:\n]+)", prompt)
         assert found is not None
@@ -303,8 +309,14 @@ def test_hand_checked_coverage_and_duplicates(reference: Hierarchy) -> None:
     assert cov["matches"]["price.discount"] is None
     # greet, offer, discount, details, reject occur; greet and offer are matched
     assert (cov["intents"]["successes"], cov["intents"]["n"]) == (2, 5)
-    assert cov["by_label"]["counter-noprice"] == {"turns": 1, "covered": 1}
-    assert cov["by_label"]["inquire"] == {"turns": 1, "covered": 0}
+    noprice = cov["by_label"]["counter-noprice"]
+    assert noprice == {"turns": 1, "covered": 1, "covered_resolved": 0}
+    # the resolver reads "can you go lower" as the discount, which nothing extracted matches
+    assert (cov["resolve_calls"], cov["resolve_fallbacks"]) == (1, 0)
+    assert (cov["turns_resolved"]["successes"], cov["turns_resolved"]["n"]) == (3, 6)
+    picked = [r["intents"] for r in cov["resolved"] if r["labels"] == ["counter-noprice"]]
+    assert picked == [["price.discount"]]
+    assert cov["by_label"]["inquire"] == {"turns": 1, "covered": 0, "covered_resolved": 0}
     dup = report["duplicates"]
     # ask_about_condition and check_for_damage both mean the reference's cond.ask
     assert {k: sorted(v) for k, v in dup["shared"].items()} == {
@@ -340,7 +352,7 @@ def test_run_factory_on_real_dialogues(
     assert run_factory(args) == 0
     captured = capsys.readouterr()
     assert "factory: extract 5/5" in captured.err
-    assert "turn coverage" in captured.out
+    assert "turn coverage, resolved" in captured.out
     hierarchy = parse_hierarchy(out.read_text(encoding="utf-8"), str(out))
     report = json.loads((tmp_path / "h.report.json").read_text(encoding="utf-8"))
     c = report["counts"]
@@ -378,6 +390,7 @@ def http_script(tmp_path: Path) -> Path:
         ("Intent: Make an offer", '{"match": "price.offer"}'),
         ("Intent: Ask about the item", '{"match": "product.details"}'),
         ("Find the entry", '{"match": "none"}'),
+        ("You label one message", '{"intents": ["price.discount"]}'),
     ]
     path = tmp_path / "script.json"
     path.write_text(
@@ -420,7 +433,9 @@ def test_end_to_end_over_http(
     assert m.get("product.details", "ask_about_the_item") == "ask_about_the_item"
     assert all(v is None for k, v in m.items() if k not in ("price.offer", "product.details"))
     assert r["duplicates"]["redundant"] == 0 and r["duplicates"]["ratio"]["value"] == 0.0
-    calls = 4 + 12 + 2 + len(m) + 2  # extract, verify, merge (new only), match, assign
+    resolve = r["coverage"]["resolve_calls"]  # held-out counter-noprice turns
+    calls = 4 + 12 + 2 + len(m) + 2 + resolve  # extract, verify, merge, match, assign, resolve
+    assert r["usage"]["by_role"].get("factory.resolve", 0) == resolve
     assert r["usage"]["calls"] == calls
     bodies = [req["body"] for req in server.requests()]
     assert len(bodies) == calls

@@ -29,8 +29,11 @@ The pipeline (``docs/bargain-factory.md``):
    labels map to nothing are excluded and counted. A matcher call (``factory-match.txt``) per
    reference intent that occurs names the extracted intent with the same meaning, or none. A
    label is covered when at least one of its alternatives has a match; a turn, when each of
-   its mapped labels is. Turn coverage = covered / mapped turns; intent coverage = matched /
-   distinct reference intents occurring (the strict view: every alternative counts).
+   its mapped labels is: **turn coverage** = covered / mapped turns (lenient). A resolver call
+   (``factory-resolve.txt``) per turn with several alternatives picks the ones the message
+   expresses; **resolved turn coverage** asks every picked alternative to have a match (a
+   label the resolver picked nothing for falls back to the lenient rule, counted). **Intent
+   coverage** = matched / distinct reference intents occurring.
 7. **Duplicates.** The same matcher prompt, the other way round: each extracted intent is
    assigned the reference intent with its meaning, or none. Reference intent r assigned to
    n_r > 1 extracted intents has n_r - 1 redundant ones; duplicate ratio = sum of the redundant
@@ -62,6 +65,7 @@ from todeval.benchmarks.bargain.data import (
     CASINO_LABELS,
     CRAIGSLIST_LABELS,
     Dialogue,
+    LabelledTurn,
     casino_dialogues,
     craigslist_dialogues,
 )
@@ -84,7 +88,13 @@ SOURCES: tuple[Source, ...] = ("craigslist", "casino")
 FACTORY_VERSION = "1"
 DEFAULT_MAPPING = "source-mapping-v1.json"
 PROMPTS_PACKAGE = "todeval.benchmarks.bargain"
-TEMPLATES = ("factory-extract", "factory-verify", "factory-merge", "factory-match")
+TEMPLATES = (
+    "factory-extract",
+    "factory-verify",
+    "factory-merge",
+    "factory-match",
+    "factory-resolve",
+)
 MAX_EXAMPLES = 3
 MAX_SLUG = 48
 
@@ -144,6 +154,11 @@ MERGE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"same_as": {"type": "string"}, "parent": {"type": "string"}},
     "required": ["same_as"],
+}
+RESOLVE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"intents": {"type": "array", "items": {"type": "string"}}},
+    "required": ["intents"],
 }
 MATCH_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -389,6 +404,7 @@ class IntentFactory:
             "verify": ReplyChecker(VERIFY_SCHEMA),
             "merge": ReplyChecker(MERGE_SCHEMA),
             "match": ReplyChecker(MATCH_SCHEMA),
+            "resolve": ReplyChecker(RESOLVE_SCHEMA),
         }
 
     async def _ask(self, backend: Backend, kind: str, text: str) -> dict[str, Any] | None:
@@ -646,45 +662,99 @@ class IntentFactory:
         }
         return FactoryResult(hierarchy, report)
 
+    async def resolve(self, item: tuple[Dialogue, LabelledTurn, tuple[str, ...]]) -> set[str]:
+        """The alternatives a held-out turn expresses, by the resolver (``factory-resolve.txt``);
+        a single alternative needs no call; an unreadable reply gives the empty set."""
+        dialogue, turn, alternatives = item
+        if len(alternatives) == 1:
+            return set(alternatives)
+        text = self.prompts.render(
+            "factory-resolve",
+            context=render_context(dialogue),
+            dialogue="\n".join(
+                f"{u.speaker}: {u.text}" for u in dialogue.utterances[: turn.index + 1]
+            ),
+            speaker=turn.speaker,
+            candidates="\n".join(
+                f"- {r}: {self._describe_reference(r, examples=False)}" for r in alternatives
+            ),
+        )
+        value = await self._ask(self.models.matcher, "resolve", text)
+        return {str(x) for x in value["intents"]} & set(alternatives) if value else set()
+
     async def coverage(
         self, intents: Sequence[FactoryIntent], heldout: Sequence[Dialogue]
     ) -> dict[str, Any]:
         """Turn and intent coverage of the held-out labelled turns (module docstring, 6)."""
         mapping = self.mapping.of(self.config.source)
-        # per turn: its labels and, per label that maps to something, the label's alternatives
-        turns: list[tuple[tuple[str, ...], list[tuple[str, tuple[str, ...]]]]] = []
+        # per turn: the turn, its labels that map to something, with their alternatives
+        turns: list[tuple[Dialogue, LabelledTurn, list[tuple[str, tuple[str, ...]]]]] = []
         excluded = 0
         for d in heldout:
             for t in d.turns:
                 groups = [(label, mapping[label]) for label in t.gold if mapping[label]]
                 if groups:
-                    turns.append((t.gold, groups))
+                    turns.append((d, t, groups))
                 else:
                     excluded += 1
-        needed = sorted({r for _, groups in turns for _, refs in groups for r in refs})
+        needed = sorted({r for _, _, groups in turns for _, refs in groups for r in refs})
         options = {i.id: f"{i.name}: {i.description}" for i in intents}
         matched = await self._each(
             "match", needed, lambda r: self.match(self._describe_reference(r), options)
         )
         matches = dict(zip(needed, matched, strict=True))
+        alternatives = [
+            tuple(dict.fromkeys(r for _, refs in groups for r in refs)) for _, _, groups in turns
+        ]
+        resolved = await self._each(
+            "resolve",
+            [(d, t, alts) for (d, t, _), alts in zip(turns, alternatives, strict=True)],
+            self.resolve,
+        )
+        resolve_calls = sum(1 for alts in alternatives if len(alts) > 1)
 
-        def label_covered(refs: tuple[str, ...]) -> bool:
+        def any_matched(refs: Sequence[str]) -> bool:
             return any(matches[r] is not None for r in refs)
 
-        covered = sum(1 for _, groups in turns if all(label_covered(g) for _, g in groups))
+        covered = covered_resolved = fallbacks = 0
         by_label: dict[str, dict[str, int]] = {}
-        for _, groups in turns:
+        for (_, _, groups), picks in zip(turns, resolved, strict=True):
+            lenient = strict = True
             for label, refs in groups:
-                row = by_label.setdefault(label, {"turns": 0, "covered": 0})
+                ok = any_matched(refs)
+                mine = [r for r in refs if r in picks]
+                if not mine:
+                    fallbacks += 1
+                    ok_strict = ok
+                else:
+                    ok_strict = all(matches[r] is not None for r in mine)
+                lenient &= ok
+                strict &= ok_strict
+                row = by_label.setdefault(label, {"turns": 0, "covered": 0, "covered_resolved": 0})
                 row["turns"] += 1
-                row["covered"] += int(label_covered(refs))
+                row["covered"] += int(ok)
+                row["covered_resolved"] += int(ok_strict)
+            covered += int(lenient)
+            covered_resolved += int(strict)
         return {
+            "turns_resolved": ratio(covered_resolved, len(turns)),
             "turns": ratio(covered, len(turns)),
             "intents": ratio(sum(1 for m in matched if m is not None), len(needed)),
             "mapped_turns": len(turns),
             "excluded_turns": excluded,
+            "resolve_calls": resolve_calls,
+            "resolve_fallbacks": fallbacks,
             "by_label": dict(sorted(by_label.items())),
             "matches": matches,
+            "resolved": [
+                {
+                    "dialogue": d.dialogue_id,
+                    "turn": t.index,
+                    "labels": list(t.gold),
+                    "intents": sorted(p),
+                }
+                for (d, t, _), p in zip(turns, resolved, strict=True)
+            ],
         }
 
     async def duplicates(self, intents: Sequence[FactoryIntent]) -> dict[str, Any]:

@@ -151,7 +151,8 @@ def summary_lines(result: FactoryResult) -> list[str]:
         f"final intents {c['final_intents']}",
     ]
     for label, value in (
-        ("turn coverage", r["coverage"]["turns"]),
+        ("turn coverage, resolved", r["coverage"]["turns_resolved"]),
+        ("turn coverage, any alternative", r["coverage"]["turns"]),
         ("intent coverage", r["coverage"]["intents"]),
         ("duplicate ratio", r["duplicates"]["ratio"]),
     ):
