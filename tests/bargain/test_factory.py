@@ -520,3 +520,32 @@ def test_run_factory_with_the_shipped_reference(tmp_path: Path) -> None:
     cov = report["coverage"]
     assert cov["mapped_turns"] > 0 and cov["excluded_turns"] > 0  # non-strategic maps to []
     assert set(cov["by_label"]) <= set(CASINO_LABELS) - {"uv-part", "non-strategic"}
+
+
+def test_unreadable_and_malformed_replies_are_counted(reference: Hierarchy) -> None:
+    def reply(request: GenerationRequest) -> str:
+        prompt = request.messages[-1].content or ""
+        if "List every distinct intent" in prompt and "Any damage" in prompt:
+            return "I think the buyer wants a deal"  # not JSON: an extraction failure
+        if "List every distinct intent" in prompt and "How about" in prompt:
+            return json.dumps({"intents": [{"name": "?!"}, {"description": "no name"}]})
+        if "Proposed intent: Greeting" in prompt:
+            return "yes"  # unreadable: rejected, counted apart
+        return scripted_reply(request)
+
+    backend = make_backend("scripted:inline", script=reply)
+    models = FactoryModels(backend, backend, backend, backend)
+    mapping = parse_mapping(json.dumps(mapping_data()), "fixture", reference)
+    factory = IntentFactory(
+        FactoryConfig(source="craigslist", quiet=True), models, load_prompts(), reference, mapping
+    )
+    report = asyncio.run(factory.run(hand_dialogues())).report
+    c = report["counts"]
+    assert (c["extract_failures"], c["candidates_dropped"]) == (1, 2)
+    # left: D1 Greeting, Make an offer, Ask about condition; D2 Greeting, Make an OFFER, Chit chat
+    assert c["candidates"] == 6
+    assert (c["verified"], c["rejected"], c["verify_failures"]) == (3, 1, 2)
+    assert c["final_intents"] == 2  # the offer (merged by slug) and the condition
+    assert report["format_failures"] == {"extract": 1, "verify": 2}
+    example = report["format_failure_examples"]["extract"][0]
+    assert example["raw"] == "I think the buyer wants a deal" and example["error"]

@@ -97,6 +97,7 @@ TEMPLATES = (
 )
 MAX_EXAMPLES = 3
 MAX_SLUG = 48
+MAX_FAILURE_EXAMPLES = 3  # unreadable replies kept per call kind in the report
 
 PARENTS: dict[str, tuple[str, str]] = {
     "price": ("Price", "the price, offers, counter-offers and discounts"),
@@ -139,7 +140,6 @@ EXTRACT_SCHEMA: dict[str, Any] = {
                     "description": {"type": "string"},
                     "example": {"type": "string"},
                 },
-                "required": ["name"],
             },
         }
     },
@@ -398,6 +398,7 @@ class IntentFactory:
         self.mapping = mapping
         self.usage: list[CallUsage] = []
         self.format_failures: Counter[str] = Counter()
+        self.failure_examples: dict[str, list[dict[str, str]]] = {}
         self._semaphore = asyncio.Semaphore(max(1, config.max_concurrency))
         self._checkers = {
             "extract": ReplyChecker(EXTRACT_SCHEMA),
@@ -420,6 +421,9 @@ class IntentFactory:
             )
         if reply.value is None:
             self.format_failures[kind] += 1
+            examples = self.failure_examples.setdefault(kind, [])
+            if len(examples) < MAX_FAILURE_EXAMPLES:
+                examples.append({"error": reply.format_error or "", "raw": reply.raw[:400]})
         return reply.value
 
     async def _each(
@@ -647,6 +651,7 @@ class IntentFactory:
             "hierarchy_digest": hierarchy.digest(),
             "counts": counts,
             "format_failures": dict(sorted(self.format_failures.items())),
+            "format_failure_examples": dict(sorted(self.failure_examples.items())),
             "coverage": coverage,
             "duplicates": duplicates,
             "intents": [i.model_dump(mode="json") for i in intents],
