@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from todeval.console.tables import render_rows
 from todeval.errors import UsageError
 from todeval.registry import Command, Registry
-from todeval.results.compare import compare_runs
-from todeval.results.comparison import Comparison, PairComparison, RunInfo
-from todeval.stats.bootstrap import DEFAULT_RESAMPLES
+
+if TYPE_CHECKING:  # the statistics (numpy) are imported when the command runs
+    from todeval.results.comparison import Comparison, PairComparison, RunInfo
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from todeval.stats.bootstrap import DEFAULT_RESAMPLES
+
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run directories; the first is A")
     parser.add_argument("-o", "--output", metavar="OUT.json", help="write the comparison here")
     parser.add_argument(
@@ -134,6 +136,8 @@ def format_comparison(comparison: Comparison) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from todeval.results.compare import compare_runs
+
     metrics = None
     if args.metrics is not None:
         metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]

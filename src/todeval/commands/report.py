@@ -12,23 +12,21 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from todeval.errors import UsageError
 from todeval.registry import Command, Registry
-from todeval.report import (
-    DEFAULT_TITLE,
-    TABLE_FORMATS,
-    boards,
-    build_html,
-    export_table,
-    load_inputs,
-)
-from todeval.report._transcripts import DEFAULT_TRANSCRIPTS, TranscriptCap, parse_cap
+
+if TYPE_CHECKING:  # the report modules are imported when the command runs
+    from todeval.report._transcripts import TranscriptCap
 
 DEFAULT_OUTPUT = "report.html"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from todeval.report import DEFAULT_TITLE, TABLE_FORMATS
+    from todeval.report._transcripts import DEFAULT_TRANSCRIPTS
+
     parser.add_argument(
         "inputs",
         nargs="+",
@@ -58,6 +56,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _cap(text: str) -> TranscriptCap:
+    from todeval.report._transcripts import parse_cap
+
     try:
         return parse_cap(text)
     except ValueError as exc:
@@ -72,6 +72,8 @@ def _write(path: Path, text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from todeval.report import boards, build_html, export_table, load_inputs
+
     cap: TranscriptCap = 0 if args.table else args.transcripts
     inputs = load_inputs([Path(p) for p in args.inputs], transcripts=cap)
     if args.table:

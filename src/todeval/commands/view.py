@@ -16,14 +16,14 @@ from pathlib import Path
 
 from todeval.errors import BadInputError, UsageError
 from todeval.registry import Command, Registry
-from todeval.report import DEFAULT_TITLE, ViewState, make_server
-from todeval.report._index import INDEX_NAME
-from todeval.serving import is_loopback, serve_until_interrupted
 
 DEFAULT_PORT = 8765
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from todeval.report import DEFAULT_TITLE
+    from todeval.report._index import INDEX_NAME
+
     parser.add_argument("runs_dir", metavar="RUNS_DIR", help="directory holding run directories")
     parser.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any free)"
@@ -45,6 +45,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from todeval.report import ViewState, make_server
+    from todeval.report._index import INDEX_NAME
+    from todeval.serving import is_loopback, serve_until_interrupted
+
     root = Path(args.runs_dir)
     if not root.is_dir():
         raise BadInputError(f"{root}: not a directory")

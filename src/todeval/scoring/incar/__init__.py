@@ -13,29 +13,73 @@ The rules and their divergences from the original evaluator are in ``docs/scorin
 
 from __future__ import annotations
 
-from todeval.registry import Command, Registry
-from todeval.scoring.incar._cli import (
-    DATA_HELP,
-    SCORE_HELP,
-    add_data_arguments,
-    add_score_arguments,
-    run_data,
-    run_score,
-)
-from todeval.scoring.incar._evaluate import (
-    METRICS,
-    DialogueScore,
-    IncarResult,
-    evaluate,
-    score_predictions,
-)
-from todeval.scoring.incar._export import gold_as_predictions, gold_document
-from todeval.scoring.incar._gold import SPLITS, GoldDialogue, GoldSplit, GoldTurn, Split, load_gold
-from todeval.scoring.incar._ontology import INFORMABLE, REQUESTABLE, Lexicon, load_lexicon
-from todeval.scoring.incar._predictions import IncarPredictions, PredictedTurn, parse_predictions
-from todeval.scoring.incar._report import format_table
-from todeval.scoring.incar._text import normalize
-from todeval.scoring.incar.profile import SCORE_PROFILE
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from todeval.registry import Registry
+
+if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __getattr__
+    from todeval.scoring.incar._evaluate import (
+        METRICS,
+        DialogueScore,
+        IncarResult,
+        evaluate,
+        score_predictions,
+    )
+    from todeval.scoring.incar._export import gold_as_predictions, gold_document
+    from todeval.scoring.incar._gold import (
+        SPLITS,
+        GoldDialogue,
+        GoldSplit,
+        GoldTurn,
+        Split,
+        load_gold,
+    )
+    from todeval.scoring.incar._ontology import INFORMABLE, REQUESTABLE, Lexicon, load_lexicon
+    from todeval.scoring.incar._predictions import (
+        IncarPredictions,
+        PredictedTurn,
+        parse_predictions,
+    )
+    from todeval.scoring.incar._report import format_table
+    from todeval.scoring.incar._text import normalize
+
+_EXPORTS = {
+    "METRICS": "_evaluate",
+    "DialogueScore": "_evaluate",
+    "IncarResult": "_evaluate",
+    "evaluate": "_evaluate",
+    "score_predictions": "_evaluate",
+    "gold_as_predictions": "_export",
+    "gold_document": "_export",
+    "SPLITS": "_gold",
+    "GoldDialogue": "_gold",
+    "GoldSplit": "_gold",
+    "GoldTurn": "_gold",
+    "Split": "_gold",
+    "load_gold": "_gold",
+    "INFORMABLE": "_ontology",
+    "REQUESTABLE": "_ontology",
+    "Lexicon": "_ontology",
+    "load_lexicon": "_ontology",
+    "IncarPredictions": "_predictions",
+    "PredictedTurn": "_predictions",
+    "parse_predictions": "_predictions",
+    "format_table": "_report",
+    "normalize": "_text",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The public API, imported on first use: registering the plug-in (``todeval --help``)
+    must not import numpy, sacrebleu or the bootstrap."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "INFORMABLE",
@@ -64,8 +108,15 @@ __all__ = [
 ]
 
 
+SCORE_HELP = "score In-Car Assistant (KVRET) predictions: Match, SuccF1, BLEU, Combined"
+DATA_HELP = "show or export the delexicalized In-Car Assistant (KVRET) gold"
+
+
 def register(registry: Registry) -> None:
     """Add ``todeval score incar`` and ``todeval data incar``."""
+    from todeval.scoring.incar.profile import SCORE_PROFILE
+
     registry.profile(SCORE_PROFILE)
-    registry.add("score", Command("incar", SCORE_HELP, add_score_arguments, run_score))
-    registry.add("data", Command("incar", DATA_HELP, add_data_arguments, run_data))
+    cli = f"{__name__}._cli"
+    registry.lazy("score", "incar", SCORE_HELP, cli, add="add_score_arguments", run="run_score")
+    registry.lazy("data", "incar", DATA_HELP, cli, add="add_data_arguments", run="run_data")

@@ -17,9 +17,6 @@ from todeval.scoring.incar._predictions import read_predictions
 from todeval.scoring.incar._report import format_table
 from todeval.stats.bootstrap import DEFAULT_RESAMPLES
 
-SCORE_HELP = "score In-Car Assistant (KVRET) predictions: Match, SuccF1, BLEU, Combined"
-DATA_HELP = "show or export the delexicalized In-Car Assistant (KVRET) gold"
-
 
 def _write_json(path: Path, document: Any) -> None:
     try:

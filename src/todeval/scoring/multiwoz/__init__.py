@@ -14,21 +14,53 @@ only when scoring runs, so importing this package (and plug-in discovery) stays 
 
 from __future__ import annotations
 
-from todeval.registry import Command, Registry
-from todeval.scoring.multiwoz._cli import HELP, add_arguments, format_table, run
-from todeval.scoring.multiwoz._corpus import CorpusData
-from todeval.scoring.multiwoz._database import VenueDatabase
-from todeval.scoring.multiwoz._evaluate import evaluate
-from todeval.scoring.multiwoz._models import (
-    SCHEME,
-    DomainRates,
-    DstScores,
-    MultiwozResult,
-    PredictedTurn,
-    RichnessScores,
-)
-from todeval.scoring.multiwoz._summary import MultiwozSummary, to_summary
-from todeval.scoring.multiwoz.profile import SCORE_PROFILE
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from todeval.registry import Registry
+
+if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __getattr__
+    from todeval.scoring.multiwoz._cli import format_table
+    from todeval.scoring.multiwoz._corpus import CorpusData
+    from todeval.scoring.multiwoz._database import VenueDatabase
+    from todeval.scoring.multiwoz._evaluate import evaluate
+    from todeval.scoring.multiwoz._models import (
+        SCHEME,
+        DomainRates,
+        DstScores,
+        MultiwozResult,
+        PredictedTurn,
+        RichnessScores,
+    )
+    from todeval.scoring.multiwoz._summary import MultiwozSummary, to_summary
+
+_EXPORTS = {
+    "format_table": "_cli",
+    "CorpusData": "_corpus",
+    "VenueDatabase": "_database",
+    "evaluate": "_evaluate",
+    "SCHEME": "_models",
+    "DomainRates": "_models",
+    "DstScores": "_models",
+    "MultiwozResult": "_models",
+    "PredictedTurn": "_models",
+    "RichnessScores": "_models",
+    "MultiwozSummary": "_summary",
+    "to_summary": "_summary",
+}
+
+HELP = "score MultiWOZ test-set predictions (Inform, Success, BLEU, Combined, richness, DST)"
+
+
+def __getattr__(name: str) -> Any:
+    """The public API, imported on first use (plug-in registration imports none of it)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "SCHEME",
@@ -49,5 +81,7 @@ __all__ = [
 
 def register(registry: Registry) -> None:
     """Add ``todeval score multiwoz``."""
+    from todeval.scoring.multiwoz.profile import SCORE_PROFILE
+
     registry.profile(SCORE_PROFILE)
-    registry.add("score", Command(name="multiwoz", help=HELP, add_arguments=add_arguments, run=run))
+    registry.lazy("score", "multiwoz", HELP, f"{__name__}._cli", run="run")

@@ -20,8 +20,6 @@ if TYPE_CHECKING:
     from todeval.scoring.multiwoz._models import MultiwozResult
     from todeval.scoring.multiwoz._summary import MultiwozSummary
 
-HELP = "score MultiWOZ test-set predictions (Inform, Success, BLEU, Combined, richness, DST)"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(

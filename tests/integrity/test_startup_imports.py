@@ -1,0 +1,60 @@
+"""Finding 15 of issue 16: every plug-in registers without importing its heavy parts, so
+``todeval --help`` stays fast. Checked in a fresh interpreter (other tests' imports would hide
+a regression)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("numpy", "sacrebleu", "scipy", "pandas", "sacremoses", "rapidfuzz", "jsonschema")
+
+_PROBE = """
+import json, sys
+{setup}
+print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))
+"""
+
+
+def _loaded_after(setup: str) -> list[str]:
+    code = _PROBE.format(setup=setup, heavy=HEAVY)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    loaded: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def test_discover_imports_no_heavy_library() -> None:
+    assert _loaded_after("from todeval.registry import discover\nr = discover()") == []
+
+
+def test_help_imports_no_heavy_library() -> None:
+    setup = (
+        "import contextlib, io\nfrom todeval.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n        main(['--help'])\n    except SystemExit:\n        pass"
+    )
+    assert _loaded_after(setup) == []
+
+
+@pytest.mark.parametrize("command", [["score", "--help"], ["run", "--help"]])
+def test_group_help_imports_no_heavy_library(command: list[str]) -> None:
+    setup = (
+        "import contextlib, io\nfrom todeval.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    try:\n        main({command!r})\n    except SystemExit:\n        pass"
+    )
+    assert _loaded_after(setup) == []
+
+
+def test_public_scorer_api_still_imports_on_use() -> None:
+    from todeval.scoring import incar, multiwoz
+
+    assert callable(incar.evaluate) and callable(multiwoz.evaluate)
+    assert incar.SPLITS and multiwoz.SCHEME
+    with pytest.raises(AttributeError):
+        _ = incar.no_such_name  # type: ignore[attr-defined]
