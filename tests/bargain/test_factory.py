@@ -549,3 +549,32 @@ def test_unreadable_and_malformed_replies_are_counted(reference: Hierarchy) -> N
     assert report["format_failures"] == {"extract": 1, "verify": 2}
     example = report["format_failure_examples"]["extract"][0]
     assert example["raw"] == "I think the buyer wants a deal" and example["error"]
+
+
+def test_prompt_override_is_checked_and_used(
+    tmp_path: Path, files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    (prompts / "factory-match.txt").write_text("Which one? ${candidates}\n", encoding="utf-8")
+    ref, mapping = str(files["reference"]), str(files["mapping"])
+    base = ["--model", "scripted:inline", "-o", str(tmp_path / "h.json"), "--reference", ref,
+            "--mapping", mapping, "--limit", "2", "--heldout-limit", "2", "--quiet"]  # fmt: skip
+    assert main([*base, "--prompts", str(prompts)]) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "lacks placeholder ${intent}" in err[0]
+    seen: list[str] = []
+
+    def reply(request: GenerationRequest) -> str:
+        seen.append(request.messages[-1].content or "")
+        return scripted_reply(request) if "OVERRIDDEN" not in seen[-1] else '{"match": "none"}'
+
+    (prompts / "factory-match.txt").write_text(
+        "OVERRIDDEN ${intent}\nFind the entry of the\nList (id: name: description):\n"
+        "${candidates}\n",
+        encoding="utf-8",
+    )
+    args = _args(*base, "--prompts", str(prompts))
+    args.script = reply
+    assert run_factory(args) == 0
+    assert any(text.startswith("OVERRIDDEN ") for text in seen)
