@@ -578,3 +578,18 @@ def test_prompt_override_is_checked_and_used(
     args.script = reply
     assert run_factory(args) == 0
     assert any(text.startswith("OVERRIDDEN ") for text in seen)
+
+
+def test_the_todeval_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from todeval.cli import main as todeval_main
+    from todeval.registry import discover
+
+    if "bargain-factory" not in discover().commands.get("data", {}):
+        pytest.skip("todeval data bargain-factory is not registered yet")
+    target = str(tmp_path / "nowhere" / "h.json")
+    assert todeval_main(["data", "bargain-factory", "--model", "scripted:x", "-o", target]) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("todeval: error: ")
+    with pytest.raises(SystemExit) as exc:
+        todeval_main(["data", "bargain-factory", "--source", "ebay"])
+    assert exc.value.code == 2

@@ -36,7 +36,9 @@ from todeval.runner.options import RuntimeOptions, add_generation_arguments, mod
 def add_factory_arguments(parser: argparse.ArgumentParser) -> None:
     """The factory's options (a parser or an argument group)."""
     parser.add_argument(
-        "--model", metavar="SPEC", help="extractor, maintainer and matcher model (required)"
+        "--model",
+        metavar="SPEC",
+        help="extractor, maintainer, matcher and resolver model (required)",
     )
     parser.add_argument(
         "--verifier-model", metavar="SPEC", default=None, help="verifier model (default --model)"
@@ -98,7 +100,11 @@ def add_factory_arguments(parser: argparse.ArgumentParser) -> None:
         help="directory of <template>.txt files overriding the factory-*.txt prompts",
     )
     parser.add_argument(
-        "--max-concurrency", type=int, default=4, help="model calls in flight (default 4)"
+        "--max-concurrency",
+        type=int,
+        default=4,
+        metavar="N",
+        help="model calls in flight (default 4)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     add_generation_arguments(parser, constrained_help="have the backend enforce the JSON replies")
