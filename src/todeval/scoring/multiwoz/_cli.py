@@ -85,15 +85,39 @@ def _ci(summary: MultiwozSummary, name: str) -> str:
     return f"[{metric.micro.ci_low:.2f}, {metric.micro.ci_high:.2f}]"
 
 
+def _missing(count: int) -> str:
+    if not count:
+        return ""
+    return f" ({count} test dialogue{'s' if count > 1 else ''} missing, not scored)"
+
+
+def domains_used(result: MultiwozResult) -> str:
+    """Where the active domains scored with came from, as used (not only as asked for)."""
+    opts = result.options
+    if "inform" not in opts.metrics and "success" not in opts.metrics:
+        return "not used by the chosen metrics"
+    if opts.active_domains == "placeholders":
+        return "placeholders (from each response's slot placeholders)"
+    estimated, turns = opts.estimated_active_domain_turns, result.n_turns
+    if opts.active_domains == "state":
+        return "state (estimated from state changes for every turn)"
+    if estimated == 0:
+        return "given"
+    if estimated >= turns:
+        return "estimated from state changes for every turn (the file gives none)"
+    return f"given for {turns - estimated} turns, estimated from state changes for {estimated}"
+
+
 def format_table(result: MultiwozResult, summary: MultiwozSummary) -> str:
     """A readable plain-text report of the scores."""
     opts = result.options
     lines = [
         f"MultiWOZ test set, scored with the {result.scheme}",
         f"file: {result.source}",
-        f"dialogues: {result.n_dialogues}  turns: {result.n_turns}  "
+        f"dialogues: {result.n_dialogues}{_missing(result.missing_dialogues)}  "
+        f"turns: {result.n_turns}  "
         f"states: {'gold (MultiWOZ 2.2)' if opts.gold_states else 'predicted'}  "
-        f"active domains: {opts.active_domains}",
+        f"active domains: {domains_used(result)}",
         "",
         f"{'metric':<10} {'value':>8}  95% CI ({summary.ci.resamples} resamples)",
     ]

@@ -163,9 +163,35 @@ class _Scorer:
                 dst = self._dst(states)
         if estimated:
             self.warnings.append(
-                f"active domains estimated from state changes for {estimated} turns"
+                "active domains estimated from state changes for "
+                f"{estimated} of {sum(t.turns for t in self.dialogues)} turns"
             )
+        self._coverage_warnings()
         return self._result(source, used_gold, estimated, bleu, richness_scores, dst)
+
+    def _missing(self) -> tuple[int, int, int]:
+        """(test dialogues, missing dialogues, missing trailing turns of given dialogues)."""
+        booked = self.corpus.booked_domains
+        missing_turns = sum(len(booked[s.dialogue_id]) - s.turns for s in self.dialogues)
+        return len(booked), len(booked) - len(self.dialogues), missing_turns
+
+    def _coverage_warnings(self) -> None:
+        total, missing, missing_turns = self._missing()
+        n = len(self.dialogues)
+        if missing:
+            given = {s.dialogue_id for s in self.dialogues}
+            absent = sorted(d for d in self.corpus.booked_domains if d not in given)
+            named = f" ({', '.join(absent)})" if len(absent) <= 5 else ""
+            self.warnings.append(
+                f"{missing} of {total} test dialogues are missing from the predictions{named} "
+                f"and are not scored: every figure is over the {n} given dialogues (as the "
+                "standard evaluator does), not comparable with a full test-set score as it is"
+            )
+        if missing_turns:
+            self.warnings.append(
+                f"{missing_turns} system turns are missing at the end of given dialogues: "
+                "only the given turns count"
+            )
 
     @property
     def _wants_success(self) -> bool:
@@ -309,6 +335,8 @@ class _Scorer:
             ),
             n_dialogues=n,
             n_turns=sum(s.turns for s in dialogues),
+            missing_dialogues=self._missing()[1],
+            missing_turns=self._missing()[2],
             inform=inform if "inform" in chosen else None,
             success=success if "success" in chosen else None,
             bleu=bleu,

@@ -88,6 +88,12 @@ class MultiwozResult(BaseModel):
     options: ScoringOptions
     n_dialogues: int
     n_turns: int
+    missing_dialogues: int = Field(
+        0, description="test dialogues absent from the predictions (not scored)"
+    )
+    missing_turns: int = Field(
+        0, description="system turns absent at the end of given dialogues (not scored)"
+    )
     inform: float | None = None
     success: float | None = None
     bleu: float | None = None

@@ -98,6 +98,7 @@ def to_summary(
         benchmark="multiwoz",
         n_episodes=n,
         outcomes=outcomes,
+        excluded={"missing": result.missing_dialogues} if result.missing_dialogues else {},
         metrics=metrics,
         ci=CIMethod(method=CI_METHOD, level=level, resamples=resamples, seed=seed),
         source=result.source,
