@@ -1,9 +1,9 @@
 """``scripted`` backend: deterministic replies from a file or a Python callable.
 
 A script is a :class:`Script`: ``rules`` (a regex searched in the last message's content picks a
-reply) and ``replies`` (the n-th call of one conversation -- n = number of assistant messages
-already in it -- gets ``replies[n]``; past the end, ``default`` or the list again from the
-start). Choosing by conversation position, not by a global counter, keeps replies identical
+reply; with ``expand`` the reply's text may quote the match's groups) and ``replies`` (the n-th
+call of one conversation -- n = number of assistant messages already in it -- gets
+``replies[n]``; past the end, ``default`` or the list again from the start). Choosing by conversation position, not by a global counter, keeps replies identical
 however many conversations run concurrently.
 
 Files: JSON (a :class:`Script` object, or a list of replies) or JSONL (one reply a line). A
@@ -81,6 +81,9 @@ def _as_reply(value: Any) -> Any:
 class ScriptRule(BaseModel):
     match: str = Field(description="regex searched in the content of the last message")
     reply: ScriptedReply
+    expand: bool = Field(
+        False, description="fill the reply text's group references (\\1, \\g<name>) from the match"
+    )
 
     @field_validator("reply", mode="before")
     @classmethod
@@ -107,7 +110,10 @@ class Script(BaseModel):
         """The reply for a conversation; deterministic in the messages alone."""
         last = (messages[-1].content or "") if messages else ""
         for rule in self.rules:
-            if re.search(rule.match, last, re.DOTALL):
+            found = re.search(rule.match, last, re.DOTALL)
+            if found:
+                if rule.expand:
+                    return rule.reply.model_copy(update={"text": found.expand(rule.reply.text)})
                 return rule.reply
         position = sum(1 for m in messages if m.role == "assistant")
         if position < len(self.replies):

@@ -11,7 +11,12 @@ from __future__ import annotations
 from todeval.benchmarks.bargain.profile import PROFILE
 from todeval.registry import Registry
 
-HELP = "label the intents of real bargaining turns (CraigslistBargain acts, CaSiNo strategies)"
+HELP = (
+    "label the intents of bargaining turns (CraigslistBargain acts, CaSiNo strategies, "
+    "scripted Problem-Weaver tasks)"
+)
+DATA_HELP = "the scripted bargaining set: --generate (Problem Weaver) or --check its figures"
+FACTORY_HELP = "Intent Factory: extract, verify and merge intents from dialogues into a hierarchy"
 
 
 def register(registry: Registry) -> None:
@@ -22,9 +27,26 @@ def register(registry: Registry) -> None:
         cli="todeval.benchmarks.bargain.cli",  # imported only when the command runs
         plan_factory="todeval.benchmarks.bargain.run:plan_from_config",
     )
+    registry.lazy(
+        "data",
+        "bargain",
+        DATA_HELP,
+        "todeval.benchmarks.bargain.data_cli",
+        add="add_data_arguments",
+        run="run_data",
+    )
+    registry.lazy(
+        "data",
+        "bargain-factory",
+        FACTORY_HELP,
+        "todeval.benchmarks.bargain.factory_cli",
+        add="add_factory_arguments",
+        run="run_factory",
+    )
     registry.annotation_source(
         "bargain",
-        "labelled bargaining turns: bargain:craigslist, bargain:casino[-test|-all]",
+        "labelled bargaining turns: bargain:craigslist, bargain:casino[-test|-all], "
+        "bargain:scripted",
         items="todeval.benchmarks.bargain.annotation:items",  # imported only on export
     )
 

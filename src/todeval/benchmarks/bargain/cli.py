@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from todeval.benchmarks.bargain.data import DEFAULT_K, SPLITS, TRACKS
+from todeval.benchmarks.bargain.data import DEFAULT_K, DISTRACTORS, SPLITS, TRACKS
 from todeval.benchmarks.bargain.labellers import LABELLER
 from todeval.benchmarks.bargain.run import PROTOCOLS, BargainConfig, BargainSummary, build_plan
 from todeval.console.tables import fmt_estimate
@@ -26,7 +26,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--track",
         choices=list(TRACKS),
         default="craigslist",
-        help="craigslist (silver acts) or casino (human strategies)",
+        help="craigslist (silver acts), casino (human strategies) or scripted (Problem-Weaver "
+        "tasks, constructed intent labels)",
+    )
+    parser.add_argument(
+        "--scripted-set",
+        metavar="FILE",
+        help="scripted: a set file from 'todeval data bargain --generate' (default: the "
+        "shipped 1,000-task template set)",
+    )
+    parser.add_argument(
+        "--distractors",
+        choices=list(DISTRACTORS),
+        default="uniform",
+        help="scripted: candidate distractors uniform over all intents (default) or drawn from "
+        "the gold intents' parent first (hard)",
     )
     parser.add_argument(
         "--split",
@@ -78,6 +92,8 @@ def config_from_args(args: argparse.Namespace) -> BargainConfig:
         model=args.model,
         k=args.k,
         candidate_seed=args.candidate_seed,
+        distractors=args.distractors,
+        scripted_set=str(Path(args.scripted_set).resolve()) if args.scripted_set else None,
         **run_settings(args),
         **generation_settings(args),
     )
@@ -89,12 +105,21 @@ def report_lines(summary: Summary) -> str:
     lines = []
     if isinstance(summary, BargainSummary):
         lines.append(f"track {summary.track} ({summary.provenance_note})")
-    for name in ("precision", "recall", "f1", "failure_rate"):
+        if summary.verifier_agreement:
+            a = summary.verifier_agreement
+            lines.append(
+                f"blind verifier agreed on {a['agreed']:.0f} of {a['turns']:.0f} turns "
+                f"(disagreement rate {a['disagreement_rate']:.3f}); scores on the agreed "
+                "turns: bargain.agreed.*"
+            )
+    names = ["precision", "recall", "f1", "failure_rate"]
+    names += [f"agreed.{n}" for n in ("precision", "recall", "f1")]
+    for name in names:
         ms = m.get(f"bargain.{name}")
         if ms is None:
             continue
         macro = f"   macro {fmt_estimate(ms.macro)}" if ms.macro and name != "failure_rate" else ""
-        lines.append(f"{name:>13}: micro {fmt_estimate(ms.micro)}{macro}")
+        lines.append(f"{name:>16}: micro {fmt_estimate(ms.micro)}{macro}")
         if name == "f1" and ms.by_group:
             depth = "  ".join(f"{g}: {fmt_estimate(e)}" for g, e in ms.by_group.items())
             lines.append(f"  f1 by depth: {depth}")

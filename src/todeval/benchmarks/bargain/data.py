@@ -21,15 +21,25 @@ import hashlib
 import json
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 from typing import Literal
 
-from todeval.errors import BadInputError
+from todeval.benchmarks.bargain.hierarchy import default_hierarchy
+from todeval.benchmarks.bargain.weaver import (
+    ScriptedTask,
+    SetHeader,
+    default_set,
+    hierarchy_tag,
+    read_set,
+)
+from todeval.errors import BadInputError, UsageError
 
-Track = Literal["craigslist", "casino"]
-TRACKS: tuple[Track, ...] = ("craigslist", "casino")
+Track = Literal["craigslist", "casino", "scripted"]
+TRACKS: tuple[Track, ...] = ("craigslist", "casino", "scripted")
+Distractors = Literal["uniform", "hard"]
+DISTRACTORS: tuple[Distractors, ...] = ("uniform", "hard")
 Split = Literal["test", "all"]
 SPLITS: tuple[Split, ...] = ("test", "all")
 
@@ -62,12 +72,22 @@ CASINO_LABELS: dict[str, str] = {
 }
 """CaSiNo's 10 utterance-level strategies (human labels)."""
 
-PROVENANCE: dict[Track, Literal["silver", "human"]] = {"craigslist": "silver", "casino": "human"}
+PROVENANCE: dict[Track, Literal["silver", "human", "constructed"]] = {
+    "craigslist": "silver",
+    "casino": "human",
+    "scripted": "constructed",
+}
 PROVENANCE_NOTE: dict[Track, str] = {
     "craigslist": "silver labels: acts assigned by a rule-based parser, not by people",
     "casino": "human labels: utterance-level multi-label strategy annotations (CaSiNo)",
+    "scripted": "constructed labels: the intents each generated buyer turn was written for "
+    "(Problem Weaver), not checked by people",
 }
-LABELLED_ROLE: dict[Track, str] = {"craigslist": "buyer", "casino": "both participants"}
+LABELLED_ROLE: dict[Track, str] = {
+    "craigslist": "buyer",
+    "casino": "both participants",
+    "scripted": "buyer",
+}
 DEAL_ACTIONS = frozenset({"Submit-Deal", "Accept-Deal", "Reject-Deal", "Walk-Away"})
 CASINO_SPEAKERS = {"mturk_agent_1": "Camper 1", "mturk_agent_2": "Camper 2"}
 CRAIGSLIST_SPEAKERS = {"sys": "Buyer", "usr": "Seller"}
@@ -79,6 +99,9 @@ DEFAULT_K = 20
 
 
 def labels_of(track: Track) -> dict[str, str]:
+    """Label id -> meaning: the acts, the strategies, or the hierarchy's intents."""
+    if track == "scripted":
+        return default_hierarchy().labels()
     return CRAIGSLIST_LABELS if track == "craigslist" else CASINO_LABELS
 
 
@@ -99,6 +122,7 @@ class LabelledTurn:
     speaker: str
     gold: tuple[str, ...]
     depth: int
+    agreed: bool | None = None  # scripted llm-mode sets: did the blind verifier agree?
 
     @property
     def depth_bucket(self) -> str:
@@ -248,9 +272,66 @@ def casino_dialogues(split: str) -> tuple[Dialogue, ...]:
     return tuple(out)
 
 
-def load_track(track: Track, split: Split) -> tuple[Dialogue, ...]:
+def scripted_dialogue(task: ScriptedTask) -> Dialogue:
+    """A Problem-Weaver task as a dialogue: buyer turns labelled, seller replies between."""
+    utterances: list[Utterance] = []
+    raw: list[tuple[int, str, tuple[str, ...]]] = []
+    agreed: dict[int, bool | None] = {}
+    for turn in task.turns:
+        index = len(utterances)
+        utterances.append(Utterance("Buyer", turn.buyer))
+        raw.append((index, "Buyer", tuple(turn.intents)))
+        agreed[index] = turn.agreed
+        if turn.seller is not None:
+            utterances.append(Utterance("Seller", turn.seller))
+    context = (
+        ("item", task.title),
+        ("category", task.category),
+        ("listing price", f"${task.price}"),
+        ("description", task.description),
+    )
+    turns = tuple(replace(t, agreed=agreed[t.index]) for t in _with_depths(raw))
+    return Dialogue(
+        dialogue_id=task.task_id,
+        track="scripted",
+        split="test",
+        context=context,
+        utterances=tuple(utterances),
+        turns=turns,
+        group=task.category,
+    )
+
+
+def scripted_set(path: str | None = None) -> tuple[SetHeader, tuple[ScriptedTask, ...]]:
+    """The shipped scripted set, or the set file at ``path``; its hierarchy must be ours."""
+    if path is None:
+        return default_set()
+    header, tasks = read_set(path)
+    if header.hierarchy != hierarchy_tag(default_hierarchy()):
+        raise BadInputError(
+            f"{path}: made with hierarchy {header.hierarchy}; this package scores "
+            f"{hierarchy_tag(default_hierarchy())}"
+        )
+    known = set(default_hierarchy().intent_ids)
+    for task in tasks:
+        for turn in task.turns:
+            for intent in turn.intents:
+                if intent not in known:
+                    raise BadInputError(f"{path}: task {task.task_id}: unknown intent {intent!r}")
+    return header, tuple(tasks)
+
+
+@cache
+def scripted_dialogues(path: str | None = None) -> tuple[Dialogue, ...]:
+    return tuple(scripted_dialogue(t) for t in scripted_set(path)[1])
+
+
+def load_track(track: Track, split: Split, scripted: str | None = None) -> tuple[Dialogue, ...]:
     """The dialogues a run labels: craigslist has one set (``test`` and ``all`` are the same
-    181 dialogues); casino ``test`` is the 42 annotated test dialogues, ``all`` the 396."""
+    181 dialogues); casino ``test`` is the 42 annotated test dialogues, ``all`` the 396;
+    scripted is the shipped Problem-Weaver set or the set file ``scripted``."""
+    if track == "scripted":
+        return scripted_dialogues(scripted)
     if track == "craigslist":
         return craigslist_dialogues()
     if split == "test":
@@ -258,8 +339,10 @@ def load_track(track: Track, split: Split) -> tuple[Dialogue, ...]:
     return casino_dialogues("train") + casino_dialogues("valid") + casino_dialogues("test")
 
 
-def task_set_name(track: Track, split: Split) -> str:
+def task_set_name(track: Track, split: Split, scripted: str | None = None) -> str:
     """The task set's name carries the label provenance, so it shows beside every number."""
+    if track == "scripted":
+        return f"scripted-{scripted_set(scripted)[0].name}-constructed"
     if track == "craigslist":
         return "craigslist-acts-silver"
     return f"casino-{split}-human"
@@ -274,17 +357,41 @@ def _rng(*parts: object) -> random.Random:
 
 
 def candidates(
-    dialogue_id: str, turn: LabelledTurn, labels: Sequence[str], k: int, seed: int
+    dialogue_id: str,
+    turn: LabelledTurn,
+    labels: Sequence[str],
+    k: int,
+    seed: int,
+    near: Sequence[str] = (),
 ) -> list[str]:
     """The turn's candidate list: every gold label plus distractors, ``min(k, len(labels))``
     ids in all (never fewer than the gold), drawn and shuffled from ``seed``, the dialogue and
-    the turn only -- so every model gets the same lists."""
+    the turn only -- so every model gets the same lists.
+
+    Distractors are uniform over the other labels; with ``near`` (``--distractors hard``: the
+    gold intents' siblings under the same parent) they are drawn from ``near`` first and the
+    rest uniformly."""
     size = max(min(k, len(labels)), len(turn.gold))
     rng = _rng("bargain-candidates", seed, dialogue_id, turn.index)
-    others = [label for label in labels if label not in turn.gold]
-    chosen = list(turn.gold) + rng.sample(others, size - len(turn.gold))
+    need = size - len(turn.gold)
+    if near:
+        close = [label for label in dict.fromkeys(near) if label not in turn.gold]
+        picked = rng.sample(close, min(need, len(close)))
+        rest = [label for label in labels if label not in turn.gold and label not in picked]
+        chosen = list(turn.gold) + picked + rng.sample(rest, need - len(picked))
+    else:
+        others = [label for label in labels if label not in turn.gold]
+        chosen = list(turn.gold) + rng.sample(others, need)
     rng.shuffle(chosen)
     return chosen
+
+
+def near_labels(track: Track, gold: Sequence[str]) -> list[str]:
+    """``--distractors hard``: the siblings (same parent) of the gold intents."""
+    if track != "scripted":
+        raise UsageError("--distractors hard needs an intent hierarchy (--track scripted)")
+    h = default_hierarchy()
+    return [s for g in gold for s in h.siblings(g)]
 
 
 __all__ = [
@@ -292,6 +399,7 @@ __all__ = [
     "CRAIGSLIST_LABELS",
     "DEFAULT_K",
     "DEPTHS",
+    "DISTRACTORS",
     "PROVENANCE",
     "SPLITS",
     "TRACKS",
@@ -305,5 +413,9 @@ __all__ = [
     "craigslist_dialogues",
     "labels_of",
     "load_track",
+    "near_labels",
+    "scripted_dialogue",
+    "scripted_dialogues",
+    "scripted_set",
     "task_set_name",
 ]

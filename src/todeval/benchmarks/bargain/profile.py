@@ -15,7 +15,7 @@ from todeval.results.profile import (
 
 PROFILE = BenchmarkProfile(
     benchmark="bargain",
-    title="bargain (intent tracking on real negotiations)",
+    title="bargain (intent tracking on real and scripted negotiations)",
     primary="bargain.f1",
     primary_title="F1",
     columns=(
@@ -24,6 +24,7 @@ PROFILE = BenchmarkProfile(
         Column(metric="bargain.precision", title="Precision"),
         Column(metric="bargain.recall", title="Recall"),
         Column(metric="bargain.failure_rate", title="Failure rate"),
+        Column(metric="bargain.agreed.f1", title="F1 (verifier agreed)"),
     ),
     cost=True,
     group_noun="depth",
@@ -32,10 +33,14 @@ PROFILE = BenchmarkProfile(
         LabelSpec(
             name="provenance",
             title="Label provenance",
-            note="silver: craigslist acts from a rule-based parser; human: CaSiNo annotations.",
+            note="silver: craigslist acts from a rule-based parser; human: CaSiNo annotations; "
+            "constructed: scripted turns labelled with the intents they were written for.",
             values=(
                 LabelValue(value="silver", title="silver (rule-based parser)", colour="#e08214"),
                 LabelValue(value="human", title="human annotation", colour="#1b7837"),
+                LabelValue(
+                    value="constructed", title="constructed (Problem Weaver)", colour="#2166ac"
+                ),
             ),
         ),
         LabelSpec(
@@ -84,6 +89,9 @@ PROFILE = BenchmarkProfile(
         "= turns whose output could not be read. 95% CIs resample dialogues.",
         "Groups are depths: the k-th labelled turn of the labelled speaker (1, 2, 3, 4+).",
         "Label provenance: craigslist acts are silver (a rule-based parser); CaSiNo "
-        "strategies are human annotations. The task set's name says which.",
+        "strategies are human annotations; scripted intents are constructed (each generated "
+        "buyer turn carries the intents it was written for). The task set's name says which.",
+        "F1 (verifier agreed): scripted llm-mode sets only, the same F1 over the turns where a "
+        "blind verifier model chose exactly the gold intents.",
     ),
 )

@@ -23,11 +23,14 @@ from todeval.benchmarks.bargain.data import (
     PROVENANCE,
     PROVENANCE_NOTE,
     Dialogue,
+    Distractors,
     Split,
     Track,
     candidates,
     labels_of,
     load_track,
+    near_labels,
+    scripted_set,
     task_set_name,
 )
 from todeval.benchmarks.bargain.labellers import LABELLER, LabellerContext, TurnView
@@ -61,6 +64,12 @@ class BargainConfig(RunSettings):
     model: str | None = None
     k: int = Field(DEFAULT_K, ge=1, description="candidate-list size (effective: min(k, labels))")
     candidate_seed: int = Field(0, description="seed of the candidate lists (same for all models)")
+    distractors: Distractors = Field(
+        "uniform", description="scripted: distractors uniform over all intents or same-parent"
+    )
+    scripted_set: str | None = Field(
+        None, description="scripted: a set file (default: the shipped template-mode set)"
+    )
     ids: list[str] | None = None
     protocol: Literal["standard"] = "standard"
     constrained: bool = False
@@ -69,11 +78,16 @@ class BargainConfig(RunSettings):
     resamples: int = Field(DEFAULT_RESAMPLES, ge=1)
 
     def default_out(self) -> str:
-        parts = [self.track, *([self.split] if self.track == "casino" else []), self.labeller]
+        parts: list[str] = [self.track, *([self.split] if self.track == "casino" else [])]
+        if self.scripted_set:
+            parts.append(scripted_set(self.scripted_set)[0].name)
+        parts.append(self.labeller)
         if self.model:
             parts.append(self.model)
         if self.k != DEFAULT_K:
             parts.append(f"k{self.k}")
+        if self.distractors != "uniform":
+            parts.append(self.distractors)
         return run_dir_name(
             BENCHMARK,
             parts,
@@ -99,13 +113,21 @@ class BargainSummary(Summary):
     random_expectation: dict[str, float] | None = Field(
         None, description="random labeller: the analytic expected micro precision and recall"
     )
+    verifier_agreement: dict[str, float] | None = Field(
+        None,
+        description="scripted llm-mode sets: turns, agreed turns and the disagreement rate of "
+        "the blind verifier (scores on the agreed turns are bargain.agreed.*)",
+    )
 
 
-def _turn_views(dialogue: Dialogue, k: int, seed: int) -> list[tuple[TurnView, list[str]]]:
+def _turn_views(
+    dialogue: Dialogue, k: int, seed: int, distractors: Distractors = "uniform"
+) -> list[tuple[TurnView, list[str]]]:
     labels = list(labels_of(dialogue.track))
     out = []
     for turn in dialogue.turns:
-        cands = candidates(dialogue.dialogue_id, turn, labels, k, seed)
+        near = near_labels(dialogue.track, turn.gold) if distractors == "hard" else ()
+        cands = candidates(dialogue.dialogue_id, turn, labels, k, seed, near)
         view = TurnView(
             index=turn.index,
             speaker=turn.speaker,
@@ -151,26 +173,32 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
     runtime = runtime or RuntimeOptions()
     if config.labeller == "parser" and config.track != "craigslist":
         raise UsageError("--labeller parser labels craigslist acts only (use --track craigslist)")
+    if config.track != "scripted" and (config.scripted_set or config.distractors != "uniform"):
+        raise UsageError("--scripted-set and --distractors hard are for --track scripted")
     uses_model = config.labeller == "llm"
     if config.model is not None and not uses_model:
         raise UsageError(f"--model is for the llm labeller, not {config.labeller!r}")
     prompts = PromptSet.load("todeval.benchmarks.bargain", config.prompt_overrides)
-    if config.prompts_sha256 not in (None, prompts.digest):
+    digest = prompts.digest_of([config.track])  # the labeller reads its track's template only
+    if config.prompts_sha256 not in (None, digest):
         raise RefusedError("this package's bargain prompt templates differ from the run's")
-    config = config.model_copy(update={"prompts_sha256": prompts.digest})
-    dialogues = load_track(config.track, config.split)
+    config = config.model_copy(update={"prompts_sha256": digest})
+    dialogues = load_track(config.track, config.split, config.scripted_set)
     by_id = {d.dialogue_id: d for d in dialogues}
     groups = {d.dialogue_id: d.group for d in dialogues}
     ids, selection = select_for_run(
         list(by_id),
         groups,
         config,
-        task_set=task_set_name(config.track, config.split),
+        task_set=task_set_name(config.track, config.split, config.scripted_set),
         ids=config.ids,
         noun="dialogue",
     )
     chosen = [by_id[i] for i in ids]
-    views = {d.dialogue_id: _turn_views(d, config.k, config.candidate_seed) for d in chosen}
+    views = {
+        d.dialogue_id: _turn_views(d, config.k, config.candidate_seed, config.distractors)
+        for d in chosen
+    }
     fits = Fits(config.track, dialogues, config.split)
     models = model_pool(None, runtime, seed=config.seed)
     labels = labels_of(config.track)
@@ -203,6 +231,7 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
         )
         scored: list[TurnScore] = []
         depth_of = {t.index: t.depth for t in dialogue.turns}
+        agreed_of = {t.index: t.agreed for t in dialogue.turns}
         shown = 0
         end = EpisodeEnd(Outcome.SUCCESS, Termination.DONE, "")
         try:
@@ -224,7 +253,7 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
                     out.ids,
                     raw=out.raw,
                     error=out.error,
-                )
+                ).model_copy(update={"agreed": agreed_of[view.index]})
                 scored.append(score)
                 log.add(
                     "labels",
@@ -253,7 +282,7 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
                             gold_labels,
                             None,
                             error="not asked: the labeller crashed",
-                        )
+                        ).model_copy(update={"agreed": agreed_of[view.index]})
                     )
         failures = sum(s.failed for s in scored)
         exact = all((not s.failed) and set(s.predicted or ()) == set(s.gold) for s in scored)
@@ -305,7 +334,7 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
                 config.labeller,
                 model=config.model,
                 infos=models.infos(),
-                prompts_sha256=prompts.digest if uses_model else None,
+                prompts_sha256=digest if uses_model else None,
                 config_keys=["labeller", "model"],
             )
         },
@@ -342,6 +371,27 @@ def finalize_run(
             )
         )
     all_turns = [t for d in sorted(by_dialogue) for t in by_dialogue[d]]
+    agreement = None
+    checked = [t for t in all_turns if t.agreed is not None]
+    if checked:
+        agreed = {d: [t for t in ts if t.agreed] for d, ts in by_dialogue.items()}
+        agreed = {d: ts for d, ts in agreed.items() if ts}
+        if agreed:
+            metrics.update(
+                metric_summaries(
+                    agreed,
+                    labels,
+                    prefix=f"{PREFIX}.agreed",
+                    seed=config.seed,
+                    resamples=config.resamples,
+                )
+            )
+        n_agreed = sum(bool(t.agreed) for t in checked)
+        agreement = {
+            "turns": float(len(checked)),
+            "agreed": float(n_agreed),
+            "disagreement_rate": 1 - n_agreed / len(checked),
+        }
     expectation = None
     fitted_on = fits.description if chosen else ""
     if config.labeller == "random" and all_turns:
@@ -368,6 +418,7 @@ def finalize_run(
             "scores": scored.model_dump() if scored is not None else None,
             "baselines_fitted_on": fitted_on,
             "random_expectation": expectation,
+            "verifier_agreement": agreement,
         }
     )
 

@@ -46,6 +46,9 @@ class TurnScore(BaseModel):
     failed: bool
     raw: str = ""
     error: str | None = None
+    agreed: bool | None = Field(
+        None, description="scripted llm-mode sets: the blind verifier agreed with the gold"
+    )
 
 
 def score_turn(

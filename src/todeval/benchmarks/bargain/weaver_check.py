@@ -1,0 +1,168 @@
+"""``todeval data bargain --check``: what a scripted set holds and how easy it is to game.
+
+* the share of multi-intent turns and the turns per intent;
+* paraphrase diversity per intent: over the single-intent turns of each intent, distinct
+  word bigrams / all bigrams (distinct-2) and the number of distinct utterances;
+* the keyword baseline's micro F1 on the set (naive Bayes over words, cross-fitted over 5
+  folds of the tasks, the same candidate lists as a run with K = 20, seed 0): a high value
+  means the templates give each intent away by its words;
+* llm-mode sets: the blind verifier's disagreement rate.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Sequence
+
+from pydantic import BaseModel
+
+from todeval.benchmarks.bargain.baselines import Fits, tokens
+from todeval.benchmarks.bargain.data import (
+    DEFAULT_K,
+    Dialogue,
+    candidates,
+    labels_of,
+    scripted_dialogue,
+)
+from todeval.benchmarks.bargain.hierarchy import default_hierarchy
+from todeval.benchmarks.bargain.scoring import TurnScore, metric_summaries, score_turn
+from todeval.benchmarks.bargain.weaver import ScriptedTask, SetHeader
+from todeval.core.records import Estimate
+
+
+class IntentFigures(BaseModel):
+    intent: str
+    parent: str
+    turns: int
+    single_turns: int
+    distinct_utterances: int
+    distinct_2: float
+
+
+class CheckReport(BaseModel):
+    name: str
+    mode: str
+    seed: int
+    content_sha256: str
+    tasks: int
+    turns: int
+    multi_intent_share: float
+    intents_per_turn: dict[str, int]
+    turns_per_depth: dict[str, int]
+    per_intent: list[IntentFigures]
+    keyword_f1: Estimate
+    disagreement_rate: float | None = None
+
+
+def _distinct_2(texts: Sequence[str]) -> float:
+    grams: list[tuple[str, str]] = []
+    for text in texts:
+        toks = tokens(text)
+        grams += list(itertools.pairwise(toks))
+    return len(set(grams)) / len(grams) if grams else 0.0
+
+
+def keyword_scores(dialogues: Sequence[Dialogue], seed: int = 0) -> dict[str, list[TurnScore]]:
+    """The keyword labeller's turn scores, cross-fitted, on a run's default candidate lists."""
+    fits = Fits("scripted", dialogues)
+    labels = list(labels_of("scripted"))
+    out: dict[str, list[TurnScore]] = {}
+    for d in dialogues:
+        model = fits.for_dialogue(d.dialogue_id).keyword
+        scored = []
+        for turn in d.turns:
+            cands = candidates(d.dialogue_id, turn, labels, DEFAULT_K, seed)
+            text = d.utterances[turn.index].text
+            scored.append(
+                score_turn(
+                    turn.index,
+                    turn.speaker,
+                    turn.depth,
+                    cands,
+                    turn.gold,
+                    model.predict(text, cands),
+                )
+            )
+        out[d.dialogue_id] = scored
+    return out
+
+
+def check_set(
+    header: SetHeader, tasks: Sequence[ScriptedTask], *, resamples: int = 1000
+) -> CheckReport:
+    h = default_hierarchy()
+    parent = h.parent_of()
+    turns = [turn for t in tasks for turn in t.turns]
+    sizes = Counter(len(turn.intents) for turn in turns)
+    counts = Counter(x for turn in turns for x in turn.intents)
+    single: dict[str, list[str]] = {}
+    for turn in turns:
+        if len(turn.intents) == 1:
+            single.setdefault(turn.intents[0], []).append(turn.buyer)
+    per_intent = [
+        IntentFigures(
+            intent=i,
+            parent=parent[i],
+            turns=counts.get(i, 0),
+            single_turns=len(single.get(i, [])),
+            distinct_utterances=len(set(single.get(i, []))),
+            distinct_2=round(_distinct_2(single.get(i, [])), 4),
+        )
+        for i in h.intent_ids
+    ]
+    dialogues = [scripted_dialogue(t) for t in tasks]
+    depth = Counter(t.depth_bucket for d in dialogues for t in d.turns)
+    scored = keyword_scores(dialogues)
+    f1 = metric_summaries(
+        scored, list(labels_of("scripted")), prefix="kw", seed=0, resamples=resamples
+    )
+    agreed = [turn.agreed for turn in turns if turn.agreed is not None]
+    return CheckReport(
+        name=header.name,
+        mode=header.mode,
+        seed=header.seed,
+        content_sha256=header.content_sha256,
+        tasks=len(tasks),
+        turns=len(turns),
+        multi_intent_share=round(
+            sum(n > 1 for n in (len(t.intents) for t in turns)) / len(turns), 4
+        ),
+        intents_per_turn={str(k): v for k, v in sorted(sizes.items())},
+        turns_per_depth={k: depth[k] for k in ("1", "2", "3", "4+") if k in depth},
+        per_intent=per_intent,
+        keyword_f1=f1["kw.f1"].micro,
+        disagreement_rate=(1 - sum(agreed) / len(agreed)) if agreed else None,
+    )
+
+
+def report_text(report: CheckReport) -> str:
+    e = report.keyword_f1
+    lines = [
+        f"scripted set {report.name}: {report.mode} mode, seed {report.seed}, "
+        f"sha256 {report.content_sha256[:16]}",
+        f"{report.tasks} tasks, {report.turns} buyer turns; multi-intent turns "
+        f"{report.multi_intent_share:.1%} (intents per turn: "
+        + ", ".join(f"{k}: {v}" for k, v in report.intents_per_turn.items())
+        + ")",
+        "turns by depth: " + ", ".join(f"{k}: {v}" for k, v in report.turns_per_depth.items()),
+        f"keyword baseline micro F1 (cross-fitted, K = {DEFAULT_K}): {e.value:.3f} "
+        f"[{e.ci_low:.3f}, {e.ci_high:.3f}]",
+    ]
+    if report.disagreement_rate is not None:
+        lines.append(f"blind verifier disagreement rate: {report.disagreement_rate:.3f}")
+    d2 = sorted(report.per_intent, key=lambda x: x.distinct_2)
+    mean = sum(x.distinct_2 for x in d2) / len(d2)
+    lines.append(
+        f"distinct-2 per intent (single-intent turns): mean {mean:.3f}, lowest "
+        + ", ".join(f"{x.intent} {x.distinct_2:.3f}" for x in d2[:3])
+    )
+    lines.append(f"{'intent':<34}{'turns':>6}{'single':>7}{'distinct':>9}{'dist-2':>8}")
+    for x in report.per_intent:
+        lines.append(
+            f"{x.intent:<34}{x.turns:>6}{x.single_turns:>7}{x.distinct_utterances:>9}{x.distinct_2:>8.3f}"
+        )
+    return "\n".join(lines)
+
+
+__all__ = ["CheckReport", "IntentFigures", "check_set", "keyword_scores", "report_text"]
