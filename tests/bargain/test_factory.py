@@ -323,6 +323,7 @@ def test_hand_checked_coverage_and_duplicates(reference: Hierarchy) -> None:
         "cond.ask": ["ask_about_condition", "check_for_damage"]
     }
     assert (dup["redundant"], dup["ratio"]["n"], dup["unassigned"]) == (1, 4, 0)
+    assert dup["in_shared_groups"] == 2
     assert dup["ratio"]["value"] == pytest.approx(0.25)
     assert dup["ratio"]["ci95"] == pytest.approx(list(wilson_interval(1, 4)))
 

@@ -777,6 +777,7 @@ class IntentFactory:
         return {
             "ratio": ratio(redundant, len(intents)),
             "redundant": redundant,
+            "in_shared_groups": sum(n for n in per_ref.values() if n > 1),
             "unassigned": sum(1 for a in assigned if a is None),
             "shared": {
                 r: [i.id for i, a in zip(intents, assigned, strict=True) if a == r]
