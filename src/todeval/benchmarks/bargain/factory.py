@@ -37,7 +37,7 @@ The pipeline (``docs/bargain-factory.md``):
 7. **Duplicates.** The same matcher prompt, the other way round: each extracted intent is
    assigned the reference intent with its meaning, or none. Reference intent r assigned to
    n_r > 1 extracted intents has n_r - 1 redundant ones; duplicate ratio = sum of the redundant
-   / extracted intents. Both ratios come with Wilson 95 % intervals.
+   / extracted intents. Every coverage and the duplicate ratio come with Wilson 95 % intervals.
 
 Every call goes through the backends (cached as usual), with one seed, bounded concurrency and
 results gathered in input order, so a rerun is identical; merging is sequential by design.
