@@ -2,7 +2,8 @@
 
 Sub-commands are contributed by plug-ins (see :mod:`todeval.registry`): ``todeval run <benchmark>``,
 ``todeval score <scorer>``, ``todeval data <command>``. Expected errors print one line and exit
-with a documented code: 0 ok, 1 internal error, 2 usage, 3 bad input file, 4 refused.
+with a documented code: 0 ok, 1 internal error, 2 usage, 3 bad input file, 4 refused, 5 finished
+with episodes to retry (run the same command), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -14,7 +15,15 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from todeval import __version__
-from todeval.errors import EXIT_INTERNAL, EXIT_USAGE, TodevalError
+from todeval.errors import (
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_RETRY,
+    EXIT_USAGE,
+    InterruptedRunError,
+    TodevalError,
+)
 from todeval.registry import TOP, discover
 
 
@@ -57,13 +66,33 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _split_debug(argv: list[str]) -> tuple[list[str], bool]:
+    """``--debug`` anywhere before a ``--`` (the hint after an internal error says "rerun
+    with --debug", so it must work after the sub-command too)."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    debug = "--debug" in argv[:end]
+    return [a for i, a in enumerate(argv) if i >= end or a != "--debug"], debug
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt:  # Ctrl-C before a run started or after it ended
+        print("todeval: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: list[str]) -> int:
+    argv, debug = _split_debug(argv)
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     args._argv = argv  # the command as given, recorded in the run's manifest
+    args._results = []  # every run's result (see todeval.runner.command)
     try:
-        return int(args._run(args))
+        code = int(args._run(args))
+    except InterruptedRunError as exc:
+        print(f"todeval: {exc.message}", file=sys.stderr)
+        return exc.exit_code
     except TodevalError as exc:
         print(f"todeval: error: {exc.message}", file=sys.stderr)
         return exc.exit_code
@@ -72,16 +101,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except KeyboardInterrupt:
-        print("todeval: interrupted; finished episodes are on disk", file=sys.stderr)
-        return 130
+        print(
+            "todeval: interrupted; finished episodes are kept: resume with the same command",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     except Exception as exc:
-        if args.debug or os.environ.get("TODEVAL_DEBUG"):
+        if debug or os.environ.get("TODEVAL_DEBUG"):
             raise
         print(
             f"todeval: internal error: {type(exc).__name__}: {exc} (rerun with --debug)",
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+    if code == EXIT_OK:
+        from todeval.runner.command import retry_exit
+
+        line = retry_exit(args)
+        if line is not None:
+            print(f"todeval: {line}", file=sys.stderr)
+            return EXIT_RETRY
+    return code
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """Errors that map to the CLI's exit codes.
 
-Exit codes (every command): 0 ok, 1 internal error, 2 usage, 3 bad input file, 4 refused.
+Exit codes (every command): 0 ok, 1 internal error, 2 usage, 3 bad input file, 4 refused,
+5 finished with episodes to retry (infrastructure errors: run the same command again),
+130 interrupted (Ctrl-C or SIGTERM; finished episodes are kept: run the same command again).
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ EXIT_INTERNAL = 1
 EXIT_USAGE = 2
 EXIT_BAD_INPUT = 3
 EXIT_REFUSED = 4
+EXIT_RETRY = 5
+EXIT_INTERRUPTED = 130
 
 
 class TodevalError(Exception):
@@ -38,6 +42,17 @@ class RefusedError(TodevalError):
     """The request is understood but refused, e.g. resuming a run with a different config."""
 
     exit_code = EXIT_REFUSED
+
+
+class EndpointRefusedError(UsageError):
+    """A model endpoint refused every call alike (a rejected key, an unknown model or route):
+    no retry and no other episode can succeed, so the run stops at the first one."""
+
+
+class InterruptedRunError(TodevalError):
+    """The run was stopped by Ctrl-C or SIGTERM after keeping every finished episode."""
+
+    exit_code = EXIT_INTERRUPTED
 
 
 def choice_error(kind: str, value: str, choices: list[str] | tuple[str, ...]) -> UsageError:

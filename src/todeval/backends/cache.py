@@ -84,8 +84,15 @@ class ResponseCache:
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
             )
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(replies)")}
         except (OSError, sqlite3.Error) as exc:
             raise BadInputError(f"cannot open response cache {self.path}: {exc}") from None
+        if not {"key", "value"} <= columns:
+            self._db.close()
+            raise BadInputError(
+                f"{self.path}: not a todeval response cache (its table 'replies' has columns "
+                f"{', '.join(sorted(columns))}); pass --cache-path FILE or --no-cache"
+            )
         self.hits = 0
         self.misses = 0
 

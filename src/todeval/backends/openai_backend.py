@@ -36,7 +36,7 @@ from todeval.backends.types import (
     ModelInfo,
     ToolCallOut,
 )
-from todeval.errors import UsageError
+from todeval.errors import EndpointRefusedError
 
 # ---------------------------------------------------------------------------------------------
 # The response body, parsed strictly (the SDK's lax parsing would let a broken body through)
@@ -209,11 +209,13 @@ def _classify(exc: openai.OpenAIError, info: ModelInfo) -> Exception:
             )
         if status in (401, 403):
             variable = info.api_key_env or "(none configured)"
-            return UsageError(
+            return EndpointRefusedError(
                 f"{where} refused the API key ({status}); check the variable {variable}"
             )
         if status == 404:
-            return UsageError(f"{where} answered 404 (unknown model or wrong base URL): {message}")
+            return EndpointRefusedError(
+                f"{where} answered 404 (unknown model or wrong base URL): {message}"
+            )
         return TransientError(
             f"request rejected ({status}) by {where}: {message}", kind="client", retryable=False
         )

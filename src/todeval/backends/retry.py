@@ -4,7 +4,9 @@
 :class:`AdaptiveLimiter` and runs under a timeout. A :class:`TransientError` (connection error,
 timeout, 429, 5xx, malformed body) is retried after an exponential backoff with jitter, or after
 the server's ``Retry-After`` when it sent one; when the attempts are used up (or the failure is
-not retryable) an :class:`InfrastructureError` carries the last cause. Anything else -- a
+not retryable) an :class:`InfrastructureError` carries the last cause. Each call's fate is
+reported to the run's :class:`~todeval.core.health.RunHealth` (a refused key or unknown model
+stops the run; an endpoint that never answers stops it after a few episodes). Anything else -- a
 :class:`todeval.errors.UsageError` for a refused key, a bug -- passes through unchanged.
 
 The limiter is AIMD-like: a 429 halves the endpoint's concurrency (once per "epoch", so a burst
@@ -25,6 +27,8 @@ from pydantic import BaseModel, Field
 
 from todeval.backends.errors import InfrastructureError, TransientError
 from todeval.backends.types import Backend, GenerationRequest, GenerationResult, ModelInfo
+from todeval.core.health import current_health
+from todeval.errors import EndpointRefusedError
 
 
 class Clock(Protocol):
@@ -193,15 +197,29 @@ class RetryingBackend:
             self.limiter.release(epoch, outcome)
 
     async def generate(self, request: GenerationRequest, *, role: str) -> GenerationResult:
+        health = current_health()
+        endpoint = self.inner.info.endpoint
         attempt = 0
         while True:
             attempt += 1
             try:
-                return await self._attempt(request, role)
+                result = await self._attempt(request, role)
             except TransientError as exc:
                 if not exc.retryable or attempt >= self.policy.max_attempts:
+                    if health is not None:
+                        health.call_failed(
+                            endpoint, connection=exc.kind == "connection", cause=exc.cause
+                        )
                     raise InfrastructureError(exc.cause, kind=exc.kind, attempts=attempt) from exc
                 await self._clock.sleep(self.policy.delay(attempt, exc, self._rng))
+            except EndpointRefusedError as exc:
+                if health is not None:
+                    health.refused(exc)  # the runner stops the run: no episode can succeed
+                raise
+            else:
+                if health is not None:
+                    health.call_ok(endpoint)
+                return result
 
     async def aclose(self) -> None:
         await self.inner.aclose()

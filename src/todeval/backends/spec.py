@@ -136,6 +136,23 @@ def _read_yaml(path: Path, text: str) -> Any:
         raise BadInputError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
 
 
+MAX_FILE_DEPTH = 64
+"""Most nested tables/arrays a models file may hold (deeper ones break serialisation)."""
+
+
+def _too_deep(data: Any, limit: int = MAX_FILE_DEPTH) -> bool:
+    """Whether parsed ``data`` nests dicts/lists deeper than ``limit`` (iterative)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            if depth > limit:
+                return True
+            children = node.values() if isinstance(node, dict) else node
+            stack.extend((child, depth + 1) for child in children)
+    return False
+
+
 def load_models_file(path: str | Path) -> dict[str, ModelEntry]:
     """Models by name from a TOML (``.toml``) or YAML (``.yaml``/``.yml``) file."""
     path = Path(path)
@@ -143,13 +160,25 @@ def load_models_file(path: str | Path) -> dict[str, ModelEntry]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise BadInputError(f"cannot read models file {path}: {exc.strerror or exc}") from None
-    if path.suffix.lower() in (".yaml", ".yml"):
-        data = _read_yaml(path, text)
-    else:
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise BadInputError(f"{path}: not valid TOML ({exc})") from None
+    except UnicodeDecodeError:
+        raise BadInputError(
+            f"{path}: not a text file (invalid UTF-8); a models file is TOML or YAML"
+        ) from None
+    try:
+        if path.suffix.lower() in (".yaml", ".yml"):
+            data = _read_yaml(path, text)
+        else:
+            try:
+                data = tomllib.loads(text)
+            except tomllib.TOMLDecodeError as exc:
+                raise BadInputError(f"{path}: not valid TOML ({exc})") from None
+        too_deep = _too_deep(data)
+    except RecursionError:
+        too_deep = True
+    if too_deep:
+        raise BadInputError(
+            f"{path}: tables or arrays nested deeper than {MAX_FILE_DEPTH} levels"
+        ) from None
     try:
         models = ModelsFile.model_validate(data).models
     except ValidationError as exc:

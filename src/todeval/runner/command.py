@@ -1,4 +1,9 @@
-"""Executing a run from the command line: the start line, the run, the notes it printed."""
+"""Executing a run from the command line: the start line, the run, the notes it printed.
+
+Every result is also noted on ``args`` (:func:`retry_exit` reads them back), so the CLI ends a
+run -- or a panel of runs -- that finished with infrastructure errors with exit 5 and one line
+saying how many episodes to retry and the first cause, whatever the benchmark.
+"""
 
 from __future__ import annotations
 
@@ -30,4 +35,21 @@ def execute_from_args(
     )
     for note in result.notes:
         print(note, file=sys.stderr)
+    results: list[RunResult] | None = getattr(args, "_results", None)
+    if results is not None:
+        results.append(result)
     return result
+
+
+def retry_exit(args: argparse.Namespace) -> str | None:
+    """The closing line of a command whose runs left episodes to retry, else ``None``."""
+    results: list[RunResult] = getattr(args, "_results", None) or []
+    to_retry = sum(r.to_retry for r in results)
+    if not to_retry:
+        return None
+    cause = next((r.first_cause for r in results if r.first_cause), None)
+    first = f" (first cause: {cause})" if cause else ""
+    return (
+        f"finished; {to_retry} episode(s) to retry (infrastructure errors){first}: "
+        "run the same command"
+    )

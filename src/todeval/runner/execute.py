@@ -4,7 +4,8 @@ The runner knows nothing about any benchmark: a :class:`RunPlan` gives it the jo
 trial), an async ``play`` function returning an :class:`EpisodeRecord`, and the config whose
 hash guards resumes. Re-running into an existing directory continues it: finished episodes are
 kept, infrastructure errors are re-run, and the manifest gains a session. A changed config or
-task set is refused.
+task set is refused, and so is a directory holding episodes this run could not have written
+(no manifest, another run's seed, a task outside the selection, a newer schema).
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import signal
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,11 +25,26 @@ from typing import Any
 
 from todeval import __version__
 from todeval.core.clock import utc_now
+from todeval.core.health import UNREACHABLE_AFTER_EPISODES, RunHealth, watching
 from todeval.core.identity import RoleIdentity, Selection, legacy_roles, legacy_selection
 from todeval.core.outcome import Outcome
-from todeval.core.records import EpisodeRecord, Manifest, Session, Summary, Timing, episode_id
+from todeval.core.records import (
+    SCHEMA_VERSION,
+    EpisodeRecord,
+    Manifest,
+    Session,
+    Summary,
+    Timing,
+    episode_id,
+)
 from todeval.core.rng import derive_seed
-from todeval.errors import RefusedError
+from todeval.errors import (
+    EndpointRefusedError,
+    InterruptedRunError,
+    RefusedError,
+    TodevalError,
+    UsageError,
+)
 from todeval.runner.executors import Executor, make_executor
 from todeval.runner.options import RuntimeOptions
 from todeval.runner.progress import ProgressReporter
@@ -97,6 +115,9 @@ class RunResult:
     episodes_run: int
     already_complete: bool
     notes: list[str] = field(default_factory=list)
+    # episodes that ended in an infrastructure error (re-run by running the same command)
+    to_retry: int = 0
+    first_cause: str | None = None
 
 
 def config_hash(config: dict[str, Any]) -> str:
@@ -157,6 +178,22 @@ def _error_record(
     )
 
 
+@dataclass
+class _SessionState:
+    """What this session did: episodes written, and why it stopped early (if it did)."""
+
+    done: int = 0
+    stop: TodevalError | None = None
+
+
+class _Interrupted(TodevalError):
+    """A signal stopped the session (the message is written once the episodes are counted)."""
+
+
+def _signals_here() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
 async def _run_jobs(
     plan: RunPlan,
     jobs: list[EpisodeJob],
@@ -164,32 +201,86 @@ async def _run_jobs(
     executor: Executor,
     max_concurrency: int,
     progress: ProgressReporter,
-) -> int:
-    """A pool of ``max_concurrency`` workers pulls jobs; each record is appended when done."""
+    state: _SessionState,
+    health: RunHealth,
+) -> None:
+    """A pool of ``max_concurrency`` workers pulls jobs; each record is appended when done.
+
+    The session stops early -- episodes in flight are cancelled, every finished one is kept --
+    on SIGINT or SIGTERM, when a model endpoint refuses a call (401/403/404), when an
+    endpoint answered none of the calls of the first episodes, or when an episode cannot be
+    written; ``state.stop`` then says why.
+    """
     writer = store.open_appender()
     pending = iter(jobs)
-    done = 0
+    tasks: list[asyncio.Task[None]] = []
+
+    def stop(error: TodevalError) -> None:
+        if state.stop is None:
+            state.stop = error
+        current = asyncio.current_task()
+        for task in tasks:
+            if task is not current:
+                task.cancel()
 
     async def worker() -> None:
-        nonlocal done
         for job in pending:
+            if state.stop is not None:
+                return
             started = utc_now()
             progress.started()
             try:
                 record = await executor.play(job)
             except Exception as exc:
                 record = _error_record(plan, job, exc, started)
-            writer.append(record)
-            done += 1
+            if health.refusal is not None:  # this episode may have met it: not kept
+                stop(health.refusal)
+                return
+            try:
+                writer.append(record)
+            except TodevalError as exc:
+                stop(exc)
+                return
+            state.done += 1
             progress.finished(record)
+            if state.done >= UNREACHABLE_AFTER_EPISODES:
+                dead = health.unreachable()
+                if dead is not None:
+                    stop(_unreachable_error(*dead, state.done))
+                    return
+            await asyncio.sleep(0)  # a CPU-bound episode never yields: let signals in
 
+    loop = asyncio.get_running_loop()
+    installed: list[tuple[signal.Signals, Any]] = []
+    if _signals_here():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous = signal.getsignal(signum)
+            try:
+                loop.add_signal_handler(signum, stop, _Interrupted(signum.name))
+            except (NotImplementedError, RuntimeError, ValueError):
+                continue
+            installed.append((signum, previous))
     try:
-        await asyncio.gather(*(worker() for _ in range(max(1, min(max_concurrency, len(jobs))))))
+        n_workers = max(1, min(max_concurrency, len(jobs)))
+        tasks.extend(asyncio.ensure_future(worker()) for _ in range(n_workers))
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
+                raise result
     finally:
+        for signum, previous in installed:
+            loop.remove_signal_handler(signum)
+            signal.signal(signum, previous)
         writer.close()
         if plan.aclose is not None:
             await plan.aclose()
-    return done
+
+
+def _unreachable_error(endpoint: str, cause: str, episodes: int) -> UsageError:
+    return UsageError(
+        f"{endpoint} answered none of the calls of the first {episodes} episodes ({cause}); "
+        "stopped: check the URL and that the server is running, then run the same command"
+    )
 
 
 def _release(plan: RunPlan) -> None:
@@ -203,6 +294,58 @@ def _release(plan: RunPlan) -> None:
         asyncio.run(run())
 
 
+def _check_out(run_dir: Path) -> None:
+    """``run_dir`` must be a directory or a path where one can be made."""
+    for path in (run_dir, *run_dir.parents):
+        if path.exists():
+            if not path.is_dir():
+                what = "is" if path == run_dir else f"is under {path}, which is"
+                raise UsageError(f"--out {run_dir} {what} a file, not a directory")
+            return
+
+
+def _check_episodes(store: RunDirectory, plan: RunPlan, wanted: set[tuple[str, int]]) -> int:
+    """Refuse to continue a directory holding an episode this run could not have written;
+    returns how many lines were read."""
+    lines = 0
+    for number, record in store.scan_episodes():
+        lines += 1
+        where = f"{store.episodes_path} line {number} ({record.episode_id})"
+        fix = "use another --out directory"
+        if record.schema_version > SCHEMA_VERSION:
+            raise RefusedError(
+                f"{where} has schema_version {record.schema_version}, newer than this todeval "
+                f"writes ({SCHEMA_VERSION}); upgrade todeval or {fix}"
+            )
+        if record.benchmark != plan.benchmark:
+            raise RefusedError(
+                f"{where} is an episode of {record.benchmark!r}, not {plan.benchmark!r}; {fix}"
+            )
+        if record.key not in wanted:
+            raise RefusedError(
+                f"{where} is not part of this run (task {record.task_id!r}, trial "
+                f"{record.trial} is not in its selection); {fix}"
+            )
+        if record.seed != derive_seed(plan.seed, record.task_id, record.trial):
+            raise RefusedError(
+                f"{where} was played by another run (its seed is not the one seed "
+                f"{plan.seed} gives it); {fix}"
+            )
+    return lines
+
+
+def _to_retry(store: RunDirectory, wanted: set[tuple[str, int]]) -> tuple[int, str | None]:
+    """How many of the run's episodes ended in an infrastructure error, and the first cause."""
+    count, first = 0, None
+    for record in store.iter_episodes(light=True):
+        if record.key in wanted and record.outcome is Outcome.INFRASTRUCTURE_ERROR:
+            count += 1
+            if first is None:
+                lines = (record.reason or "").splitlines() or ["no reason recorded"]
+                first = lines[0][:240]
+    return count, first
+
+
 def execute_plan(
     plan: RunPlan,
     run_dir: Path,
@@ -213,20 +356,38 @@ def execute_plan(
     executor: str = "local",
     ray_address: str | None = None,
 ) -> RunResult:
-    """Run (or continue) ``plan`` in ``run_dir`` and write its summary."""
+    """Run (or continue) ``plan`` in ``run_dir`` and write its summary.
+
+    Raises :class:`~todeval.errors.InterruptedRunError` after SIGINT/SIGTERM, and the one-line
+    error that stopped the run early (a refused key or model, an unreachable endpoint, a disk
+    that cannot be written) -- each after the finished episodes, the summary and the
+    session's episode count are on disk.
+    """
+    if max_concurrency < 1:
+        _release(plan)
+        raise UsageError("--max-concurrency must be at least 1")
     store = RunDirectory(run_dir)
     wanted = {job.key for job in plan.jobs}
     session = Session(
         started_at=utc_now(), host=socket.gethostname(), command=command or sys.argv[1:]
     )
     notes: list[str] = []
-    if store.exists():
-        manifest = store.read_manifest()
-        try:
+    try:
+        _check_out(run_dir)
+        resuming = store.exists()
+        if resuming:
+            manifest = store.read_manifest()
             _check_resume(manifest, plan, run_dir)
-        except RefusedError:
-            _release(plan)
-            raise
+        elif store.has_episodes():
+            raise RefusedError(
+                f"{run_dir} holds {store.episodes_path.name} but no {store.manifest_path.name}, "
+                "so nothing tells which run its episodes belong to; use another --out directory"
+            )
+        _check_episodes(store, plan, wanted)
+    except TodevalError:
+        _release(plan)
+        raise
+    if resuming:
         commit = _git_commit()
         if manifest.package_version != __version__ or (
             commit and manifest.git_commit and manifest.git_commit != commit
@@ -264,16 +425,23 @@ def execute_plan(
         assert summary is not None
         _release(plan)  # nothing runs, so the plan's backends are closed here
         return RunResult(summary, run_dir, 0, already_complete=True, notes=notes)
+    if resuming and not quiet:
+        done = len(plan.jobs) - len(pending)
+        print(f"resuming: {done} of {len(plan.jobs)} done", file=sys.stderr)
     runner = make_executor(executor, plan, max_concurrency=max_concurrency, ray_address=ray_address)
     session.executor = runner.description
     manifest.sessions.append(session)
     store.write_manifest(manifest)
-    ran = 0
     if plan.interactive:
         max_concurrency, quiet = 1, True
     progress = ProgressReporter(len(pending), success_metric=plan.success_metric, quiet=quiet)
+    state = _SessionState()
+    health = RunHealth()
     try:
-        ran = asyncio.run(_run_jobs(plan, pending, store, runner, max_concurrency, progress))
+        with watching(health):
+            asyncio.run(
+                _run_jobs(plan, pending, store, runner, max_concurrency, progress, state, health)
+            )
     finally:
         runner.close()
         if plan.finalize is not None:
@@ -288,6 +456,38 @@ def execute_plan(
             )
         store.write_summary(summary)
         session.ended_at = utc_now()
-        session.episodes_run = ran
+        session.episodes_run = state.done
         store.write_manifest(manifest)
-    return RunResult(summary, run_dir, ran, already_complete=False, notes=notes)
+    if state.stop is not None:
+        _raise_stop(state.stop, store, wanted, len(plan.jobs))
+    to_retry, first_cause = _to_retry(store, wanted)
+    return RunResult(
+        summary,
+        run_dir,
+        state.done,
+        already_complete=False,
+        notes=notes,
+        to_retry=to_retry,
+        first_cause=first_cause,
+    )
+
+
+def _raise_stop(
+    stop: TodevalError, store: RunDirectory, wanted: set[tuple[str, int]], total: int
+) -> None:
+    """Raise why the session stopped early, with how far the run got."""
+    if isinstance(stop, _Interrupted):
+        done = sum(
+            1
+            for r in store.iter_episodes(light=True)
+            if r.key in wanted and r.outcome is not Outcome.INFRASTRUCTURE_ERROR
+        )
+        raise InterruptedRunError(
+            f"interrupted ({stop.message}): {done} of {total} episodes done and kept in "
+            f"{store.path}; resume with the same command"
+        )
+    if isinstance(stop, EndpointRefusedError):
+        raise EndpointRefusedError(
+            f"{stop.message}; stopped at the first refused call (finished episodes are kept)"
+        )
+    raise stop

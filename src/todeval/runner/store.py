@@ -7,6 +7,7 @@ on reading and cut off before the next append. The driver is the only writer.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -24,10 +25,24 @@ EPISODES = "episodes.jsonl"
 SUMMARY = "summary.json"
 
 
+def cannot_write(path: Path, exc: OSError) -> BadInputError:
+    """The one-line error for a run-directory file that cannot be written (a read-only
+    directory, a full disk, a directory in the file's place)."""
+    return BadInputError(
+        f"cannot write {path} ({exc.strerror or exc}); finished episodes are kept: fix this "
+        "and run the same command"
+    )
+
+
 def write_json_atomic(path: Path, model: BaseModel) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(model.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(model.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise cannot_write(path, exc) from None
 
 
 class RunDirectory:
@@ -57,8 +72,22 @@ class RunDirectory:
                 f"{self.manifest_path}: not a valid manifest ({exc.__class__.__name__})"
             ) from None
 
+    def has_episodes(self) -> bool:
+        """Whether ``episodes.jsonl`` exists and is not empty (or is not a file at all)."""
+        path = self.episodes_path
+        try:
+            return path.exists() and (not path.is_file() or path.stat().st_size > 0)
+        except OSError:
+            return True
+
+    def _mkdir(self) -> None:
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise cannot_write(self.path, exc) from None
+
     def write_manifest(self, manifest: Manifest) -> None:
-        self.path.mkdir(parents=True, exist_ok=True)
+        self._mkdir()
         write_json_atomic(self.manifest_path, manifest)
 
     def read_summary(self) -> Summary | None:
@@ -92,10 +121,27 @@ class RunDirectory:
         """All complete episode records (see :meth:`iter_episodes`)."""
         return list(self.iter_episodes(light=light))
 
-    def _scan(self, *, light: bool) -> Iterator[tuple[int, EpisodeRecord]]:
+    def scan_episodes(self) -> Iterator[tuple[int, EpisodeRecord]]:
+        """(line number, record) of every complete line, superseded ones included (light)."""
+        return self._scan(light=True)
+
+    def _open_episodes(self) -> IO[bytes] | None:
         if not self.episodes_path.exists():
+            return None
+        if self.episodes_path.is_dir():
+            raise BadInputError(f"{self.episodes_path} is a directory, not an episodes file")
+        try:
+            return self.episodes_path.open("rb")
+        except OSError as exc:
+            raise BadInputError(
+                f"{self.episodes_path}: cannot read ({exc.strerror or exc})"
+            ) from None
+
+    def _scan(self, *, light: bool) -> Iterator[tuple[int, EpisodeRecord]]:
+        opened = self._open_episodes()
+        if opened is None:
             return
-        with self.episodes_path.open("rb") as fh:
+        with opened as fh:
             for number, line in enumerate(fh, start=1):
                 if not line.strip():
                     continue
@@ -124,9 +170,13 @@ class RunDirectory:
                 fh.truncate(cut)
 
     def open_appender(self) -> EpisodeWriter:
-        self.path.mkdir(parents=True, exist_ok=True)
-        self.repair_tail()
-        return EpisodeWriter(self.episodes_path.open("a", encoding="utf-8"))
+        self._mkdir()
+        try:
+            self.repair_tail()
+            fh = self.episodes_path.open("a", encoding="utf-8")
+        except OSError as exc:
+            raise cannot_write(self.episodes_path, exc) from None
+        return EpisodeWriter(fh, path=self.episodes_path)
 
 
 class EpisodeWriter:
@@ -137,22 +187,33 @@ class EpisodeWriter:
     ``fsync_interval_s`` and on close: a per-line fsync blocks the event loop for milliseconds.
     """
 
-    def __init__(self, fh: IO[str], *, fsync_interval_s: float = 1.0) -> None:
+    def __init__(
+        self, fh: IO[str], *, fsync_interval_s: float = 1.0, path: Path | None = None
+    ) -> None:
         self._fh = fh
+        self._path = path or Path(getattr(fh, "name", "episodes.jsonl"))
         self._interval = fsync_interval_s
         self._last_sync = time.monotonic()
 
     def append(self, record: EpisodeRecord) -> None:
         line = record.model_dump_json()
         json.loads(line)  # never write a line we could not read back
-        self._fh.write(line + "\n")
-        self._fh.flush()
-        now = time.monotonic()
-        if now - self._last_sync >= self._interval:
-            os.fsync(self._fh.fileno())
-            self._last_sync = now
+        try:
+            self._fh.write(line + "\n")
+            self._fh.flush()
+            now = time.monotonic()
+            if now - self._last_sync >= self._interval:
+                os.fsync(self._fh.fileno())
+                self._last_sync = now
+        except OSError as exc:
+            raise cannot_write(self._path, exc) from None
 
     def close(self) -> None:
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
-        self._fh.close()
+        try:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+        except OSError:
+            pass  # the append that failed already said why
+        finally:
+            with contextlib.suppress(OSError):
+                self._fh.close()

@@ -10,11 +10,13 @@ never the ``Authorization`` header).
 
 Replies come from a :class:`todeval.backends.scripted.Script` (tool calls, plain text, a
 verbatim ``raw_body`` such as malformed JSON, usage present or absent, per-reply latency).
-Faults: 500, 429 with ``Retry-After``, hangs (no reply), connection resets, malformed and
-truncated bodies, each at a rate, or as a fixed ``sequence`` for the first attempts of every
-distinct request body. Decisions are seeded by (seed, request body, attempt number), so they are
-the same however requests interleave. ``max_concurrent`` answers 429 above that many requests
-in flight, like a rate-limited provider.
+``answer_status`` (``--answer-status 403``) answers every completion with that status, as a
+server refusing a key or a route does. Faults: 500, 429 with ``Retry-After``, hangs (no
+reply), connection resets, malformed and truncated bodies, each at a rate, or as a fixed
+``sequence`` for the first attempts of every distinct request body. Decisions are seeded by
+(seed, request body, attempt number), so they are the same however requests interleave.
+``max_concurrent`` answers 429 above that many requests in flight, like a rate-limited
+provider.
 """
 
 from __future__ import annotations
@@ -78,6 +80,12 @@ class ServerConfig(BaseModel):
     models: list[str] | None = Field(None, description="known model names; others get 404")
     api_key: str | None = Field(None, description="expected bearer key; others get 401")
     default_usage: bool = Field(True, description="send estimated usage when a reply has none")
+    answer_status: int | None = Field(
+        None,
+        ge=400,
+        le=599,
+        description="answer every completion with this HTTP status (401, 403, 404, ...)",
+    )
 
 
 class ServerState:
@@ -252,6 +260,9 @@ class Handler(BaseHTTPRequestHandler):
             self._count("429_crowded")
             self._error(429, "too many requests in flight", retry_after)
             return
+        if config.answer_status is not None:
+            self._error(config.answer_status, f"refused with status {config.answer_status}")
+            return
         expected = None if config.api_key is None else f"Bearer {config.api_key}"
         if expected is not None and self.headers.get("Authorization") != expected:
             self._error(401, "invalid API key")
@@ -329,6 +340,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--retry-after", type=float, dest="retry_after_s", metavar="SECONDS")
     p.add_argument("--hang-s", type=float)
     p.add_argument("--max-concurrent", type=int)
+    p.add_argument(
+        "--answer-status", type=int, metavar="STATUS", help="answer every completion with it"
+    )
     return p
 
 
@@ -341,6 +355,8 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         config.script = load_script(args.script)
     if args.models:
         config.models = [m for m in args.models.split(",") if m]
+    if args.answer_status is not None:
+        config.answer_status = args.answer_status
     fault_args = {
         "seed": args.seed,
         "latency_ms": args.latency_ms,

@@ -42,6 +42,7 @@ def execute_run(
     result = execute_from_args(plan, out, args, start_line=start)
     if result.already_complete:
         print(f"{out} already holds a complete run with this config; its scores:")
-    print(table(out))
+    if result.to_retry < len(plan.jobs):  # else nothing to score: the CLI says what to retry
+        print(table(out))
     print(run_footer(result.summary, out, PREDICTIONS_FILE, metric_prefix))
     return 0

@@ -1,0 +1,137 @@
+"""Ctrl-C and SIGTERM (issue 16, finding 7): an offline, CPU-bound run stops within about a
+second, keeps every finished episode, records the session's episode count, says "resume with
+the same command" and exits 130; the same command resumes ("resuming: k of N done"). A signal
+during start-up prints no traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+# 117 tasks x 4 trials of the offline rule system: several seconds of CPU-bound episodes
+COMMAND = ["run", "booking", "--trials", "4", "--seed", "3"]
+
+
+def _todeval(*args: str) -> list[str]:
+    return [sys.executable, "-m", "todeval", *args]  # what the console script runs
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    src = str(ROOT / "src")
+    env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def _episodes(out: Path) -> list[dict[str, object]]:
+    path = out / "episodes.jsonl"
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+
+
+def _wait_for_episodes(out: Path, proc: subprocess.Popen[str], timeout_s: float = 60) -> None:
+    path = out / "episodes.jsonl"
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().count("\n") >= 5:
+            return
+        if proc.poll() is not None:
+            pytest.fail(f"the run ended before the signal: {proc.communicate()}")
+        time.sleep(0.02)
+    pytest.fail("no episodes within the time limit")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_stops_a_cpu_bound_run_and_the_same_command_resumes(
+    signum: signal.Signals, tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    argv = _todeval(*COMMAND, "--out", str(out))
+    proc = subprocess.Popen(
+        argv, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    _wait_for_episodes(out, proc)
+    sent = time.monotonic()
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=30)
+    took = time.monotonic() - sent
+    assert proc.returncode == 130, err
+    assert took < 5.0, f"took {took:.1f} s to stop"
+    assert "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"todeval: interrupted ({signum.name}):")
+    assert last.endswith("resume with the same command")
+    kept = _episodes(out)
+    assert 5 <= len(kept) < 117 * 4  # it stopped early, and kept what had finished
+    assert len({x["episode_id"] for x in kept}) == len(kept)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["sessions"][-1]["episodes_run"] == len(kept)
+    assert f"{len(kept)} of {117 * 4} episodes done" in last
+    before = (out / "episodes.jsonl").read_bytes()
+
+    again = subprocess.run(
+        _todeval(*COMMAND, "--out", str(out), "--quiet", "--limit-mode", "stratified"),
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert again.returncode == 0, again.stderr
+    after = (out / "episodes.jsonl").read_bytes()
+    assert after.startswith(before)  # nothing rewritten
+    assert len(_episodes(out)) == 117 * 4
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [s["episodes_run"] for s in manifest["sessions"]] == [len(kept), 117 * 4 - len(kept)]
+
+
+def test_resuming_says_how_far_the_run_got(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        _todeval(*COMMAND, "--out", str(out)),
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait_for_episodes(out, proc)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    kept = len(_episodes(out))
+    # a new process, progress shown: the first line after the start line says how far it got
+    again = subprocess.Popen(
+        _todeval(*COMMAND, "--out", str(out)),
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert again.stderr is not None
+    lines = [again.stderr.readline(), again.stderr.readline()]
+    again.send_signal(signal.SIGINT)
+    again.communicate(timeout=30)
+    assert lines[1].strip() == f"resuming: {kept} of {117 * 4} done", lines
+
+
+@pytest.mark.parametrize("delay_s", [0.05, 0.15, 0.3])
+def test_a_signal_during_start_up_prints_no_traceback(delay_s: float, tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        _todeval(*COMMAND, "--out", str(tmp_path / "run")),
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(delay_s)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert "Traceback" not in err, err
+    assert proc.returncode in (130, -signal.SIGINT), err
