@@ -23,12 +23,14 @@ from todeval.testing.server_process import ServerProcess
 
 CASINO_REPLY = '{"labels": ["self-need", "small-talk", "self-need"]}'
 CRAIGSLIST_REPLY = '{"labels": ["counter"]}'
+SCRIPTED_REPLY = '{"labels": ["price.ask_discount"]}'
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ServerProcess]:
     script = Script(
         rules=[
+            ScriptRule(match="buyer intents", reply=ScriptedReply(text=SCRIPTED_REPLY)),
             ScriptRule(match="negotiation strategies", reply=ScriptedReply(text=CASINO_REPLY)),
             ScriptRule(match="Buyer: [^\n]*deal[^\n]*\n\nWhich", reply=ScriptedReply(text="yes")),
         ],
@@ -62,7 +64,13 @@ def runs(tmp_path_factory: pytest.TempPathFactory, server: ServerProcess) -> dic
     ca = _run(base / "ca-llm", "--track", "casino", "--model", model, "--limit", "3",
               "--limit-mode", "first")  # fmt: skip
     ca_requests = [r["body"] for r in server.requests()[seen:]]
-    out: dict[str, Any] = {"cb-llm": cb, "ca-llm": ca, "requests": (cb_requests, ca_requests)}
+    sc = _run(base / "sc-llm", "--track", "scripted", "--model", model, "--limit", "3",
+              "--limit-mode", "first")  # fmt: skip
+    out: dict[str, Any] = {"cb-llm": cb, "ca-llm": ca, "sc-llm": sc,
+                           "requests": (cb_requests, ca_requests)}  # fmt: skip
+    for name in ("random", "keyword"):
+        out[f"sc-{name}"] = _run(base / f"sc-{name}", "--track", "scripted", "--labeller", name,
+                                 "--limit", "3", "--limit-mode", "first")  # fmt: skip
     for name in ("random", "majority", "keyword", "parser"):
         out[f"cb-{name}"] = _run(base / f"cb-{name}", "--track", "craigslist", "--labeller", name,
                                  "--limit", "4", "--limit-mode", "first")  # fmt: skip
@@ -89,6 +97,8 @@ def test_llm_labeller_over_http(runs: dict[str, Any]) -> None:
     assert any(t["failed"] for t in cb) or all(t["predicted"] == ["counter"] for t in cb)
     body = cb_requests[0]["messages"][0]["content"]
     assert "listing price: $" in body and "- counter: " in body
+    sc = [t for e in _episodes(runs["sc-llm"]) for t in e["details"]["turns"]]
+    assert sc and all(t["predicted"] == ["price.ask_discount"] and t["k"] == 20 for t in sc)
 
 
 def test_no_private_field_in_any_request(runs: dict[str, Any]) -> None:
@@ -123,12 +133,14 @@ def test_no_private_field_in_any_request(runs: dict[str, Any]) -> None:
                     assert json.dumps(reason)[1:-1] not in content
 
 
-@pytest.mark.parametrize("track", ["craigslist", "casino"])
+SMOL_DIALOGUE = {"craigslist": "cb-000", "casino": "casino-test-548", "scripted": "sc-00000"}
+
+
+@pytest.mark.parametrize("track", ["craigslist", "casino", "scripted"])
 def test_smollm2_labels_a_few_turns(tmp_path: Path, track: str) -> None:
     require_local_model()
     out = _run(tmp_path / "smol", "--track", track, "--model", "llamacpp:smollm2",
-               "--dialogue-ids", "cb-000" if track == "craigslist" else "casino-test-548",
-               "--max-tokens", "24")  # fmt: skip
+               "--dialogue-ids", SMOL_DIALOGUE[track], "--max-tokens", "24")  # fmt: skip
     record = _episodes(out)[0]
     assert record["outcome"] in {"success", "failure"}
     usage = record["usage"]["labeller"]
@@ -142,7 +154,8 @@ def test_report_has_the_bargaining_columns(runs: dict[str, Any]) -> None:
     html = build_html(load_inputs(paths))
     head = html.split('id="todeval-data"')[0]
     for word in ("Precision", "Recall", "Failure rate", "macro", "F1 per depth",
-                 "craigslist-acts-silver", "casino-test-human", "Label provenance"):  # fmt: skip
+                 "craigslist-acts-silver", "casino-test-human", "scripted-v1-constructed",
+                 "Label provenance", "constructed (Problem Weaver)"):  # fmt: skip
         assert word in head, word
     # the per-label scores and the confusion view: Summary.tables, rendered as written
     for key in (k for k in runs if k != "requests"):
@@ -163,7 +176,12 @@ def test_report_in_chromium(driver: Any, runs: dict[str, Any], tmp_path: Path) -
     wait(driver, lambda d: d.execute_script("return document.documentElement.dataset.ready"))
     cb_rows = css(driver, "#lb-bargain-craigslist-acts-silver-run tbody tr")
     ca_rows = css(driver, "#lb-bargain-casino-test-human-run tbody tr")
-    assert len(cb_rows) == 5 and len(ca_rows) == 4
+    sc_rows = css(driver, "#lb-bargain-scripted-v1-constructed-run tbody tr")
+    assert len(cb_rows) == 5 and len(ca_rows) == 4 and len(sc_rows) == 3
+    # the three tracks side by side: one board each, in one page
+    boards = [e.get_attribute("id") for e in css(driver, "table[id^='lb-bargain-']")]
+    assert {"lb-bargain-craigslist-acts-silver-run", "lb-bargain-casino-test-human-run",
+            "lb-bargain-scripted-v1-constructed-run"} <= set(boards)  # fmt: skip
     heads = [h.text for h in css(driver, "#lb-bargain-craigslist-acts-silver-run thead th")]
     assert any("Precision" in h for h in heads) and any("Failure rate" in h for h in heads)
     bars = css(driver, "#fig-groups-bargain-casino-test-human g.bar")
