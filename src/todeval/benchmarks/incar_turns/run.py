@@ -35,6 +35,7 @@ from todeval.scoring.incar import (
     parse_predictions,
     score_predictions,
 )
+from todeval.scoring.incar._predictions import MAX_RESPONSE_CHARS, MAX_STATE_CHARS
 
 BENCHMARK = "incar-turns"
 METRIC_PREFIX = "incar"
@@ -65,9 +66,21 @@ class Scored:
     result: IncarResult | None = None
 
 
+def _too_long(value: dict[str, Any]) -> str | None:
+    """Why a schema-valid reply still cannot be scored (the scorer's length limits)."""
+    if len(value["response"]) > MAX_RESPONSE_CHARS:
+        return f"response longer than {MAX_RESPONSE_CHARS:,} characters"
+    if any(len(v) > MAX_STATE_CHARS for v in value["state"].values()):
+        return f"state value longer than {MAX_STATE_CHARS} characters"
+    return None
+
+
 def _to_turn(reply: JsonReply, previous: PredictedTurn | None) -> PredictedTurn:
     if reply.value is None:
         return failed_turn(reply, previous)
+    problem = _too_long(reply.value)
+    if problem is not None:  # a format failure of this turn, not a file the scorer refuses
+        return failed_turn(reply.model_copy(update={"format_error": problem}), previous)
     return PredictedTurn(response=reply.value["response"], state=reply.value["state"])
 
 

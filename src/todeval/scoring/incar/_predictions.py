@@ -28,6 +28,14 @@ from todeval.scoring.incar._gold import GoldSplit
 
 _TURN_KEYS = frozenset({"response", "state"})
 
+MAX_RESPONSE_CHARS = 10_000
+"""Longest response accepted (the longest gold response has 300 characters). Scoring time
+grows faster than linearly with a response's length (a 1 MB response took 47 s), so a longer
+one is refused with one line instead of being scored for minutes."""
+MAX_STATE_SLOTS = 32
+MAX_STATE_CHARS = 200
+"""Most slots in one turn's state, and longest slot name or value (lexicon entries are short)."""
+
 
 class PredictedTurn(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -63,14 +71,28 @@ def _turn(where: str, raw: Any) -> PredictedTurn:
         raise BadInputError(f"{where}: missing 'response'")
     if not isinstance(raw["response"], str):
         raise BadInputError(f"{where}: 'response' must be a string, got {_kind(raw['response'])}")
+    if len(raw["response"]) > MAX_RESPONSE_CHARS:
+        raise BadInputError(
+            f"{where}: 'response' has {len(raw['response']):,} characters; "
+            f"at most {MAX_RESPONSE_CHARS:,} are accepted"
+        )
     state = raw.get("state")
     if "state" in raw:
         if not isinstance(state, dict):
             raise BadInputError(f"{where}: 'state' must be an object, got {_kind(state)}")
+        if len(state) > MAX_STATE_SLOTS:
+            raise BadInputError(
+                f"{where}: 'state' has {len(state):,} slots; at most {MAX_STATE_SLOTS} are accepted"
+            )
         for slot, value in state.items():
             if not isinstance(value, str):
                 raise BadInputError(
                     f"{where}: state value of {slot!r} must be a string, got {_kind(value)}"
+                )
+            if len(slot) > MAX_STATE_CHARS or len(value) > MAX_STATE_CHARS:
+                raise BadInputError(
+                    f"{where}: state slot {slot[:40]!r}: slot names and values have at most "
+                    f"{MAX_STATE_CHARS} characters"
                 )
     return PredictedTurn(response=raw["response"], state=state)
 
