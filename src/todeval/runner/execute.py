@@ -444,25 +444,21 @@ def execute_plan(
             )
     finally:
         runner.close()
-        if plan.finalize is not None:
-            summary = plan.finalize(r for r in store.iter_episodes() if r.key in wanted)
-        else:
-            summary = summarize(
-                plan.benchmark,
-                (r for r in store.iter_episodes(light=True) if r.key in wanted),
-                seed=plan.seed,
-                grouped=plan.grouped,
-                success_metric=plan.success_metric,
-            )
-        store.write_summary(summary)
-        session.ended_at = utc_now()
-        session.episodes_run = state.done
-        store.write_manifest(manifest)
+        final: Summary | None = None
+        try:
+            final = _finish(plan, store, wanted)
+            session.ended_at = utc_now()
+            session.episodes_run = state.done
+            store.write_manifest(manifest)
+        except TodevalError:
+            if state.stop is None:  # else the error that stopped the run says it first
+                raise
     if state.stop is not None:
         _raise_stop(state.stop, store, wanted, len(plan.jobs))
     to_retry, first_cause = _to_retry(store, wanted)
+    assert final is not None  # written, or the error that kept it from being written raised
     return RunResult(
-        summary,
+        final,
         run_dir,
         state.done,
         already_complete=False,
@@ -470,6 +466,22 @@ def execute_plan(
         to_retry=to_retry,
         first_cause=first_cause,
     )
+
+
+def _finish(plan: RunPlan, store: RunDirectory, wanted: set[tuple[str, int]]) -> Summary:
+    """Summarise the run's episodes and write ``summary.json``."""
+    if plan.finalize is not None:
+        summary = plan.finalize(r for r in store.iter_episodes() if r.key in wanted)
+    else:
+        summary = summarize(
+            plan.benchmark,
+            (r for r in store.iter_episodes(light=True) if r.key in wanted),
+            seed=plan.seed,
+            grouped=plan.grouped,
+            success_metric=plan.success_metric,
+        )
+    store.write_summary(summary)
+    return summary
 
 
 def _raise_stop(

@@ -154,6 +154,8 @@ def run_settings(args: argparse.Namespace) -> dict[str, Any]:
         raise UsageError("--limit must be at least 1")
     if args.trials < 1:
         raise UsageError("--trials must be at least 1")
+    if not 0 <= args.seed < 2**63:
+        raise UsageError("--seed must be a whole number from 0 to 2**63 - 1")
     if getattr(args, "max_tokens", None) is not None and args.max_tokens < 1:
         raise UsageError("--max-tokens must be at least 1")
     settings: dict[str, Any] = {

@@ -73,8 +73,11 @@ class RunDirectory:
             ) from None
 
     def has_episodes(self) -> bool:
-        """Whether ``episodes.jsonl`` exists and is not empty (or is not a file at all)."""
+        """Whether ``episodes.jsonl`` exists and is not empty (a directory in its place is a
+        one-line error)."""
         path = self.episodes_path
+        if path.is_dir():
+            raise BadInputError(f"{path} is a directory, not an episodes file")
         try:
             return path.exists() and (not path.is_file() or path.stat().st_size > 0)
         except OSError:
