@@ -133,6 +133,8 @@ class SystemServer(ThreadingHTTPServer):
 
 class Handler(BaseHTTPRequestHandler):
     server: SystemServer
+    protocol_version = "HTTP/1.1"  # keep-alive: one connection serves many observations
+    disable_nagle_algorithm = True  # headers and body leave at once (no delayed-ACK stall)
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))

@@ -226,3 +226,73 @@ def test_a_run_against_a_failing_endpoint_scores_every_task(tmp_path: Path) -> N
     accuracy = summary["metrics"]["booking.booking_accuracy"]["micro"]
     assert accuracy["value"] == 0.0 and accuracy["n"] == 6
     assert summary["labels"]["failure_class"] == {"system_error": 6}
+
+
+def _counting_example_server() -> tuple[ThreadingHTTPServer, list[int]]:
+    """The example server (HTTP/1.1, keep-alive) in this process, counting accepted TCP
+    connections and answered requests: ``counts == [connections, requests]``."""
+    import runpy
+
+    example = runpy.run_path(str(EXAMPLE))
+    handler: type[BaseHTTPRequestHandler] = example["Handler"]
+    base: type[ThreadingHTTPServer] = example["SystemServer"]
+    counts = [0, 0]
+    lock = threading.Lock()
+
+    class Counted(handler):  # type: ignore[valid-type,misc]
+        def do_POST(self) -> None:
+            with lock:
+                counts[1] += 1
+            super().do_POST()
+
+    class Counting(base):  # type: ignore[valid-type,misc]
+        def __init__(self, address: tuple[str, int]) -> None:
+            super().__init__(address)
+            self.RequestHandlerClass = Counted
+
+        def get_request(self) -> tuple[socket.socket, Any]:
+            pair: tuple[socket.socket, Any] = super().get_request()
+            with lock:
+                counts[0] += 1
+            return pair
+
+    server: ThreadingHTTPServer = Counting(("127.0.0.1", 0))
+    return server, counts
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_a_run_reuses_its_connections(tmp_path: Path, concurrency: int) -> None:
+    """One keep-alive client per run: the endpoint sees at most one TCP connection per episode
+    in flight, however many observations it answers (a client per request made one each)."""
+    server, counts = _counting_example_server()
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    out = tmp_path / "run"
+    try:
+        argv = ["run", "booking", "--system", "http", "--system-url", url, "--limit", "8"]
+        options = ["--max-concurrency", str(concurrency), "--out", str(out), "--quiet"]
+        assert main([*argv, *options]) == 0
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    connections, requests = counts
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["n_episodes"] == 8 and summary["outcomes"].get("system_error", 0) == 0
+    assert requests >= 8 * 3  # several observations per episode
+    assert 1 <= connections <= concurrency, counts
+
+
+def test_the_shared_client_is_closed_with_the_run() -> None:
+    from todeval.benchmarks.booking.llm_systems.http_system import HttpClients
+
+    clients = HttpClients()
+
+    async def use() -> bool:
+        first = clients.client()
+        assert clients.client() is first  # the same client for every call of this loop
+        await clients.aclose()
+        return first.is_closed
+
+    assert asyncio.run(use())

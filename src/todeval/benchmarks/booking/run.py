@@ -100,11 +100,26 @@ def build_plan(
         "max_tokens": config.max_tokens,
         "prompts": prompts,
     }
+    system_extra: dict[str, Any] = {"url": config.system_url} if config.system_url else {}
+    aclose = models.aclose
+    if config.system == "http":
+        # one keep-alive client for every episode's http system, closed with the run
+        from todeval.benchmarks.booking.llm_systems.http_system import HttpClients
+
+        clients = HttpClients()
+        system_extra["http_clients"] = clients
+
+        async def aclose() -> None:
+            try:
+                await clients.aclose()
+            finally:
+                await models.aclose()
+
     system_options = PlayerOptions(
         role="system",
         model=system_model,
         module_model=models.maybe(config.module_model) or system_model,
-        extra={"url": config.system_url} if config.system_url else {},
+        extra=system_extra,
         **common,
     )
     user_options = PlayerOptions(role="user", model=models.maybe(config.user_model), **common)
@@ -147,7 +162,7 @@ def build_plan(
         protocol=config.protocol,
         success_metric="booking.booking_accuracy",
         factory="todeval.benchmarks.booking.run:plan_from_config",
-        aclose=models.aclose,
+        aclose=aclose,
         interactive=is_interactive(first_system) or is_interactive(first_user),
         runtime=runtime,
     )

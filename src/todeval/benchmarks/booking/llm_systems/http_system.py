@@ -16,13 +16,21 @@ as a format violation. Connection failures, timeouts and non-2xx statuses raise
 ``system_error`` -- a failure in every metric, never re-run on resume. Nothing is retried: a
 POST changes the remote session's state. See ``docs/llm-systems.md`` and
 ``examples/http_system_server.py``.
+
+Connections are reused: every http system of a run posts through one keep-alive client
+(:class:`HttpClients`, one ``httpx.AsyncClient`` per event loop, closed when the run ends), so
+the recorded latency is the request's round trip, not a client's set-up (TLS context, pool,
+TCP handshake) on every call.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import time
 import uuid
+import weakref
 from typing import Any
 
 import httpx
@@ -95,14 +103,51 @@ def _usage(reported: _Usage | None, latency_s: float) -> CallUsage:
     )
 
 
+class HttpClients:
+    """The keep-alive HTTP clients of a run's http systems: one per event loop (a client is
+    bound to the loop it first ran on), made on first use and closed by :meth:`aclose`."""
+
+    def __init__(self) -> None:
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]
+        self._clients = weakref.WeakKeyDictionary()
+
+    def client(self) -> httpx.AsyncClient:
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None or client.is_closed:
+            # the timeout is set per request; the pool's limits are httpx's (100 connections)
+            client = httpx.AsyncClient(trust_env=False)
+            self._clients[loop] = client
+        return client
+
+    async def aclose(self) -> None:
+        """Close the current loop's client; those of other loops (ended) are dropped."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        self._clients.clear()
+        if client is not None:
+            with contextlib.suppress(httpx.HTTPError, OSError):  # a connection already gone
+                await client.aclose()
+
+
+_SHARED = HttpClients()
+"""The clients of http systems built without a run's pool (direct use, tests)."""
+
+
 class HttpSystem:
     """Forwards every observation to an HTTP endpoint and returns its action."""
 
-    def __init__(self, *, url: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        *,
+        url: str,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        clients: HttpClients | None = None,
+    ) -> None:
         if not url.startswith(("http://", "https://")):
             raise UsageError(f"the http system needs an http(s) URL, got {url!r}")
         self.url = url
         self.timeout_s = timeout_s
+        self.clients = clients or _SHARED
         self.session_id = ""
         self.first = True
         self.tools: list[dict[str, Any]] = []
@@ -114,7 +159,12 @@ class HttpSystem:
         if not url:
             raise UsageError("the http system needs its endpoint: pass --system-url URL")
         timeout = float(options.extra.get("timeout_s", DEFAULT_TIMEOUT_S))
-        return cls(url=str(url), timeout_s=timeout)
+        clients = options.extra.get("http_clients")
+        return cls(
+            url=str(url),
+            timeout_s=timeout,
+            clients=clients if isinstance(clients, HttpClients) else None,
+        )
 
     async def start(self, context: SystemContext) -> None:
         # A session id only names the remote session; it never changes what is played.
@@ -134,11 +184,16 @@ class HttpSystem:
         return body
 
     async def respond(self, observation: Observation) -> SystemOutput:
-        body = self.payload(observation)
-        started = time.perf_counter()
+        content = json.dumps(self.payload(observation)).encode("utf-8")
+        client = self.clients.client()
+        started = time.perf_counter()  # the round trip only: the client is already open
         try:
-            async with httpx.AsyncClient(timeout=self.timeout_s, trust_env=False) as client:
-                response = await client.post(self.url, json=body)
+            response = await client.post(
+                self.url,
+                content=content,
+                headers={"Content-Type": "application/json"},
+                timeout=self.timeout_s,
+            )
         except httpx.TimeoutException:
             raise SystemEndpointError(
                 f"no answer from {self.url} within {self.timeout_s:g} s"
