@@ -19,8 +19,8 @@ an alias, ``[[users]]`` for ``[[user]]``)::
     model = "openai:qwen2.5:1.5b@http://localhost:11434/v1"
 
 The whole file is checked before anything runs: unknown tables, unknown keys, duplicate
-names, names that collide once slugged into directory names, empty roles -- each a one-line
-error.
+names, names that collide once slugged into directory names (letter case aside, as on a
+case-insensitive file system), empty roles -- each a one-line error.
 """
 
 from __future__ import annotations
@@ -95,11 +95,12 @@ def check_members(
     for m in members:
         if PAIR_SEPARATOR in m.name:
             raise error(f"{prefix}{role} name {m.name!r} may not contain '{PAIR_SEPARATOR}'")
-        if m.dirname in seen:
-            other = seen[m.dirname]
+        key = m.dirname.casefold()  # one directory on a case-insensitive file system
+        if key in seen:
+            other = seen[key]
             what = "twice" if other == m.name else f"and {other!r} (both {m.dirname!r} on disk)"
             raise error(f"{prefix}{role} names must be distinct: {m.name!r} {what}")
-        seen[m.dirname] = m.name
+        seen[key] = m.name
 
 
 def parse_members(text: str, role: str = "member") -> list[Member]:

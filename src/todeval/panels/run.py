@@ -4,8 +4,9 @@ The benchmark supplies what only it knows -- how a member's player and model go 
 config (``assign``), how a config becomes a plan (``check``) and how a plan is executed
 (``execute``) -- and :func:`run_panel` does the rest:
 
-1. builds the config and the plan of every pair first, so a bad member (an unknown player, a
-   player refusing the task set) fails with one line before anything runs;
+1. checks the whole panel and builds the config and the plan of every pair first, so a bad
+   member (a duplicate name, names or pairs sharing a directory, an unknown player, a player
+   refusing the task set) fails with one line before anything runs;
 2. runs each pair into ``<out>/<subject>__<varied>/`` (an ordinary run directory: resumable,
    refused if its config changed);
 3. writes ``<out>/panel.json`` atomically and prints the panel's tables.
@@ -23,6 +24,7 @@ from pydantic import BaseModel
 
 from todeval.console.panel import panel_table
 from todeval.core.records import Summary
+from todeval.errors import UsageError
 from todeval.panels.members import Member, check_members
 from todeval.panels.model import PANEL_FILE, PanelSummary, pair_key, write_panel
 from todeval.panels.summary import summarize_panel
@@ -72,11 +74,20 @@ def panel_pairs(
     """Every (subject, varied) pair with its config, subjects outermost."""
     check_members(roles.subject, members.subjects)
     check_members(roles.varied, members.varied)
-    return [
+    pairs = [
         PanelPair(s, v, assign(assign(base, roles.subject, s), roles.varied, v))
         for s in members.subjects
         for v in members.varied
     ]
+    seen: dict[str, PanelPair[C]] = {}
+    for pair in pairs:  # 'a__b' x 'c' and 'a' x 'b__c' would share a run directory
+        other = seen.setdefault(pair.dirname.casefold(), pair)
+        if other is not pair:
+            raise UsageError(
+                f"panel pairs {other.key!r} and {pair.key!r} would share the run directory "
+                f"{pair.dirname!r}; rename a member"
+            )
+    return pairs
 
 
 def _close(plan: RunPlan) -> None:
