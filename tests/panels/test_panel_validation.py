@@ -87,3 +87,11 @@ def test_a_duplicate_on_the_command_line_is_a_usage_error(
     assert main([*argv, "--out", str(out)]) == 2
     assert "host names must be distinct: 'rule' twice" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_a_panel_file_nested_thousands_deep_is_exit_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = '[[user]]\nname = "a"\nplayer = ' + "[" * 3000 + "]" * 3000 + "\n"
+    code, line = _run_panel("booking", text, tmp_path, capsys)
+    assert code == 3 and "nested too deep" in line

@@ -129,6 +129,10 @@ def load_panel_file(path: str | Path, roles: Sequence[str]) -> dict[str, list[Me
         raise BadInputError(f"{path}: cannot read the panel file ({exc.strerror})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise BadInputError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise BadInputError(
+            f"{path}: not a panel file (arrays or tables nested too deep)"
+        ) from None
     tables = {name: role for role in roles for name in (role, _alias(role))}
     unknown = sorted(set(data) - set(tables))
     if unknown:
