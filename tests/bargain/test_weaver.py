@@ -196,6 +196,20 @@ def test_check_reports_the_set_figures(capsys: pytest.CaptureFixture[str]) -> No
     assert all(0 < x["distinct_2"] <= 1 for x in report["per_intent"] if x["single_turns"])
     kw = report["keyword_f1"]
     assert 0 < kw["ci_low"] <= kw["value"] <= kw["ci_high"] < 1
+    unseen = report["keyword_f1_unseen_templates"]
+    assert 0 < unseen["value"] < kw["value"]  # unseen wordings are harder than memorised ones
+
+
+def test_scripted_turns_export_for_human_validation(tmp_path: Path) -> None:
+    out = tmp_path / "items.jsonl"
+    assert main(["annotate", "export", "--from", "bargain:scripted", "--n", "30",
+                 "--stratify", "depth", "-o", str(out)]) == 0  # fmt: skip
+    items = [json.loads(line) for line in out.read_text().splitlines()]
+    keys = [json.loads(line) for line in (tmp_path / "items.key.jsonl").read_text().splitlines()]
+    assert len(items) == len(keys) == 30
+    assert all(i["source"] == "bargain/scripted-v1-constructed" for i in items)
+    assert all(len(i["candidates"]) == 20 and i["multiple"] for i in items)
+    assert all("gold" not in i for i in items) and all(k["gold"] for k in keys)  # key file only
 
 
 # -- llm mode against the test server ----------------------------------------------------------

@@ -6,6 +6,10 @@
 * the keyword baseline's micro F1 on the set (naive Bayes over words, cross-fitted over 5
   folds of the tasks, the same candidate lists as a run with K = 20, seed 0): a high value
   means the templates give each intent away by its words;
+* template-mode sets: the same baseline **across paraphrases** -- fitted on 500 tasks woven
+  from one half of every intent's buyer templates, scored on 500 tasks from the other half
+  (a category left without a template in a half keeps its templates from the other half): how
+  far word statistics carry to wordings never seen;
 * llm-mode sets: the blind verifier's disagreement rate.
 """
 
@@ -17,7 +21,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from todeval.benchmarks.bargain.baselines import Fits, tokens
+from todeval.benchmarks.bargain.baselines import Fits, fit, tokens
 from todeval.benchmarks.bargain.data import (
     DEFAULT_K,
     Dialogue,
@@ -27,7 +31,14 @@ from todeval.benchmarks.bargain.data import (
 )
 from todeval.benchmarks.bargain.hierarchy import default_hierarchy
 from todeval.benchmarks.bargain.scoring import TurnScore, metric_summaries, score_turn
-from todeval.benchmarks.bargain.weaver import ScriptedTask, SetHeader
+from todeval.benchmarks.bargain.weaver import (
+    CATEGORIES,
+    ScriptedTask,
+    SetHeader,
+    Templates,
+    default_templates,
+    weave_templates,
+)
 from todeval.core.records import Estimate
 
 
@@ -52,6 +63,7 @@ class CheckReport(BaseModel):
     turns_per_depth: dict[str, int]
     per_intent: list[IntentFigures]
     keyword_f1: Estimate
+    keyword_f1_unseen_templates: Estimate | None = None
     disagreement_rate: float | None = None
 
 
@@ -86,6 +98,43 @@ def keyword_scores(dialogues: Sequence[Dialogue], seed: int = 0) -> dict[str, li
             )
         out[d.dialogue_id] = scored
     return out
+
+
+def template_half(templates: Templates, half: int) -> Templates:
+    """Every intent's buyer templates of one parity (0 or 1); a category that would be left
+    without one keeps the other half's templates for it."""
+    intents = {}
+    for intent_id, entry in templates.intents.items():
+        mine = [v for i, v in enumerate(entry.buyer) if i % 2 == half]
+        for category in CATEGORIES:
+            if entry.fits(category) and not entry.model_copy(update={"buyer": tuple(mine)}).texts(
+                "buyer", category
+            ):
+                mine += [
+                    v
+                    for v in entry.buyer
+                    if not isinstance(v, str) and category in v.categories and v not in mine
+                ] or [v for v in entry.buyer if isinstance(v, str)]
+        intents[intent_id] = entry.model_copy(update={"buyer": tuple(mine)})
+    return templates.model_copy(update={"intents": intents})
+
+
+def unseen_template_f1(seed: int, *, n: int = 500, resamples: int = 1000) -> Estimate:
+    """Keyword F1 fitted on tasks from one half of the templates, scored on the other half."""
+    h, t = default_hierarchy(), default_templates()
+    train = [scripted_dialogue(x) for x in weave_templates(n, seed + 1, h, template_half(t, 0))]
+    test = [scripted_dialogue(x) for x in weave_templates(n, seed + 2, h, template_half(t, 1))]
+    labels = list(labels_of("scripted"))
+    model = fit(train, labels, "template half 0").keyword
+    scored = {}
+    for d in test:
+        turns = []
+        for turn in d.turns:
+            cands = candidates(d.dialogue_id, turn, labels, DEFAULT_K, 0)
+            guess = model.predict(d.utterances[turn.index].text, cands)
+            turns.append(score_turn(turn.index, turn.speaker, turn.depth, cands, turn.gold, guess))
+        scored[d.dialogue_id] = turns
+    return metric_summaries(scored, labels, prefix="kw", seed=0, resamples=resamples)["kw.f1"].micro
 
 
 def check_set(
@@ -132,6 +181,11 @@ def check_set(
         turns_per_depth={k: depth[k] for k in ("1", "2", "3", "4+") if k in depth},
         per_intent=per_intent,
         keyword_f1=f1["kw.f1"].micro,
+        keyword_f1_unseen_templates=(
+            unseen_template_f1(header.seed, resamples=resamples)
+            if header.mode == "template"
+            else None
+        ),
         disagreement_rate=(1 - sum(agreed) / len(agreed)) if agreed else None,
     )
 
@@ -149,6 +203,12 @@ def report_text(report: CheckReport) -> str:
         f"keyword baseline micro F1 (cross-fitted, K = {DEFAULT_K}): {e.value:.3f} "
         f"[{e.ci_low:.3f}, {e.ci_high:.3f}]",
     ]
+    u = report.keyword_f1_unseen_templates
+    if u is not None:
+        lines.append(
+            f"keyword baseline micro F1 across paraphrases (fitted on one half of the "
+            f"templates, scored on the other): {u.value:.3f} [{u.ci_low:.3f}, {u.ci_high:.3f}]"
+        )
     if report.disagreement_rate is not None:
         lines.append(f"blind verifier disagreement rate: {report.disagreement_rate:.3f}")
     d2 = sorted(report.per_intent, key=lambda x: x.distinct_2)
