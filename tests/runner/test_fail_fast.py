@@ -9,6 +9,7 @@ refusal touched; a closed port stops it after the retry policy of the first epis
 from __future__ import annotations
 
 import json
+import os
 import socket
 import time
 from collections.abc import Iterator
@@ -139,3 +140,26 @@ def test_a_run_ending_with_infrastructure_errors_exits_5(
     assert failed, lines
     assert last.startswith(f"todeval: finished; {len(failed)} episode(s) to retry")
     assert "server error 500" in last and last.endswith("run the same command")
+
+
+def test_a_refusal_on_a_ray_actor_stops_the_run_too(
+    refusing: dict[int, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        if os.environ.get("CI") == "true":
+            pytest.fail("Ray is not installed but CI=true requires it")
+        pytest.skip("Ray not installed")
+    monkeypatch.setenv("RAY_DISABLE_USAGE_STATS", "1")
+    out = tmp_path / "run"
+    argv = _argv("booking", f"openai:unknown@{refusing[404]}", out, limit=6)
+    assert main([*argv, "--executor", "ray", "--max-concurrency", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    line = err.strip().splitlines()[-1]  # Ray may print notes of its own first
+    assert "answered 404" in line and "stopped at the first refused call" in line
+    assert _lines(out) == []

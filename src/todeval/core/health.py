@@ -15,7 +15,8 @@ around its event loop (tasks and threads started from it inherit it):
   episodes of a session, every call it was sent having failed to connect.
 
 Outside a run (a scorer, a test calling a backend directly) there is no health and reports are
-dropped.
+dropped. Episodes on Ray actors report to a health of their own, sent back with the record and
+merged into the driver's (:meth:`RunHealth.snapshot`, :meth:`RunHealth.merge`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from todeval.errors import EndpointRefusedError
 
@@ -65,6 +67,25 @@ class RunHealth:
             health.other_failures += 1
         if health.first_cause is None:
             health.first_cause = cause
+
+    def snapshot(self) -> dict[str, Any]:
+        """What this health holds, as JSON-able data (from a worker process to the driver)."""
+        return {
+            "refusal": None if self.refusal is None else self.refusal.message,
+            "endpoints": {name: asdict(h) for name, h in self.endpoints.items()},
+        }
+
+    def merge(self, snapshot: dict[str, Any]) -> None:
+        """Add what a worker's :meth:`snapshot` reports."""
+        if snapshot.get("refusal") and self.refusal is None:
+            self.refusal = EndpointRefusedError(str(snapshot["refusal"]))
+        for name, data in (snapshot.get("endpoints") or {}).items():
+            health = self._of(name)
+            health.ok += int(data.get("ok", 0))
+            health.connection_failures += int(data.get("connection_failures", 0))
+            health.other_failures += int(data.get("other_failures", 0))
+            if health.first_cause is None and data.get("first_cause"):
+                health.first_cause = str(data["first_cause"])
 
     def unreachable(self) -> tuple[str, str] | None:
         """(endpoint, first cause) of an endpoint that answered nothing and failed to connect

@@ -6,17 +6,21 @@ works the same whatever the executor.
 
 The Ray executor starts async actors; each rebuilds the run plan from its factory reference and
 config (plans hold closures and open resources, so they are never shipped) and runs many
-episodes concurrently in its own event loop. Records travel back as JSON strings.
+episodes concurrently in its own event loop. Records travel back as JSON strings, with what the
+episode's model calls met (a refused key, an unreachable endpoint) for the driver's
+:class:`~todeval.core.health.RunHealth`.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import math
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from todeval.core.health import RunHealth, current_health, watching
 from todeval.core.imports import load_reference
 from todeval.core.records import EpisodeRecord
 from todeval.errors import UsageError
@@ -78,8 +82,10 @@ class _EpisodeWorker:
     async def play(self, task_id: str, trial: int, group: str) -> str:
         from todeval.runner.execute import EpisodeJob
 
-        record = await self._plan.play(EpisodeJob(task_id, trial, group))
-        return record.model_dump_json()
+        health = RunHealth()  # what the episode's model calls met, for the driver's health
+        with watching(health):
+            record = await self._plan.play(EpisodeJob(task_id, trial, group))
+        return json.dumps({"record": record.model_dump_json(), "health": health.snapshot()})
 
 
 class RayExecutor:
@@ -128,8 +134,11 @@ class RayExecutor:
     async def play(self, job: EpisodeJob) -> EpisodeRecord:
         actor = self._actors[self._next % len(self._actors)]
         self._next += 1
-        line = await actor.play.remote(job.task_id, job.trial, job.group)
-        return EpisodeRecord.model_validate_json(line)
+        reply = json.loads(await actor.play.remote(job.task_id, job.trial, job.group))
+        health = current_health()
+        if health is not None:
+            health.merge(reply["health"])
+        return EpisodeRecord.model_validate_json(reply["record"])
 
     def close(self) -> None:
         for actor in self._actors:
