@@ -2,8 +2,9 @@
 
 A plug-in is any module that defines ``register(registry: Registry) -> None``. Built-in plug-ins
 are the sub-modules of :mod:`todeval.benchmarks`, :mod:`todeval.scoring` and
-:mod:`todeval.commands` (found by walking the packages); third-party plug-ins declare an entry
-point in the ``todeval.plugins`` group::
+:mod:`todeval.commands` (found by walking the packages; names starting with ``_`` are private
+helpers, never imported by discovery); third-party plug-ins declare an entry point in the
+``todeval.plugins`` group::
 
     [project.entry-points."todeval.plugins"]
     mybench = "mypackage.todeval_plugin"
@@ -15,7 +16,8 @@ A plug-in registers
   command directly under ``todeval`` (``todeval compare``);
 * benchmarks (:meth:`Registry.benchmark`): the ``run`` command plus the plan factory the Python
   API and Ray workers rebuild runs from;
-* profiles (:meth:`Registry.profile`): how the benchmark's results are shown;
+* profiles (:meth:`Registry.profile`): how the benchmark's results are shown, best as a
+  ``module:attribute`` reference imported only when results are shown;
 * annotation sources (:meth:`Registry.annotation_source`): the items ``todeval annotate
   export`` samples for people to label (``module:function``, imported only on export).
 
@@ -32,9 +34,10 @@ import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from todeval.results.profile import BenchmarkProfile
+if TYPE_CHECKING:  # profiles are pydantic models: imported when results are shown
+    from todeval.results.profile import BenchmarkProfile
 
 TOP = "top"  # the group of commands directly under ``todeval``
 GROUP_HELP = {
@@ -100,7 +103,8 @@ class Registry:
         default_factory=lambda: {name: {} for name in (*GROUP_HELP, TOP)}
     )
     benchmarks: dict[str, BenchmarkEntry] = field(default_factory=dict)
-    profiles: dict[str, BenchmarkProfile] = field(default_factory=dict)
+    # benchmark -> its profile, or a 'module:attribute' reference to it (see profile())
+    profile_refs: dict[str, BenchmarkProfile | str] = field(default_factory=dict)
     annotation_sources: dict[str, AnnotationSource] = field(default_factory=dict)
 
     def group(self, name: str, help: str) -> None:
@@ -140,13 +144,37 @@ class Registry:
         self.lazy("run", name, help, cli)
         self.benchmarks[name] = BenchmarkEntry(name, help, plan_factory)
 
-    def profile(self, profile: BenchmarkProfile) -> None:
+    def profile(self, profile: BenchmarkProfile | str, *, benchmark: str | None = None) -> None:
         """Register how a benchmark's results are shown (report, compare, exports, view).
 
-        Corpus scorers register one for the ``benchmark`` of the summaries they write."""
-        if profile.benchmark in self.profiles:
-            raise ValueError(f"two plug-ins define a profile for {profile.benchmark!r}")
-        self.profiles[profile.benchmark] = profile
+        ``profile`` is a :class:`~todeval.results.profile.BenchmarkProfile` or, so that
+        registration imports no pydantic model, a ``"module:attribute"`` reference to one with
+        ``benchmark=`` its name (imported when :attr:`profiles` is read). Corpus scorers
+        register one for the ``benchmark`` of the summaries they write."""
+        if isinstance(profile, str):
+            if benchmark is None or ":" not in profile:
+                raise ValueError(
+                    f"profile reference {profile!r} needs 'module:attr' and benchmark="
+                )
+            name = benchmark
+        else:
+            name = profile.benchmark
+        if name in self.profile_refs:
+            raise ValueError(f"two plug-ins define a profile for {name!r}")
+        self.profile_refs[name] = profile
+
+    @property
+    def profiles(self) -> dict[str, BenchmarkProfile]:
+        """Every registered profile by benchmark (references imported now)."""
+        resolved: dict[str, BenchmarkProfile] = {}
+        for name, ref in self.profile_refs.items():
+            if isinstance(ref, str):
+                module, _, attr = ref.partition(":")
+                ref = getattr(importlib.import_module(module), attr)
+                if getattr(ref, "benchmark", None) != name:
+                    raise ValueError(f"profile {module}:{attr} is not the profile of {name!r}")
+            resolved[name] = ref
+        return resolved
 
     def annotation_source(
         self, name: str, help: str, *, items: str, kinds: tuple[str, ...] = ("multi-choice",)
@@ -167,6 +195,8 @@ def discover() -> Registry:
     for package_name in _BUILTIN_PACKAGES:
         package = importlib.import_module(package_name)
         for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+            if info.name.startswith("_"):
+                continue  # a private helper, not a plug-in
             module = importlib.import_module(f"{package_name}.{info.name}")
             register = getattr(module, "register", None)
             if callable(register):

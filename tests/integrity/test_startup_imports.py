@@ -32,6 +32,16 @@ def test_discover_imports_no_heavy_library() -> None:
     assert _loaded_after("from todeval.registry import discover\nr = discover()") == []
 
 
+def test_discover_builds_no_pydantic_model_until_profiles_are_read() -> None:
+    setup = (
+        "from todeval.registry import discover\nr = discover()\n"
+        "assert 'pydantic' not in sys.modules, sorted(m for m in sys.modules if 'todeval' in m)\n"
+        "assert {'booking', 'incar', 'multiwoz'} <= set(r.profiles)\n"
+        "assert r.profiles['booking'].benchmark == 'booking'"
+    )
+    assert _loaded_after(setup) == []
+
+
 def test_help_imports_no_heavy_library() -> None:
     setup = (
         "import contextlib, io\nfrom todeval.cli import main\n"

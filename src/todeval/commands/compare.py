@@ -13,7 +13,6 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from todeval.console.tables import render_rows
 from todeval.errors import UsageError
 from todeval.registry import Command, Registry
 
@@ -78,6 +77,8 @@ def _roles(a: RunInfo, b: RunInfo) -> list[str]:
 
 def format_pair(pair: PairComparison, comparison: Comparison) -> str:
     """The readable block for one run against the baseline."""
+    from todeval.console.tables import render_rows
+
     infos = {info.label: info for info in comparison.runs}
     a, b = infos.get(pair.baseline), infos.get(pair.run)
     lines = [f"A (baseline): {pair.baseline}", f"B:            {pair.run}"]
@@ -152,11 +153,10 @@ def run(args: argparse.Namespace) -> int:
     )
     print(format_comparison(comparison))
     if args.output:
-        out = Path(args.output)
-        try:
-            out.write_text(comparison.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"{out}: cannot write the output ({exc.strerror or exc})") from None
+        from todeval.core.files import write_output
+
+        # whole or not at all: a failure leaves any previous file as it was (exit 3)
+        write_output(Path(args.output), comparison.model_dump_json(indent=2) + "\n")
     return 0
 
 

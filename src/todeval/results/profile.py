@@ -7,7 +7,10 @@ how each event kind renders in a transcript (sent to the page as data), which de
 show, and whether simulator panels apply. A benchmark registers its profile in its plug-in::
 
     def register(registry):
-        registry.profile(BenchmarkProfile(benchmark="toy", primary="toy.success", ...))
+        registry.profile("todeval_toy.profile:PROFILE", benchmark="toy")  # imported on use
+
+    # todeval_toy/profile.py
+    PROFILE = BenchmarkProfile(benchmark="toy", primary="toy.success", ...)
 
 A benchmark without a profile gets :func:`generic_profile`: the first metrics its summaries hold.
 """

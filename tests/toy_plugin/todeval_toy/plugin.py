@@ -5,13 +5,11 @@ Only names are registered here; the benchmark's modules are imported when a toy 
 
 from __future__ import annotations
 
-from todeval_toy.profile import PROFILE
-
 from todeval.registry import Registry
 
 
 def register(registry: Registry) -> None:
-    registry.profile(PROFILE)
+    registry.profile("todeval_toy.profile:PROFILE", benchmark="toy")
     registry.benchmark(
         "toy",
         "number guessing (a worked example of a benchmark plug-in)",

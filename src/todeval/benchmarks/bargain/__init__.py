@@ -8,7 +8,6 @@ far and a candidate list; the labeller answers a set of ids. See ``docs/bargain.
 
 from __future__ import annotations
 
-from todeval.benchmarks.bargain.profile import PROFILE
 from todeval.registry import Registry
 
 HELP = (
@@ -20,7 +19,7 @@ FACTORY_HELP = "Intent Factory: extract, verify and merge intents from dialogues
 
 
 def register(registry: Registry) -> None:
-    registry.profile(PROFILE)
+    registry.profile(f"{__name__}.profile:PROFILE", benchmark="bargain")
     registry.benchmark(
         "bargain",
         HELP,

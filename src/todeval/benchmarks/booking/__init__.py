@@ -4,14 +4,13 @@ scores Inform, Booking accuracy and Attributes."""
 
 from __future__ import annotations
 
-from todeval.benchmarks.booking.profile import PROFILE
 from todeval.registry import Registry
 
 _CLI = "todeval.benchmarks.booking.cli"  # imported only when a booking command runs
 
 
 def register(registry: Registry) -> None:
-    registry.profile(PROFILE)
+    registry.profile(f"{__name__}.profile:PROFILE", benchmark="booking")
     registry.benchmark(
         "booking",
         "self-play booking (clem:todd protocol)",

@@ -20,7 +20,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from todeval.benchmarks.clarq.profile import PROFILE
 from todeval.registry import Registry
 
 if TYPE_CHECKING:
@@ -129,7 +128,7 @@ RUN_HELP = "ClarQ-LLM self-play: a seeker asks a provider (Jax) until it can do 
 def register(registry: Registry) -> None:
     """Add ``todeval run clarq``, ``todeval score clarq``, ``todeval data clarq`` and the
     profile of clarq results."""
-    registry.profile(PROFILE)
+    registry.profile(f"{__name__}.profile:PROFILE", benchmark="clarq")
     registry.benchmark(
         "clarq",
         RUN_HELP,

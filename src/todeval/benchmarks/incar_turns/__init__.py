@@ -9,13 +9,12 @@ are then scored by :mod:`todeval.scoring.incar` (Match, SuccF1, BLEU, Combined).
 from __future__ import annotations
 
 from todeval.registry import Registry
-from todeval.scoring.incar.profile import corpus_profile
 
 HELP = "generate In-Car Assistant (KVRET) responses and states from the gold history, then score"
 
 
 def register(registry: Registry) -> None:
-    registry.profile(corpus_profile("incar-turns", run=True))
+    registry.profile(f"{__name__}.profile:PROFILE", benchmark="incar-turns")
     registry.benchmark(
         "incar-turns",
         HELP,

@@ -9,13 +9,12 @@ then scored by :mod:`todeval.scoring.multiwoz` (standard MultiWOZ evaluator rule
 from __future__ import annotations
 
 from todeval.registry import Registry
-from todeval.scoring.multiwoz.profile import corpus_profile
 
 HELP = "generate MultiWOZ test responses and states from the gold history, then score them"
 
 
 def register(registry: Registry) -> None:
-    registry.profile(corpus_profile("multiwoz-turns", run=True))
+    registry.profile(f"{__name__}.profile:PROFILE", benchmark="multiwoz-turns")
     registry.benchmark(
         "multiwoz-turns",
         HELP,

@@ -114,9 +114,7 @@ DATA_HELP = "show or export the delexicalized In-Car Assistant (KVRET) gold"
 
 def register(registry: Registry) -> None:
     """Add ``todeval score incar`` and ``todeval data incar``."""
-    from todeval.scoring.incar.profile import SCORE_PROFILE
-
-    registry.profile(SCORE_PROFILE)
+    registry.profile(f"{__name__}.profile:SCORE_PROFILE", benchmark="incar")
     cli = f"{__name__}._cli"
     registry.lazy("score", "incar", SCORE_HELP, cli, add="add_score_arguments", run="run_score")
     registry.lazy("data", "incar", DATA_HELP, cli, add="add_data_arguments", run="run_data")

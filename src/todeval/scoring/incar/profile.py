@@ -4,7 +4,7 @@ runs (``todeval run incar-turns``)."""
 from __future__ import annotations
 
 from todeval.results.profile import BenchmarkProfile
-from todeval.scoring.corpus_profile import corpus_profile as _profile
+from todeval.scoring._corpus_profile import corpus_profile as _profile
 
 _METRICS = (("match", "Match"), ("succ_f1", "SuccF1"), ("bleu", "BLEU"), ("combined", "Combined"))
 _NOTES = ("Scores on the 0-100 scale; Combined = (Match + SuccF1) / 2 + BLEU.",)

@@ -81,7 +81,5 @@ __all__ = [
 
 def register(registry: Registry) -> None:
     """Add ``todeval score multiwoz``."""
-    from todeval.scoring.multiwoz.profile import SCORE_PROFILE
-
-    registry.profile(SCORE_PROFILE)
+    registry.profile(f"{__name__}.profile:SCORE_PROFILE", benchmark="multiwoz")
     registry.lazy("score", "multiwoz", HELP, f"{__name__}._cli", run="run")

@@ -4,7 +4,7 @@ generation runs (``todeval run multiwoz-turns``)."""
 from __future__ import annotations
 
 from todeval.results.profile import BenchmarkProfile
-from todeval.scoring.corpus_profile import corpus_profile as _profile
+from todeval.scoring._corpus_profile import corpus_profile as _profile
 
 _METRICS = (
     ("inform", "Inform"),
