@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from todeval.core.files import write_output
 from todeval.core.imports import load_reference
 from todeval.core.records import EpisodeRecord, Manifest, Summary
 from todeval.errors import BadInputError, UsageError, choice_error
@@ -140,9 +141,7 @@ def report(
     loaded = load_inputs([Path(p) for p in inputs], transcripts=transcripts)
     html = build_html(loaded, title=title or DEFAULT_TITLE)
     path = Path(output)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(html, encoding="utf-8")
-    tmp.replace(path)
+    write_output(path, html)  # whole or not at all; BadInputError when it cannot be written
     return path
 
 

@@ -190,7 +190,7 @@ def test_bad_inputs_exit_codes(
         main(["report", str(runs["rule"]), "--table", "xlsx"])
     assert exc.value.code == 2
     code, _, err = _report(capsys, str(runs["rule"]), "-o", str(tmp_path / "no" / "dir" / "r.html"))
-    assert code == 2 and "cannot write" in err
+    assert code == 3 and "cannot write" in err
 
 
 def test_same_run_twice_is_loaded_once(runs: dict[str, Path], tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ Two kinds: ``multi-choice`` (a context and a candidate list; choose one, or seve
 from __future__ import annotations
 
 import csv
+import io
 import json
 import random
 from collections import defaultdict
@@ -24,6 +25,7 @@ from typing import IO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from todeval.core.files import write_output
 from todeval.errors import BadInputError, UsageError
 
 Kind = Literal["multi-choice", "pairwise"]
@@ -168,9 +170,7 @@ def answers_path(items_path: Path, annotator: str) -> Path:
 
 
 def _jsonl(path: Path, rows: Iterable[BaseModel]) -> None:
-    with path.open("w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(row.model_dump_json() + "\n")
+    write_output(path, "".join(row.model_dump_json() + "\n" for row in rows))
 
 
 CSV_COLUMNS = ("id", "kind", "source", "question", "context", "candidates", "multiple", "choice")
@@ -183,25 +183,29 @@ def _context_text(item: Item) -> str:
 
 
 def write_export(path: Path, sample: Sequence[GoldItem]) -> Path:
-    """Write the items (JSONL or CSV by suffix) and the key next to them; the key's path."""
+    """Write the items (JSONL or CSV by suffix) and the key next to them; the key's path.
+
+    Each file is written whole or not at all (a failure: one line, exit 3, any previous file
+    unchanged)."""
     if path.suffix == ".csv":
-        with path.open("w", encoding="utf-8", newline="") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(CSV_COLUMNS)
-            for g in sample:
-                it = g.item
-                writer.writerow(
-                    [
-                        it.id,
-                        it.kind,
-                        it.source,
-                        it.question,
-                        _context_text(it),
-                        "\n".join(f"{c.id}: {c.text}" for c in it.candidates),
-                        "yes" if it.multiple else "no",
-                        "",
-                    ]
-                )
+        buffer = io.StringIO(newline="")
+        writer = csv.writer(buffer)
+        writer.writerow(CSV_COLUMNS)
+        for g in sample:
+            it = g.item
+            writer.writerow(
+                [
+                    it.id,
+                    it.kind,
+                    it.source,
+                    it.question,
+                    _context_text(it),
+                    "\n".join(f"{c.id}: {c.text}" for c in it.candidates),
+                    "yes" if it.multiple else "no",
+                    "",
+                ]
+            )
+        write_output(path, buffer.getvalue())
     else:
         _jsonl(path, (g.item for g in sample))
     key = key_path(path)

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from todeval.annotation.items import Answer, Item, key_path, read_items, read_key
+from todeval.core.files import write_output
 
 
 def simulate(items_path: Path, annotator: str, *, noise: float, seed: int) -> Path:
@@ -20,13 +21,12 @@ def simulate(items_path: Path, annotator: str, *, noise: float, seed: int) -> Pa
     key = read_key(key_path(items_path))
     rng = random.Random(f"{annotator}|{seed}")
     out = items_path.with_name(f"{items_path.stem}.answers.{annotator}.jsonl")
-    with out.open("w", encoding="utf-8") as fh:
-        for item_id, item in items.items():
-            choice = noisy(item, key[item_id], noise, rng)
-            answer = Answer(
-                item=item_id, annotator=annotator, choice=choice, export=items_path.stem
-            )
-            fh.write(answer.model_dump_json() + "\n")
+    lines = []
+    for item_id, item in items.items():
+        choice = noisy(item, key[item_id], noise, rng)
+        answer = Answer(item=item_id, annotator=annotator, choice=choice, export=items_path.stem)
+        lines.append(answer.model_dump_json() + "\n")
+    write_output(out, "".join(lines))
     return out
 
 

@@ -153,11 +153,10 @@ def run(args: argparse.Namespace) -> int:
     )
     print(format_comparison(comparison))
     if args.output:
-        out = Path(args.output)
-        try:
-            out.write_text(comparison.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"{out}: cannot write the output ({exc.strerror or exc})") from None
+        from todeval.core.files import write_output
+
+        # whole or not at all: a failure leaves any previous file as it was (exit 3)
+        write_output(Path(args.output), comparison.model_dump_json(indent=2) + "\n")
     return 0
 
 

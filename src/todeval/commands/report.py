@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from todeval.errors import UsageError
 from todeval.registry import Command, Registry
 
 if TYPE_CHECKING:  # the report modules are imported when the command runs
@@ -65,10 +64,10 @@ def _cap(text: str) -> TranscriptCap:
 
 
 def _write(path: Path, text: str) -> None:
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write the output ({exc.strerror or exc})") from None
+    """Written whole or not at all: a failure leaves the previous report as it was (exit 3)."""
+    from todeval.core.files import write_output
+
+    write_output(path, text)
 
 
 def run(args: argparse.Namespace) -> int:

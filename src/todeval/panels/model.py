@@ -19,12 +19,12 @@ Schema versions:
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
+from todeval.core.files import write_output
 from todeval.core.records import Estimate
 from todeval.errors import BadInputError
 
@@ -213,7 +213,5 @@ def write_panel(directory: Path, panel: PanelSummary) -> Path:
     """Write ``<directory>/panel.json`` atomically (a reader never sees half a file)."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / PANEL_FILE
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(panel_json(panel), encoding="utf-8")
-    os.replace(tmp, path)
+    write_output(path, panel_json(panel))
     return path

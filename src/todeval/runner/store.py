@@ -2,7 +2,9 @@
 
 Episodes are appended one line at a time and flushed to disk when each episode ends, so a
 killed run loses at most the episodes in flight. A torn last line (a kill mid-write) is ignored
-on reading and cut off before the next append. The driver is the only writer.
+on reading and cut off before the next append. The manifest and the summary are replaced whole
+(a temporary file renamed over them). Every line and file is redacted of API keys. The driver
+is the only writer.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from typing import IO
 
 from pydantic import BaseModel, ValidationError
 
+from todeval.core.files import write_atomic
 from todeval.core.records import EpisodeRecord, Manifest, Summary
+from todeval.core.redact import redact
 from todeval.errors import BadInputError
 
 MANIFEST = "manifest.json"
@@ -35,13 +39,10 @@ def cannot_write(path: Path, exc: OSError) -> BadInputError:
 
 
 def write_json_atomic(path: Path, model: BaseModel) -> None:
-    tmp = path.with_name(path.name + ".tmp")
+    """``manifest.json`` and ``summary.json``: whole or not at all (:func:`write_atomic`)."""
     try:
-        tmp.write_text(model.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, model.model_dump_json(indent=2) + "\n")
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
         raise cannot_write(path, exc) from None
 
 
@@ -199,7 +200,7 @@ class EpisodeWriter:
         self._last_sync = time.monotonic()
 
     def append(self, record: EpisodeRecord) -> None:
-        line = record.model_dump_json()
+        line = redact(record.model_dump_json())  # no API key a server echoed, ever
         json.loads(line)  # never write a line we could not read back
         try:
             self._fh.write(line + "\n")

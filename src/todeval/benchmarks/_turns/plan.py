@@ -22,6 +22,7 @@ from todeval.backends.types import ChatMessage
 from todeval.benchmarks._turns.generation import EpisodeContext, PredictedTurn, run_dialogue
 from todeval.benchmarks._turns.options import RuntimeOptions, TurnsConfig
 from todeval.benchmarks._turns.summaries import add_run_figures, generation_stats, scored_records
+from todeval.core.files import write_atomic
 from todeval.core.records import EpisodeRecord, Summary
 from todeval.dialogue.chat import JsonReply
 from todeval.dialogue.episode import EpisodeStreams
@@ -31,6 +32,7 @@ from todeval.runner.execute import EpisodeJob, RunPlan
 from todeval.runner.identity import role_identity
 from todeval.runner.options import model_pool
 from todeval.runner.selection import select_for_run
+from todeval.runner.store import cannot_write
 
 PLAYER = "llm"
 """The player of the one role, ``system``: a model generating each turn from the gold history."""
@@ -207,9 +209,12 @@ def finalize_turns(
     source: Path | None = None
     if out is not None:
         source = out / PREDICTIONS_FILE
-        out.mkdir(parents=True, exist_ok=True)
         text = json.dumps(predictions, ensure_ascii=False, indent=1)
-        source.write_text(text + "\n", encoding="utf-8")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            write_atomic(source, text + "\n")
+        except OSError as exc:
+            raise cannot_write(source, exc) from None
     stats = generation_stats(
         records,
         predictions=PREDICTIONS_FILE if source is not None else "",

@@ -28,6 +28,7 @@ from todeval.benchmarks.bargain.factory import (
     parse_mapping,
 )
 from todeval.benchmarks.bargain.hierarchy import Hierarchy, default_hierarchy, load_hierarchy
+from todeval.core.files import write_output
 from todeval.dialogue.prompts import PromptSet, read_overrides
 from todeval.errors import EXIT_USAGE, BadInputError, TodevalError, UsageError
 from todeval.runner.options import RuntimeOptions, add_generation_arguments, model_pool
@@ -139,11 +140,7 @@ def _read(path: str, what: str) -> str:
 
 
 def _write(path: Path, data: Any) -> None:
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise BadInputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    write_output(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def summary_lines(result: FactoryResult) -> list[str]:

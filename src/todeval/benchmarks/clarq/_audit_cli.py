@@ -20,9 +20,10 @@ from todeval.benchmarks.clarq.protocol import Provider
 from todeval.benchmarks.clarq.providers import MODEL_PROVIDERS, PROVIDER, PROVIDERS
 from todeval.benchmarks.clarq.providers.llm import PACKAGE
 from todeval.console.tables import fmt_estimate, render_rows
+from todeval.core.files import write_output
 from todeval.dialogue.participants import PlayerOptions
 from todeval.dialogue.prompts import PromptSet, read_overrides
-from todeval.errors import BadInputError, UsageError
+from todeval.errors import UsageError
 from todeval.stats.bootstrap import DEFAULT_RESAMPLES
 
 
@@ -96,10 +97,7 @@ def _check(args: argparse.Namespace) -> None:
 
 
 def _write(path: Path, text: str) -> None:
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise BadInputError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    write_output(path, text)  # whole or not at all; a failure is one line, exit 3
 
 
 async def _audit(args: argparse.Namespace) -> AuditResult:

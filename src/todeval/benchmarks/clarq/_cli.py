@@ -16,6 +16,7 @@ from todeval.benchmarks.clarq._scoring import ClarqScore, score_transcripts_asyn
 from todeval.benchmarks.clarq._tasks import read_tasks
 from todeval.benchmarks.clarq._text import LANGUAGES, Language
 from todeval.benchmarks.clarq.rundir import RunTranscripts, is_run_directory, read_run
+from todeval.core.files import write_output
 from todeval.errors import BadInputError, UsageError
 from todeval.stats.bootstrap import DEFAULT_RESAMPLES
 
@@ -72,10 +73,7 @@ def add_score_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _write(path: Path, text: str) -> None:
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise BadInputError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    write_output(path, text)  # whole or not at all; a failure is one line, exit 3
 
 
 def _outputs(inputs: list[Path], output: Path | None) -> list[Path | None]:

@@ -8,7 +8,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from todeval.errors import BadInputError, UsageError
+from todeval.core.files import write_output
+from todeval.errors import UsageError
 from todeval.scoring.incar._evaluate import score_predictions
 from todeval.scoring.incar._export import gold_as_predictions, gold_document
 from todeval.scoring.incar._gold import SPLITS, Split, load_gold
@@ -19,10 +20,7 @@ from todeval.stats.bootstrap import DEFAULT_RESAMPLES
 
 
 def _write_json(path: Path, document: Any) -> None:
-    try:
-        path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", "utf-8")
-    except OSError as exc:
-        raise BadInputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    write_output(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
 
 def add_score_arguments(parser: argparse.ArgumentParser) -> None:

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from todeval.core.files import write_output
 from todeval.errors import UsageError
 from todeval.scoring.multiwoz._domains import ACTIVE_DOMAIN_MODES
 from todeval.scoring.multiwoz._models import METRICS
@@ -70,11 +71,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"todeval: warning: {warning}", file=sys.stderr)
     print(format_table(result, summary))
     if args.output:
-        out = Path(args.output)
-        try:
-            out.write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"{out}: cannot write the output ({exc.strerror or exc})") from None
+        write_output(Path(args.output), summary.model_dump_json(indent=2) + "\n")
     return 0
 
 

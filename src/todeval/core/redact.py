@@ -1,0 +1,100 @@
+"""API keys out of everything todeval writes or prints.
+
+A server or a proxy may echo the request's ``Authorization`` header in an error body or even in
+a reply; that text would otherwise go verbatim into ``episodes.jsonl``, the response cache, the
+report, ``view`` and the terminal. :func:`redact` replaces
+
+* every configured key value: the variables a models file names (``api_key_env``), the keys
+  the model layer actually sent (:func:`add_secret`) and ``OPENAI_API_KEY``, read from the
+  environment when redacting (values shorter than :data:`MIN_SECRET_LENGTH` characters are
+  not secrets worth the name and are left alone: replacing ``"x"`` everywhere would wreck
+  every text);
+* any ``Bearer <token>`` and any ``sk-...`` key, configured or not (a token of at least 8
+  characters holding a digit, so "the bearer of the card" stays as it is),
+
+with ``[redacted]``. It is applied where server text enters our records (the model backends'
+error messages and replies) and again by the writers (episode lines, every output file, the
+one-line errors), so nothing depends on one place remembering. A text without any of them is
+returned as it is after a few substring tests.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Iterable, Mapping
+
+REDACTED = "[redacted]"
+MIN_SECRET_LENGTH = 8
+DEFAULT_KEY_VARIABLES = ("OPENAI_API_KEY",)
+
+# ``Bearer <token>`` and OpenAI-style keys. Each pattern starts with a literal, so the regex
+# engine skips to its occurrences (a leading ``\b`` or case-insensitive group would make it
+# test every position: 50 times slower on a large report). The token alphabet holds no JSON or
+# HTML metacharacter, so a replacement inside serialised text never breaks it.
+_TOKEN = r"[A-Za-z0-9._~+/=-]"
+_KEYED = rf"(?={_TOKEN}*\d){_TOKEN}{{8,}}"
+_BEARERS = tuple(re.compile(rf"({word}\s+){_KEYED}") for word in ("Bearer", "bearer", "BEARER"))
+_SK_KEY = re.compile(rf"sk-{_KEYED}")
+
+
+def _sk_key(match: re.Match[str]) -> str:
+    start = match.start()
+    inside_word = start > 0 and (
+        match.string[start - 1].isalnum() or match.string[start - 1] == "_"
+    )
+    return match.group(0) if inside_word else REDACTED
+
+
+_lock = threading.Lock()
+_values: set[str] = set()
+_variables: set[str] = set(DEFAULT_KEY_VARIABLES)
+
+
+def add_secret(value: str | None) -> None:
+    """Redact ``value`` (an API key this process sends) from now on."""
+    if value and len(value) >= MIN_SECRET_LENGTH:
+        with _lock:
+            _values.add(value)
+
+
+def add_secret_variables(names: Iterable[str | None]) -> None:
+    """Redact the values of these environment variables (read when redacting)."""
+    with _lock:
+        _variables.update(n for n in names if n)
+
+
+def secrets(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The values redacted now, longest first (a key containing another is replaced whole)."""
+    env = os.environ if environ is None else environ
+    with _lock:
+        found = set(_values)
+        names = list(_variables)
+    for name in names:
+        value = env.get(name)
+        if value and len(value) >= MIN_SECRET_LENGTH:
+            found.add(value)
+    return sorted(found, key=len, reverse=True)
+
+
+def redact(text: str) -> str:
+    """``text`` with every secret (see the module docstring) replaced by ``[redacted]``."""
+    for value in secrets():
+        if value in text:
+            text = text.replace(value, REDACTED)
+    if "sk-" in text:
+        text = _SK_KEY.sub(_sk_key, text)
+    for bearer in _BEARERS:
+        text = bearer.sub(rf"\1{REDACTED}", text)
+    return text
+
+
+def redact_bytes(data: bytes) -> bytes:
+    """:func:`redact` for UTF-8 ``data`` (other bytes are returned unchanged)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+    cleaned = redact(text)
+    return data if cleaned == text else cleaned.encode("utf-8")
