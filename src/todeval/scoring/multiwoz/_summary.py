@@ -34,6 +34,12 @@ class MultiwozSummary(Summary):
     scheme: str = SCHEME
     source: str = ""
     options: ScoringOptions
+    missing_dialogues: int = Field(
+        0, description="test dialogues absent from the file: not scored, not in n_episodes"
+    )
+    missing_turns: int = Field(
+        0, description="system turns absent at the end of given dialogues (not scored)"
+    )
     warnings: list[str] = Field(default_factory=list)
 
 
@@ -98,11 +104,12 @@ def to_summary(
         benchmark="multiwoz",
         n_episodes=n,
         outcomes=outcomes,
-        excluded={"missing": result.missing_dialogues} if result.missing_dialogues else {},
         metrics=metrics,
         ci=CIMethod(method=CI_METHOD, level=level, resamples=resamples, seed=seed),
         source=result.source,
         options=result.options,
+        missing_dialogues=result.missing_dialogues,
+        missing_turns=result.missing_turns,
         warnings=result.warnings,
     )
 
