@@ -7,6 +7,8 @@ Exit codes (every command): 0 ok, 1 internal error, 2 usage, 3 bad input file, 4
 
 from __future__ import annotations
 
+from typing import Any
+
 EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_USAGE = 2
@@ -53,6 +55,16 @@ class InterruptedRunError(TodevalError):
     """The run was stopped by Ctrl-C or SIGTERM after keeping every finished episode."""
 
     exit_code = EXIT_INTERRUPTED
+
+
+def first_problem(exc: Any) -> str:
+    """``where: message`` of a pydantic ``ValidationError``'s first error, for a one-line error."""
+    errors = exc.errors()
+    if not errors:
+        return str(exc).splitlines()[0]
+    first = errors[0]
+    where = ".".join(str(p) for p in first.get("loc", ())) or "top level"
+    return f"{where}: {first.get('msg', 'invalid')}"
 
 
 def choice_error(kind: str, value: str, choices: list[str] | tuple[str, ...]) -> UsageError:

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from todeval.errors import BadInputError
+from todeval.errors import BadInputError, first_problem
 
 DEFAULT_HIERARCHY = "hierarchy-v1.json"
 
@@ -155,9 +155,7 @@ def parse_hierarchy(text: str, where: str) -> Hierarchy:
     try:
         h = Hierarchy.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        at = ".".join(str(p) for p in first["loc"]) or "top level"
-        raise BadInputError(f"{where}: invalid hierarchy at {at}: {first['msg']}") from None
+        raise BadInputError(f"{where}: invalid hierarchy at {first_problem(exc)}") from None
     return validate(h, where)
 
 

@@ -34,7 +34,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from todeval.benchmarks.bargain.hierarchy import Hierarchy, default_hierarchy, package_text
-from todeval.errors import BadInputError
+from todeval.errors import BadInputError, first_problem
 
 DEFAULT_TEMPLATES = "weaver-templates-v1.json"
 DEFAULT_SET = "scripted-v1.jsonl.gz"
@@ -190,9 +190,7 @@ def parse_templates(text: str, where: str, hierarchy: Hierarchy) -> Templates:
     except json.JSONDecodeError as exc:
         raise BadInputError(f"{where}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
     except ValidationError as exc:
-        first = exc.errors()[0]
-        at = ".".join(str(p) for p in first["loc"]) or "top level"
-        raise BadInputError(f"{where}: invalid templates at {at}: {first['msg']}") from None
+        raise BadInputError(f"{where}: invalid templates at {first_problem(exc)}") from None
     found = t.check(hierarchy)
     if found:
         raise BadInputError(f"{where}: {found[0]}")
@@ -303,20 +301,16 @@ def parse_set(data: bytes, where: str) -> tuple[SetHeader, list[ScriptedTask]]:
     try:
         header = SetHeader.model_validate_json(lines[0])
     except ValidationError as exc:
-        first = exc.errors()[0]
-        at = ".".join(str(p) for p in first["loc"]) or "top level"
         raise BadInputError(
-            f"{where}: line 1 is not a scripted-set header ({at}: {first['msg']})"
+            f"{where}: line 1 is not a scripted-set header ({first_problem(exc)})"
         ) from None
     tasks = []
     for no, line in enumerate(lines[1:], start=2):
         try:
             tasks.append(ScriptedTask.model_validate_json(line))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            at = ".".join(str(p) for p in first["loc"]) or "top level"
             raise BadInputError(
-                f"{where}: line {no}: invalid task ({at}: {first['msg']})"
+                f"{where}: line {no}: invalid task ({first_problem(exc)})"
             ) from None
     if len(tasks) != header.n_tasks:
         raise BadInputError(
@@ -501,18 +495,21 @@ def weave_templates(
             if t < len(plan) - 1:
                 seller = seller_reply(rng, templates, intents[0], listing.category, slots)
             turns.append(ScriptedTurn(buyer=" ".join(parts), intents=intents, seller=seller))
-        out.append(
-            ScriptedTask(
-                task_id=task_id(i),
-                post_id=listing.post_id,
-                category=listing.category,
-                title=listing.title,
-                price=listing.price,
-                description=listing.description[:DESCRIPTION_CHARS],
-                turns=turns,
-            )
-        )
+        out.append(task_of(i, listing, turns))
     return out
+
+
+def task_of(i: int, listing: Listing, turns: list[ScriptedTurn]) -> ScriptedTask:
+    """Task ``i`` on ``listing`` (the description cut to what a labeller is shown)."""
+    return ScriptedTask(
+        task_id=task_id(i),
+        post_id=listing.post_id,
+        category=listing.category,
+        title=listing.title,
+        price=listing.price,
+        description=listing.description[:DESCRIPTION_CHARS],
+        turns=turns,
+    )
 
 
 def template_header(
@@ -568,6 +565,7 @@ __all__ = [
     "seller_reply",
     "set_bytes",
     "slot_values",
+    "task_of",
     "template_header",
     "weave_templates",
     "write_set",

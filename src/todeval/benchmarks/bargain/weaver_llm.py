@@ -32,7 +32,7 @@ from todeval.benchmarks.bargain.data import (
 from todeval.benchmarks.bargain.hierarchy import Hierarchy, default_hierarchy
 from todeval.benchmarks.bargain.labellers import LABELS_SCHEMA
 from todeval.benchmarks.bargain.weaver import (
-    DESCRIPTION_CHARS,
+    Listing,
     ScriptedTask,
     ScriptedTurn,
     SetHeader,
@@ -46,6 +46,7 @@ from todeval.benchmarks.bargain.weaver import (
     seller_reply,
     slot_values,
     task_id,
+    task_of,
 )
 from todeval.dialogue import PromptSet, ReplyChecker, json_reply
 from todeval.runner.options import RuntimeOptions, model_pool
@@ -124,19 +125,11 @@ class _Weaver:
         self.progress = progress
         self.done = 0
 
-    async def task(self, i: int, listing: Any) -> tuple[ScriptedTask | None, str]:
+    async def task(self, i: int, listing: Listing) -> tuple[ScriptedTask | None, str]:
         rng = rng_of("weaver-task", self.s.seed, i, listing.post_id)
         slots = slot_values(listing, rng)
         plan = sample_intents(rng, self.h, self.t, listing.category)
-        shell = ScriptedTask(
-            task_id=task_id(i),
-            post_id=listing.post_id,
-            category=listing.category,
-            title=listing.title,
-            price=listing.price,
-            description=listing.description[:DESCRIPTION_CHARS],
-            turns=[ScriptedTurn(buyer="-", intents=plan[0])],
-        )
+        shell = task_of(i, listing, [ScriptedTurn(buyer="-", intents=plan[0])])
         context = _context_lines(shell)
         shown: list[Utterance] = []
         turns: list[ScriptedTurn] = []
@@ -221,7 +214,7 @@ async def weave_llm_async(
     )
     gate = asyncio.Semaphore(max(1, settings.max_concurrency))
 
-    async def one(i: int, listing: Any) -> tuple[ScriptedTask | None, str]:
+    async def one(i: int, listing: Listing) -> tuple[ScriptedTask | None, str]:
         async with gate:
             return await weaver.task(i, listing)
 
