@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from todeval import __version__
+from todeval.core.redact import redact
 from todeval.errors import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -91,10 +92,10 @@ def _main(argv: list[str]) -> int:
     try:
         code = int(args._run(args))
     except InterruptedRunError as exc:
-        print(f"todeval: {exc.message}", file=sys.stderr)
+        print(f"todeval: {redact(exc.message)}", file=sys.stderr)
         return exc.exit_code
-    except TodevalError as exc:
-        print(f"todeval: error: {exc.message}", file=sys.stderr)
+    except TodevalError as exc:  # server text in the message is redacted again here
+        print(f"todeval: error: {redact(exc.message)}", file=sys.stderr)
         return exc.exit_code
     except BrokenPipeError:  # output piped into e.g. `head`: not an error
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -110,7 +111,7 @@ def _main(argv: list[str]) -> int:
         if debug or os.environ.get("TODEVAL_DEBUG"):
             raise
         print(
-            f"todeval: internal error: {type(exc).__name__}: {exc} (rerun with --debug)",
+            redact(f"todeval: internal error: {type(exc).__name__}: {exc} (rerun with --debug)"),
             file=sys.stderr,
         )
         return EXIT_INTERNAL
@@ -119,7 +120,7 @@ def _main(argv: list[str]) -> int:
 
         line = retry_exit(args)
         if line is not None:
-            print(f"todeval: {line}", file=sys.stderr)
+            print(f"todeval: {redact(line)}", file=sys.stderr)
             return EXIT_RETRY
     return code
 

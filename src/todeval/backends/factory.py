@@ -31,6 +31,7 @@ from todeval.backends.spec import (
     parse_model_spec,
 )
 from todeval.backends.types import Backend, ModelInfo, SchemaMode, ToolMode
+from todeval.core.redact import add_secret
 from todeval.errors import UsageError, choice_error
 
 DEFAULT_CONNECTION_LIMIT = {"openai": 8, "llamacpp": 1, "scripted": 64}
@@ -102,6 +103,7 @@ def _api_key(info: ModelInfo, environ: Mapping[str, str]) -> str:
     key = environ.get(info.api_key_env, "")
     if not key:
         raise UsageError(f"model {info.name!r}: the API key variable {info.api_key_env} is not set")
+    add_secret(key)  # never written anywhere, even when a server echoes it
     return key
 
 

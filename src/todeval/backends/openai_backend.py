@@ -3,7 +3,8 @@
 The SDK's own retries are off (``max_retries=0``): retries, backoff and connection limits live
 in :mod:`todeval.backends.retry`. Each failure is classified here: transient ones (connection,
 timeout, 429, 5xx, a malformed body) raise :class:`TransientError`; a rejected key or an unknown
-model raises a one-line :class:`todeval.errors.UsageError`; other 4xx give up at once.
+model raises a one-line :class:`todeval.errors.UsageError`; other 4xx give up at once. Server
+text (error bodies, replies) is redacted of API keys as it arrives (:mod:`todeval.core.redact`).
 
 Tools go out natively (``tools=``) or, with ``tool_mode="text"``, through the text protocol of
 :mod:`todeval.backends.text_tools`. Schema-constrained output is requested per ``schema_mode``:
@@ -36,6 +37,7 @@ from todeval.backends.types import (
     ModelInfo,
     ToolCallOut,
 )
+from todeval.core.redact import redact
 from todeval.errors import EndpointRefusedError
 
 # ---------------------------------------------------------------------------------------------
@@ -72,7 +74,7 @@ def parse_completion_body(body: str) -> _Completion:
     try:
         completion = _Completion.model_validate_json(body)
     except ValidationError as exc:
-        snippet = body[:80].replace("\n", " ")
+        snippet = redact(body)[:80].replace("\n", " ")
         raise TransientError(
             f"malformed response body ({exc.error_count()} error(s)): {snippet!r}",
             kind="malformed",
@@ -182,13 +184,15 @@ def build_request(info: ModelInfo, request: GenerationRequest) -> dict[str, Any]
 
 
 def _classify(exc: openai.OpenAIError, info: ModelInfo) -> Exception:
+    """The error for a failed call. Text from the server (an error body, a connection error's
+    message) is redacted before it is cut, so no key it echoed reaches a record or a line."""
     where = f"model {info.model!r} at {info.base_url}"
     if isinstance(exc, openai.APITimeoutError):
         return TransientError(f"timeout calling {where}", kind="timeout")
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc
         return TransientError(
-            f"connection error calling {where}: {type(cause).__name__}: {cause}"[:300],
+            redact(f"connection error calling {where}: {type(cause).__name__}: {cause}")[:300],
             kind="connection",
         )
     if isinstance(exc, openai.APIResponseValidationError):
@@ -196,7 +200,7 @@ def _classify(exc: openai.OpenAIError, info: ModelInfo) -> Exception:
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
-        message = str(exc.message)[:200]
+        message = redact(str(exc.message))[:200]
         if status == 429:
             return TransientError(
                 f"rate limited (429) by {where}", kind="rate_limit", retry_after=retry_after
@@ -263,13 +267,13 @@ class OpenAIBackend:
         latency = time.perf_counter() - started
         completion = parse_completion_body(body)
         choice = completion.choices[0]
-        text = choice.message.content or ""
+        text = redact(choice.message.content or "")  # a reply may echo the key too
         if choice.message.tool_calls:
             calls = [
                 ToolCallOut(
                     id=c.id or f"call_{i}",
-                    name=c.function.name,
-                    arguments=c.function.arguments or "",
+                    name=redact(c.function.name),
+                    arguments=redact(c.function.arguments or ""),
                 )
                 for i, c in enumerate(choice.message.tool_calls)
             ]

@@ -38,6 +38,7 @@ from todeval.backends.types import (
     SchemaMode,
     ToolMode,
 )
+from todeval.core.redact import add_secret_variables
 from todeval.errors import BadInputError, UsageError, choice_error
 
 DEFAULT_OPENAI_URL = "https://api.openai.com/v1"
@@ -190,4 +191,6 @@ def load_models_file(path: str | Path) -> dict[str, ModelEntry]:
             parse_model_spec(entry.spec)
         except UsageError as exc:
             raise BadInputError(f"{path}: model {name!r}: {exc.message}") from None
+    # every key the file names is redacted from what we write, used by this run or not
+    add_secret_variables(entry.api_key_env for entry in models.values())
     return models

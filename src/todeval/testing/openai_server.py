@@ -16,7 +16,9 @@ reply), connection resets, malformed and truncated bodies, each at a rate, or as
 ``sequence`` for the first attempts of every distinct request body. Decisions are seeded by
 (seed, request body, attempt number), so they are the same however requests interleave.
 ``max_concurrent`` answers 429 above that many requests in flight, like a rate-limited
-provider.
+provider. ``echo_authorization`` (``--echo-authorization``) puts the request's ``Authorization``
+header into every error body and every reply's text, as a careless proxy might: what a run
+writes must still hold no key.
 """
 
 from __future__ import annotations
@@ -86,6 +88,9 @@ class ServerConfig(BaseModel):
         le=599,
         description="answer every completion with this HTTP status (401, 403, 404, ...)",
     )
+    echo_authorization: bool = Field(
+        False, description="echo the Authorization header in every error body and reply text"
+    )
 
 
 class ServerState:
@@ -145,10 +150,13 @@ def _messages(body: dict[str, Any]) -> list[ChatMessage]:
     return out
 
 
-def completion_body(reply: ScriptedReply, body: dict[str, Any], default_usage: bool) -> str:
-    """The JSON chat-completion body for a scripted reply."""
+def completion_body(
+    reply: ScriptedReply, body: dict[str, Any], default_usage: bool, echo: str | None = None
+) -> str:
+    """The JSON chat-completion body for a scripted reply (``echo`` appended to its text)."""
     calls = reply.tool_calls_out("call")
-    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    text = f"{reply.text} {echo}".strip() if echo else reply.text
+    message: dict[str, Any] = {"role": "assistant", "content": text or None}
     if calls:
         message["tool_calls"] = [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
@@ -199,7 +207,16 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _echo(self) -> str | None:
+        """What ``echo_authorization`` adds to a body: the header as the client sent it."""
+        if not self.state.config.echo_authorization:
+            return None
+        return f"(you sent Authorization: {self.headers.get('Authorization')})"
+
     def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        echo = self._echo()
+        if echo:
+            message = f"{message} {echo}"
         self._send(status, json.dumps({"error": {"message": message, "code": status}}), headers)
 
     def do_GET(self) -> None:
@@ -291,7 +308,7 @@ class Handler(BaseHTTPRequestHandler):
         elif fault == "malformed":
             self._send(200, '{"choices": [ {"message": ')
         elif fault == "truncated":
-            data = completion_body(reply, body, config.default_usage).encode("utf-8")
+            data = completion_body(reply, body, config.default_usage, self._echo()).encode("utf-8")
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -302,7 +319,7 @@ class Handler(BaseHTTPRequestHandler):
         elif reply.raw_body is not None:
             self._send(200, reply.raw_body)
         else:
-            self._send(200, completion_body(reply, body, config.default_usage))
+            self._send(200, completion_body(reply, body, config.default_usage, self._echo()))
 
 
 def make_server(
@@ -343,6 +360,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--answer-status", type=int, metavar="STATUS", help="answer every completion with it"
     )
+    p.add_argument(
+        "--echo-authorization",
+        action="store_true",
+        default=None,
+        help="echo the Authorization header in error bodies and reply texts",
+    )
     return p
 
 
@@ -357,6 +380,8 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         config.models = [m for m in args.models.split(",") if m]
     if args.answer_status is not None:
         config.answer_status = args.answer_status
+    if args.echo_authorization:
+        config.echo_authorization = True
     fault_args = {
         "seed": args.seed,
         "latency_ms": args.latency_ms,

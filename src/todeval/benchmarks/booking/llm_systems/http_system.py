@@ -45,6 +45,7 @@ from todeval.benchmarks.booking.protocol import (
 )
 from todeval.core import safejson
 from todeval.core.records import CallUsage
+from todeval.core.redact import redact
 from todeval.dialogue.participants import PlayerOptions
 from todeval.errors import UsageError
 
@@ -205,7 +206,7 @@ class HttpSystem:
         latency = time.perf_counter() - started
         if not response.is_success:
             raise SystemEndpointError(
-                f"{self.url} answered HTTP {response.status_code}: {response.text[:200]}"
+                f"{self.url} answered HTTP {response.status_code}: {redact(response.text)[:200]}"
             )
         self.first = False
         return output_from_body(response.text, latency)
