@@ -50,6 +50,7 @@ from todeval.benchmarks.clarq._judge import (
     predictions_block,
 )
 from todeval.benchmarks.clarq._text import Language, detect_language, strip_sentence_end
+from todeval.core.files import write_output
 
 
 @dataclass(frozen=True)
@@ -197,7 +198,7 @@ def write_entries(entries: dict[str, VerdictEntry], out: Path) -> None:
     buffer = io.BytesIO()
     with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, mtime=0, compresslevel=9) as gz:
         gz.write(text.encode("utf-8"))
-    out.write_bytes(buffer.getvalue())
+    write_output(out, buffer.getvalue())  # whole or not at all
 
 
 def main(argv: list[str] | None = None) -> int:
