@@ -163,3 +163,14 @@ def test_a_refusal_on_a_ray_actor_stops_the_run_too(
     line = err.strip().splitlines()[-1]  # Ray may print notes of its own first
     assert "answered 404" in line and "stopped at the first refused call" in line
     assert _lines(out) == []
+
+
+def test_a_wrong_base_url_path_stops_the_run_at_once(
+    refusing: dict[int, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wrong = refusing[404].removesuffix("/v1") + "/not-the-api"  # the server answers 404
+    out = tmp_path / "run"
+    assert main(_argv("booking", f"openai:known@{wrong}", out)) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert wrong in line and "404" in line and "wrong base URL" in line
+    assert _lines(out) == []
