@@ -99,6 +99,7 @@ def main() -> int:
     recorded = summary["latency"]["system"]["p50"]
     answered = statistics.median(stats["durations"])
     calls = len(stats["durations"])
+    connections = stats["connections"] - 1  # the /_stats request's own connection
     print(f"http system run: {n} episodes, {calls} calls in {wall:.2f} s wall")
     print(
         f"p50 call latency recorded {1000 * recorded:.2f} ms, server's own p50 answer time "
@@ -106,9 +107,8 @@ def main() -> int:
         f"(client side, HTTP and event loop: {1000 * (recorded - answered):.2f} ms)"
     )
     print(
-        f"TCP connections accepted: {stats['connections']} "
-        f"({stats['connections'] / n:.2f} per episode, {calls / stats['connections']:.1f} calls "
-        "per connection)"
+        f"TCP connections accepted: {connections} ({connections / n:.2f} per episode, "
+        f"{calls / max(1, connections):.1f} calls per connection)"
     )
     return 0
 
