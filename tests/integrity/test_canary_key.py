@@ -13,6 +13,7 @@ printed is searched for the keys.
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +23,7 @@ import pytest
 from todeval.backends.retry import SystemClock
 from todeval.backends.spec import load_models_file
 from todeval.cli import main
-from todeval.core.redact import REDACTED, redact
+from todeval.core.redact import REDACTED, add_secret, redact
 from todeval.testing.booking_model import booking_script
 from todeval.testing.openai_server import FaultConfig, ServerConfig
 from todeval.testing.server_process import ServerProcess
@@ -164,3 +165,7 @@ def test_every_configured_key_is_redacted(tmp_path: Path) -> None:
     assert redact('{"key": "sk-proj-0a1b2c3d4e5f"}') == f'{{"key": "{REDACTED}"}}'
     for kept in ("the bearer of the card", "task-oriented sk-learn", "EMPTY", "x"):
         assert redact(kept) == kept
+    # a key JSON must escape is found in serialised text too, and the line stays JSON
+    add_secret('quoted"key\\with-é-123')
+    line = json.dumps({"error": 'echo: quoted"key\\with-é-123.'})
+    assert json.loads(redact(line)) == {"error": f"echo: {REDACTED}."}

@@ -20,6 +20,7 @@ returned as it is after a few substring tests.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
@@ -75,6 +76,8 @@ def secrets(environ: Mapping[str, str] | None = None) -> list[str]:
         value = env.get(name)
         if value and len(value) >= MIN_SECRET_LENGTH:
             found.add(value)
+    # a key with a quote, a backslash or a non-ASCII character appears escaped in JSON text
+    found.update(json.dumps(v)[1:-1] for v in list(found))
     return sorted(found, key=len, reverse=True)
 
 
