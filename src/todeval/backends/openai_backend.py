@@ -37,6 +37,7 @@ from todeval.backends.types import (
     ModelInfo,
     ToolCallOut,
 )
+from todeval.core import safejson
 from todeval.core.redact import redact
 from todeval.errors import EndpointRefusedError
 
@@ -71,12 +72,13 @@ class _Completion(BaseModel):
 
 def parse_completion_body(body: str) -> _Completion:
     """The chat-completion body, or :class:`TransientError` ``malformed`` if it is not one."""
-    try:
-        completion = _Completion.model_validate_json(body)
-    except ValidationError as exc:
+    try:  # parsed as models' outputs are: bounded depth, lone surrogates repaired
+        completion = _Completion.model_validate(safejson.loads(body))
+    except (ValueError, ValidationError) as exc:
         snippet = redact(body)[:80].replace("\n", " ")
+        count = exc.error_count() if isinstance(exc, ValidationError) else 1
         raise TransientError(
-            f"malformed response body ({exc.error_count()} error(s)): {snippet!r}",
+            f"malformed response body ({count} error(s)): {snippet!r}",
             kind="malformed",
         ) from None
     if not completion.choices:

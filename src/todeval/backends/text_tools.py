@@ -123,6 +123,7 @@ def _json_values(text: str) -> list[Any]:
                 break
             except json.JSONDecodeError:
                 continue
+            value = safejson.repair_surrogates(value)
             return value if isinstance(value, list) else [value]
     return []
 

@@ -9,6 +9,11 @@ format violation, exit 3) treats too-deep JSON the same way, with the message
 ``nested deeper than 64 levels``.
 
 :func:`check_depth` does the same for a value already parsed elsewhere (for example by an SDK).
+
+JSON may escape lone UTF-16 surrogates (``"\ud800"``), which are not characters: a string
+holding one cannot be written as UTF-8, so a record quoting it could not be saved. :func:`loads`
+replaces each with U+FFFD (pairs become the character they encode); see
+:func:`repair_surrogates`.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ MAX_JSON_DEPTH = 64
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\Z)', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _EMPTY_PAIR = re.compile(r"\[\]|\{\}")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class JsonDepthError(json.JSONDecodeError):
@@ -76,9 +83,30 @@ def loads(text: str | bytes, *, limit: int = MAX_JSON_DEPTH) -> Any:
     if depth_exceeds(text, limit):
         raise JsonDepthError(text, limit)
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except RecursionError:
         raise JsonDepthError(text, limit) from None
+    return repair_surrogates(value) if _SURROGATE_ESCAPE.search(text) else value
+
+
+def _fix(text: str) -> str:
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def repair_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (and keys) replaced by U+FFFD and
+    surrogate pairs joined; values without any come back as they are."""
+    if isinstance(value, str):
+        return _fix(value)
+    if isinstance(value, list):
+        return [repair_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {
+            _fix(k) if isinstance(k, str) else k: repair_surrogates(v) for k, v in value.items()
+        }
+    return value
 
 
 def check_depth(value: Any, limit: int = MAX_JSON_DEPTH) -> None:
