@@ -116,8 +116,11 @@ class HttpClients:
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None or client.is_closed:
-            # the timeout is set per request; the pool's limits are httpx's (100 connections)
-            client = httpx.AsyncClient(trust_env=False)
+            # The timeout is set per request. No pool limit: the run's --max-concurrency bounds
+            # the requests in flight, and a request queued for a free connection (httpx's
+            # default: 100, of which 20 kept alive) would be timed as the system's latency.
+            unbounded = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+            client = httpx.AsyncClient(trust_env=False, limits=unbounded)
             self._clients[loop] = client
         return client
 
