@@ -150,3 +150,16 @@ def test_a_signal_during_start_up_prints_no_traceback(after_s: float, tmp_path: 
             break
     assert "Traceback" not in err, err
     assert proc.returncode in (130, -signal.SIGINT), err
+
+
+def test_a_live_progress_line_left_open_is_ended_before_the_message() -> None:
+    import io
+
+    from todeval.runner.progress import ProgressReporter
+
+    stream = io.StringIO()
+    progress = ProgressReporter(10, stream=stream, live=True)
+    progress.started()
+    assert not stream.getvalue().endswith("\n")
+    progress.close()  # the run stopped early: the next line starts on its own
+    assert stream.getvalue().endswith("\n")

@@ -271,6 +271,7 @@ async def _run_jobs(
         for signum, previous in installed:
             loop.remove_signal_handler(signum)
             signal.signal(signum, previous)
+        progress.close()
         writer.close()
         if plan.aclose is not None:
             await plan.aclose()

@@ -56,6 +56,12 @@ class ProgressReporter:
             self.cost += usage.cost_usd
         self._render(record)
 
+    def close(self) -> None:
+        """End a live line left open by a run that stopped early (Ctrl-C, an error), so the
+        message that follows starts on a line of its own."""
+        if self.live and not self.quiet and self.done != self.total:
+            print(file=self.stream, flush=True)
+
     def line(self, record: EpisodeRecord | None) -> str:
         elapsed = time.monotonic() - self.t0
         eta = elapsed / self.done * (self.total - self.done) if self.done else 0.0
