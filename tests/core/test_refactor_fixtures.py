@@ -17,10 +17,11 @@ from todeval.cli import main
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "before_refactor"
 
 RUNS = {
-    "booking-default": ["run", "booking"],
-    "booking-corpus": ["run", "booking", "--user", "corpus"],
+    # the fixtures were recorded by the schema-validated game master: --protocol strict (issue 17)
+    "booking-default": ["run", "booking", "--protocol", "strict"],
+    "booking-corpus": ["run", "booking", "--user", "corpus", "--protocol", "strict"],
     "booking-monolithic": [
-        "run", "booking", "--system", "monolithic",
+        "run", "booking", "--system", "monolithic", "--protocol", "strict",
         "--system-model", f"scripted:{FIXTURES / 'booking_script.json'}",
         "--on-violation", "reprompt", "--limit", "20", "--limit-mode", "first", "--no-cache",
     ],

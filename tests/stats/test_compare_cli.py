@@ -67,7 +67,7 @@ def test_compare_reports_shared_tasks_and_writes_json(
     assert "system:       rule -> tests.booking.scripted:OracleSystem" in text
     assert "user:         agenda -> tests.booking.scripted:OracleUser" in text
     assert "selection:    test, 20 first -> test, 30 first" in text
-    assert "protocol:     strict" in text
+    assert "protocol:     clemtodd" in text  # the default
     assert "config differs: limit: 20 -> 30" in text  # the role keys are on the role lines
     assert "booking.booking_accuracy" in text and "McNemar p (b/c)" in text
     comparison = Comparison.model_validate_json(out.read_text())
@@ -82,7 +82,7 @@ def test_compare_reports_shared_tasks_and_writes_json(
     }
     assert (comparison.runs[0].selection, comparison.runs[0].protocol) == (
         "test, 20 first",
-        "strict",
+        "clemtodd",
     )
     a, b = _episodes(runs["rule20"]), _episodes(runs["oracle30"])
     shared = sorted(set(a) & set(b))

@@ -22,55 +22,68 @@ from todeval.dialogue.replies import ReplyChecker
 class ToolChat:
     """The chat history of one tool-calling agent.
 
-    Only the first tool call of a reply is kept (it is the one acted on), so every call in the
-    history is answered by exactly one tool message.
+    By default only the first tool call of a reply is kept (it is the one acted on), so every
+    call in the history is answered by exactly one tool message. With ``record(result,
+    keep_all=True)`` every call of the reply is kept and answered in order; an answer always
+    goes right after the reply's earlier answers, also when a user message came in between
+    (a call played after the other side spoke), so the history stays valid for chat APIs.
     """
 
     DELIVERED = "The message was sent to the user."
 
     def __init__(self, system_prompt: str) -> None:
         self.messages: list[ChatMessage] = [ChatMessage(role="system", content=system_prompt)]
-        self.open_call: ToolCallOut | None = None
+        self.open_calls: list[ToolCallOut] = []
+        self._answer_at = 0  # where the next answer to the open calls goes
         self._ids: set[str] = set()
+
+    @property
+    def open_call(self) -> ToolCallOut | None:
+        """The call the next :meth:`answer` answers."""
+        return self.open_calls[0] if self.open_calls else None
 
     def answer(self, content: str) -> None:
         """Answer the open tool call; without one, tell the model as a user message."""
-        if self.open_call is None:
+        if not self.open_calls:
             self.messages.append(ChatMessage(role="user", content=content))
             return
-        self.messages.append(
-            ChatMessage(
-                role="tool",
-                content=content,
-                tool_call_id=self.open_call.id,
-                name=self.open_call.name,
-            )
-        )
-        self.open_call = None
+        call = self.open_calls.pop(0)
+        message = ChatMessage(role="tool", content=content, tool_call_id=call.id, name=call.name)
+        self.messages.insert(self._answer_at, message)
+        self._answer_at += 1
 
     def user(self, text: str) -> None:
-        """A message from the other side (an open call is first answered as delivered)."""
-        if self.open_call is not None:
+        """A message from the other side (the first open call is first answered as delivered)."""
+        if self.open_calls:
             self.answer(self.DELIVERED)
         self.messages.append(ChatMessage(role="user", content=text))
 
-    def record(self, result: GenerationResult) -> ToolCallOut | None:
-        """Append the model's reply; returns its first tool call (now the open call), if any."""
-        call = result.tool_calls[0] if result.tool_calls else None
-        if call is not None and (not call.id or call.id in self._ids):
+    def _unique(self, call: ToolCallOut) -> ToolCallOut:
+        if not call.id or call.id in self._ids:
             # ids must pair calls with results: replace missing or repeated ones
             call = call.model_copy(update={"id": f"{call.id or 'call'}_{len(self._ids)}"})
-        if call is not None:
-            self._ids.add(call.id)
+        self._ids.add(call.id)
+        return call
+
+    def record(self, result: GenerationResult, *, keep_all: bool = False) -> ToolCallOut | None:
+        """Append the model's reply; returns its first tool call (now the open call), if any.
+
+        ``keep_all`` keeps every call of the reply open, to be answered in order."""
+        if keep_all:
+            while self.open_calls:  # calls that were never played
+                self.answer("Not executed.")
+        kept = result.tool_calls if keep_all else result.tool_calls[:1]
+        calls = [self._unique(c) for c in kept]
         self.messages.append(
             ChatMessage(
                 role="assistant",
-                content=result.text if call is None else (result.text or None),
-                tool_calls=[call] if call is not None else [],
+                content=result.text if not calls else (result.text or None),
+                tool_calls=calls,
             )
         )
-        self.open_call = call
-        return call
+        self.open_calls = calls
+        self._answer_at = len(self.messages)
+        return calls[0] if calls else None
 
 
 class JsonReply(BaseModel):

@@ -1,11 +1,19 @@
 """The game master: plays one self-play booking episode and records everything.
 
 Loop (clem:todd protocol): the user speaks first; at most ``max_turns`` user turns; in each turn
-the system may chain DB queries and booking attempts (at most ``max_calls_per_turn`` outputs)
-and ends its turn with a follow-up message. The user ends the dialogue with exactly ``done``.
-A system output that is not a valid action is a format violation: with ``on_violation='abort'``
-(the paper's rule) the episode aborts; with ``'reprompt'`` the system gets one corrective
-notice, and a second consecutive violation aborts. Every violation is recorded.
+the system may chain DB queries and booking attempts and ends its turn with a follow-up message.
+The user ends the dialogue with ``done``. A system output that is not a valid action is a
+format violation: with ``on_violation='abort'`` (the paper's rule) the episode aborts; with
+``'reprompt'`` the system gets one corrective notice, and a second consecutive violation aborts.
+Every violation is recorded.
+
+What the two rule sets disagree on -- parsing, DB search, booking validation, the inner-loop cap
+(``max_calls_per_turn`` outputs per turn under ``strict``, consecutive calls of one kind under
+``clemtodd``), queued calls and the end signal -- is delegated to the run's
+:class:`~.protocols.GameProtocol`. Under ``clemtodd`` further tool calls of one response are
+queued and played as the system's next outputs without asking the system (it is shown each
+result through ``observe`` if it has one); a follow-up among them ends the turn and the rest
+stay queued for the next turn.
 """
 
 from __future__ import annotations
@@ -17,21 +25,23 @@ from todeval.benchmarks.booking.db import load_database
 from todeval.benchmarks.booking.environment import BookingEnvironment
 from todeval.benchmarks.booking.protocol import (
     Action,
-    ActionParser,
     BookingResult,
     BookingSystem,
     DbQuery,
     DbResult,
     FollowUp,
     Observation,
+    ObservesQueuedCalls,
     SystemContext,
+    SystemOutput,
+    ToolCall,
     UserContext,
     UserMessage,
     UserSimulator,
     Violation,
     ViolationNotice,
-    is_done,
 )
+from todeval.benchmarks.booking.protocols import PROTOCOLS, get_protocol
 from todeval.benchmarks.booking.schema import slot_values, tool_definitions
 from todeval.benchmarks.booking.scoring import score_episode
 from todeval.benchmarks.booking.tasks import BookingTask
@@ -50,6 +60,7 @@ class GameRules:
     max_turns: int = 15
     max_calls_per_turn: int = 15
     on_violation: OnViolation = "abort"
+    protocol: str = PROTOCOLS[0]
 
 
 class GameMaster:
@@ -73,7 +84,8 @@ class GameMaster:
         self.rules = rules or GameRules()
         self.streams = EpisodeStreams(run_seed, task.task_id, trial)
         self.seed = self.streams.seed
-        self.parser = ActionParser.for_task_set(task.task_set)
+        self.protocol = get_protocol(self.rules.protocol, task.task_set)
+        self.queue: list[ToolCall] = []  # further calls of a response, played in order
         self.env = BookingEnvironment(
             load_database(task.task_set),
             slot_values(task.task_set),
@@ -94,6 +106,7 @@ class GameMaster:
                 tools=tool_definitions(self.task.task_set),
                 rng=streams.rng("system"),
                 seed=streams.seed_of("system"),
+                queues_calls=self.protocol.queues_calls,
             )
         )
         await guarded(start_system, "system", Termination.SYSTEM_ERROR)
@@ -106,18 +119,35 @@ class GameMaster:
         self.log.add("user_message", "user", text=reply.text)
         return reply.text
 
-    async def _system_call(self, observation: Observation) -> Action | Violation:
+    async def _system_call(self, observation: Observation) -> tuple[Action | Violation, bool]:
+        """The system's next output, parsed; True when it was a queued call of an earlier one."""
+        if self.queue:
+            if isinstance(self.system, ObservesQueuedCalls):
+                self.system.observe(observation)
+            call = self.queue.pop(0)
+            return self.protocol.parse(call), True
         output = await guarded(self.system.respond(observation), "system", Termination.SYSTEM_ERROR)
         self.log.usage.extend(output.usage)
-        return self.parser.parse(output)
+        if self.protocol.queues_calls and output.tool_call is not None:
+            self.queue = list(output.more_calls)
+        return self._parse(output), False
+
+    def _parse(self, output: SystemOutput) -> Action | Violation:
+        return self.protocol.parse(output.tool_call, output.text)
 
     async def _system_turn(self, user_text: str) -> str:
         observation: Observation = UserMessage(text=user_text)
         reprompted = False
-        for _call in range(self.rules.max_calls_per_turn):
-            action = await self._system_call(observation)
+        counter = self.protocol.turn_counter(self.rules.max_calls_per_turn)
+        while True:
+            capped = counter.before_output()
+            if capped:
+                raise EpisodeEnd(Outcome.ABORTED, Termination.INNER_LOOP_CAP, capped)
+            action, queued = await self._system_call(observation)
+            flag = {"queued": True} if queued else {}
             if isinstance(action, Violation):
                 self.log.violation("system", action.reason, action.raw)
+                self.queue = []
                 if self.rules.on_violation == "abort" or reprompted:
                     raise EpisodeEnd(
                         Outcome.ABORTED,
@@ -129,26 +159,28 @@ class GameMaster:
                 continue
             reprompted = False
             if isinstance(action, FollowUp):
-                self.log.add("system_message", "system", text=action.message)
+                self.log.add("system_message", "system", text=action.message, **flag)
                 return action.message
+            capped = counter.before_call("db_query" if isinstance(action, DbQuery) else "booking")
+            if capped:
+                raise EpisodeEnd(Outcome.ABORTED, Termination.INNER_LOOP_CAP, capped)
             result: DbResult | BookingResult
             if isinstance(action, DbQuery):
                 self.log.add(
-                    "db_query", "system", domain=action.domain, arguments=action.constraints
-                )
-                result = self.env.search(action.domain, action.constraints)
+                    "db_query", "system", domain=action.domain, arguments=action.constraints,
+                    **flag,
+                )  # fmt: skip
+                result = self.protocol.search(self.env, action.domain, action.constraints)
             else:
                 self.log.add(
-                    "booking_request", "system", domain=action.domain, arguments=action.slots
-                )
-                result = self.env.book(action.domain, action.slots)
+                    "booking_request", "system", domain=action.domain, arguments=action.slots,
+                    **flag,
+                )  # fmt: skip
+                goal = self.task.domains.get(action.domain)
+                keys = list(goal.book) if goal is not None else []
+                result = self.protocol.book(self.env, action.domain, action.slots, keys)
             self.log.add(result.kind, "game_master", **result.model_dump(exclude={"kind", "query"}))
             observation = result
-        raise EpisodeEnd(
-            Outcome.ABORTED,
-            Termination.INNER_LOOP_CAP,
-            f"inner-loop cap: {self.rules.max_calls_per_turn} calls without a follow-up",
-        )
 
     async def _dialogue(self) -> EpisodeEnd:
         await self._start_players()
@@ -160,7 +192,7 @@ class GameMaster:
                 return EpisodeEnd(
                     Outcome.USER_SIMULATOR_ERROR, Termination.SIMULATOR_ERROR, "empty user reply"
                 )
-            if is_done(user_text):
+            if self.protocol.is_done(user_text):
                 if turn >= self.rules.max_turns:
                     return EpisodeEnd(
                         Outcome.FAILURE, Termination.TURN_CAP, "turn cap: done on the last turn"

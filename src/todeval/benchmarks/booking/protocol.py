@@ -75,9 +75,15 @@ class ToolCall(BaseModel):
 
 
 class SystemOutput(BaseModel):
-    """One reply of the dialogue system: ideally exactly one tool call."""
+    """One reply of the dialogue system: ideally exactly one tool call.
+
+    ``more_calls`` holds any further tool calls of the same model response, in order. Under the
+    ``clemtodd`` protocol the game master queues them and plays each as the system's next output
+    (without asking the system again); under ``strict`` only ``tool_call`` is acted on.
+    """
 
     tool_call: ToolCall | None = None
+    more_calls: list[ToolCall] = Field(default_factory=list)
     text: str | None = Field(None, description="raw model text (kept for violations)")
     usage: list[CallUsage] = Field(default_factory=list)
 
@@ -209,6 +215,21 @@ class SystemContext:
     tools: list[dict[str, Any]]
     rng: random.Random
     seed: int
+    queues_calls: bool = False
+    """True when the game master plays every tool call of a response in order (``clemtodd``):
+    a system then keeps all of them in its history and is shown each call's result through
+    :meth:`ObservesQueuedCalls.observe`."""
+
+
+@runtime_checkable
+class ObservesQueuedCalls(Protocol):
+    """Optional: a system that wants the results of its queued calls (see ``more_calls``).
+
+    While the game master plays queued calls it does not call ``respond``; it passes each
+    observation (the previous call's result) to ``observe`` instead.
+    """
+
+    def observe(self, observation: Observation) -> None: ...
 
 
 @dataclass

@@ -9,6 +9,7 @@ from pydantic import Field
 from todeval.benchmarks.booking.game import BENCHMARK, GameRules, play_episode
 from todeval.benchmarks.booking.llm_systems.prompts import load_prompts
 from todeval.benchmarks.booking.players import SYSTEM, USER
+from todeval.benchmarks.booking.protocols import PROTOCOLS
 from todeval.benchmarks.booking.tasks import (
     TASK_SETS,
     BookingTask,
@@ -26,10 +27,6 @@ from todeval.runner.identity import role_identity
 from todeval.runner.naming import run_dir_name
 from todeval.runner.options import RunSettings, RuntimeOptions, model_pool
 from todeval.runner.selection import selection_seed, settings_selection
-
-PROTOCOLS = ("strict",)
-"""The game master's rule sets (the first is the default): ``strict`` validates every tool call
-against the schema and aborts on a violation."""
 
 __all__ = ["PROTOCOLS", "BookingConfig", "RuntimeOptions", "build_plan", "plan_from_config"]
 
@@ -131,6 +128,7 @@ def build_plan(
         max_turns=config.max_turns,
         max_calls_per_turn=config.max_calls_per_turn,
         on_violation=config.on_violation,
+        protocol=config.protocol,
     )
 
     async def play(job: EpisodeJob) -> EpisodeRecord:

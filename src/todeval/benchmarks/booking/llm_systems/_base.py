@@ -61,12 +61,19 @@ def result_content(observation: DbResult | BookingResult) -> str:
     )
 
 
-def output_for(call: ToolCallOut | None, text: str, usage: list[CallUsage]) -> SystemOutput:
-    """The system output for a model reply: its first tool call (raw arguments) or its text."""
+def output_for(
+    call: ToolCallOut | None,
+    text: str,
+    usage: list[CallUsage],
+    more: list[ToolCallOut] | None = None,
+) -> SystemOutput:
+    """The system output for a model reply: its first tool call (raw arguments) or its text;
+    ``more`` are the reply's further calls (passed on when the game master queues calls)."""
     if call is None:
         return SystemOutput(text=text, usage=usage)
     return SystemOutput(
         tool_call=ToolCall(name=call.name, arguments=call.arguments),
+        more_calls=[ToolCall(name=c.name, arguments=c.arguments) for c in more or []],
         text=text or None,
         usage=usage,
     )
@@ -97,6 +104,8 @@ class ToolCallingSystem:
 
     template: ClassVar[str]
     player: ClassVar[str]
+    passes_all_calls: ClassVar[bool] = False
+    """True for a system whose outputs carry every call of a reply (see :meth:`further_calls`)."""
 
     def __init__(
         self,
@@ -111,6 +120,7 @@ class ToolCallingSystem:
         self.chat = BookingChat(self.instructions)
         self.tools: list[dict[str, Any]] = []
         self.seed = 0
+        self.queues_calls = False
 
     @classmethod
     def from_options(cls, options: PlayerOptions) -> Self:
@@ -124,6 +134,15 @@ class ToolCallingSystem:
         """A fresh chat for a new episode."""
         self.chat = BookingChat(self.instructions)
         self.seed = context.seed
+        self.queues_calls = context.queues_calls and self.passes_all_calls
+
+    def observe(self, observation: Observation) -> None:
+        """The result of a queued call (the game master plays it without a model call)."""
+        self.chat.observe(observation)
+
+    def further_calls(self, result: GenerationResult) -> list[ToolCallOut]:
+        """The reply's calls after the first, when the game master plays them all."""
+        return list(result.tool_calls[1:]) if self.queues_calls else []
 
     async def call(self, usage: list[CallUsage]) -> tuple[GenerationResult, ToolCallOut | None]:
         """One model call over the chat; the reply and its first tool call (now open)."""
@@ -131,4 +150,4 @@ class ToolCallingSystem:
             list(self.chat.messages), seed=self.seed, tools=self.tools
         )
         result = await generate_accounted(self.model, request, role=MAIN_ROLE, usage=usage)
-        return result, self.chat.record(result)
+        return result, self.chat.record(result, keep_all=self.queues_calls)

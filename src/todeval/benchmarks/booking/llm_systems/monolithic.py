@@ -2,8 +2,10 @@
 
 Each observation is appended to its chat history (user messages as user turns; DB and booking
 results as tool messages answering its previous call, rows as compact JSON); each
-:meth:`respond` is one model call, whose first tool call (raw arguments) is the action. A reply
-without a tool call is returned as text, which the game master records as a format violation.
+:meth:`respond` is one model call, whose first tool call (raw arguments) is the action; when
+the game master queues calls (``clemtodd``), the reply's further calls are passed on too and
+every call stays in the history, answered in order. A reply without a tool call is returned as
+text, which the game master records as a format violation.
 Its instructions are the ``monolithic`` prompt template.
 """
 
@@ -19,6 +21,7 @@ class MonolithicSystem(ToolCallingSystem):
 
     template = "monolithic"
     player = "monolithic"
+    passes_all_calls = True
 
     async def start(self, context: SystemContext) -> None:
         self.restart(context)
@@ -28,4 +31,4 @@ class MonolithicSystem(ToolCallingSystem):
         self.chat.observe(observation)
         usage: list[CallUsage] = []
         result, call = await self.call(usage)
-        return output_for(call, result.text, usage)
+        return output_for(call, result.text, usage, self.further_calls(result))

@@ -1,0 +1,272 @@
+"""The clem:todd game master's rules (``--protocol clemtodd``), as its released code applies them.
+
+Reference: kranti-up/clemtoddfw at commit bfefff79, files under ``clemtodd/``. Each rule below
+names the file it reproduces; docs/booking.md has the table of every rule next to ``strict``.
+
+* Tool calls (``processfunccallresp.py``, ``utils.py``): the tool name must be one of the seven,
+  spelled exactly; the arguments must be a JSON object. They are **not** validated against a
+  schema: keys are matched case-insensitively against the fields the original knows for that
+  call, unknown keys and ``None`` values are dropped, and every other value passes on in any
+  case or form (``7pm``, ``people: "15"``, ``Centre``). A search with no field left, or a
+  booking without a search field or without a booking field, is a violation (the episode
+  aborts). A follow-up needs a string ``message`` (it may be empty).
+* DB search (``dbquerybuilder.py``): values are lower-cased (train ids upper-cased) but not
+  stripped or mapped (``free``, ``guest house`` stay as given); ``None``, ``""``, ``[]``, ``{}``
+  and ``"donotcare"`` are skipped while ``dontcare`` and ``any`` are matched literally; stars
+  and train times take an ``{operator, value}`` object, also given as a JSON string; an
+  operator outside ``= > < >= <=`` returns an error message to the system; values compare as
+  strings (``9:30`` is later than ``10:00``). A search whose values are all skipped returns an
+  error message.
+* Booking (``processbooking.py``): the mandatory keys and the goal's booking keys must be
+  present, with any value (``""`` and ``dontcare`` included); the categorical lookup slots given
+  must be among the schema's possible values (as listed: ``free`` is one for parking and
+  internet, ``dontcare`` is none); the lookup slots given (train ``duration`` and exact train
+  times included) are searched with the DB-search rules above and must match exactly one row.
+* Inner loop (``master.py``): DB searches and bookings are counted while consecutive; the 16th
+  consecutive call of one kind aborts, and the count restarts when the kind changes.
+* Several calls in one response (``dialogue_systems/monolithicsys/monollm.py``): the game
+  master queues them (see :mod:`.game`).
+* End of the dialogue (``master.py``): the whole reply, stripped and lower-cased, is ``done``,
+  ``done,`` or ``done.``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from todeval.benchmarks.booking.db import MAX_ROWS, Condition
+from todeval.benchmarks.booking.environment import Booking, BookingEnvironment, new_reference
+from todeval.benchmarks.booking.protocol import (
+    Action,
+    BookingRequest,
+    BookingResult,
+    DbQuery,
+    DbResult,
+    FollowUp,
+    ToolCall,
+    Violation,
+)
+from todeval.benchmarks.booking.schema import (
+    BOOK_SLOTS,
+    BOOKING_TOOLS,
+    DB_TOOLS,
+    FOLLOWUP,
+    INFORMABLE,
+    MANDATORY_BOOKING_KEYS,
+    OPTIONAL_BOOKING_ATTRIBUTES,
+)
+from todeval.core import safejson
+
+# processfunccallresp.py: the fields of its RestaurantDB/HotelDB/TrainDB models (searches) ...
+SEARCH_FIELDS = {
+    "restaurant": ("food", "area", "pricerange", "name"),
+    "hotel": ("area", "pricerange", "type", "internet", "parking", "name", "stars"),
+    "train": ("destination", "departure", "day", "arriveby", "leaveat"),
+}
+# ... and of RestaurantBook/HotelBook/TrainBook (a booking keeps both sets; train price and
+# duration are in neither, so they never reach the booking)
+BOOKING_FIELDS = {
+    "restaurant": ("people", "day", "time", "postcode", "phone", "address"),
+    "hotel": ("people", "day", "stay", "postcode", "phone", "address"),
+    "train": ("people", "trainid"),
+}
+# instancegenerator.py (``domaindbkeys``): the slots a booking is looked up with
+LOOKUP_KEYS = {
+    "restaurant": ("area", "pricerange", "name", "food"),
+    "hotel": ("area", "pricerange", "name", "stars", "type", "internet", "parking"),
+    "train": ("destination", "day", "departure", "arriveby", "leaveat", "duration", "trainid"),
+}
+OPERATOR_KEYS = ("stars", "arriveby", "leaveat")
+OPERATORS = ("=", ">", "<", ">=", "<=")
+SKIPPED_VALUES: tuple[Any, ...] = (None, "", [], {}, "donotcare")
+DONE_REPLIES = frozenset({"done", "done,", "done."})
+CONSECUTIVE_CAP = 15
+"""At most this many consecutive DB searches (or bookings) are executed; one more aborts."""
+
+
+def is_done(text: str) -> bool:
+    """``master.py``: the user's whole reply is ``done`` (any case, optionally ``,``/``.``)."""
+    return text.lower().strip() in DONE_REPLIES
+
+
+def _raw(call: ToolCall) -> str:
+    args = call.arguments
+    if isinstance(args, str):
+        return f"{call.name}({args})"
+    try:
+        safejson.check_depth(args)
+        return f"{call.name}({json.dumps(args, ensure_ascii=False)})"
+    except safejson.JsonDepthError as exc:
+        return f"{call.name}(<arguments {exc}>)"
+
+
+def _known(arguments: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+    return {k.lower(): v for k, v in arguments.items() if k.lower() in fields and v is not None}
+
+
+def parse_call(call: ToolCall | None, text: str | None = None) -> Action | Violation:
+    """One tool call as the original's response processing reads it (no schema validation)."""
+    if call is None:
+        return Violation(reason="no tool call", raw=text or "")
+    raw = _raw(call)
+    name = call.name
+    if name != FOLLOWUP and name not in DB_TOOLS and name not in BOOKING_TOOLS:
+        return Violation(reason=f"unknown tool {name!r}", raw=raw)
+    args: Any = call.arguments
+    try:
+        if isinstance(args, str):
+            args = safejson.loads(args)
+        else:
+            safejson.check_depth(args)
+    except safejson.JsonDepthError as exc:
+        return Violation(reason=f"arguments {exc}", raw=raw)
+    except json.JSONDecodeError as exc:
+        return Violation(reason=f"arguments are not valid JSON ({exc.msg})", raw=raw)
+    if not isinstance(args, dict):
+        return Violation(reason="arguments are not a JSON object", raw=raw)
+    if name == FOLLOWUP:
+        message = args.get("message")
+        if not isinstance(message, str):
+            return Violation(reason="follow-up without a message string", raw=raw)
+        return FollowUp(message=message)
+    if name in DB_TOOLS:
+        domain = DB_TOOLS[name]
+        fields = _known(args, SEARCH_FIELDS[domain])
+        if not fields:
+            return Violation(reason="no search field in the DB query", raw=raw)
+        return DbQuery(domain=domain, constraints=fields)
+    domain = BOOKING_TOOLS[name]
+    search = _known(args, SEARCH_FIELDS[domain])
+    book = _known(args, BOOKING_FIELDS[domain])
+    if not args or not search or not book:
+        part = "search" if not search else "booking"
+        return Violation(reason=f"no {part} field in the booking call", raw=raw)
+    # BookingRequest.slots holds text; operator objects (train times) travel as JSON text,
+    # which the lookup parses back like the original does
+    slots = {k: v if isinstance(v, str) else json.dumps(v) for k, v in {**search, **book}.items()}
+    return BookingRequest(domain=domain, slots=slots)
+
+
+def search_conditions(constraints: dict[str, Any]) -> list[Condition] | str:
+    """``dbquerybuilder.py``: the WHERE conditions of one search, or its error message."""
+    where: dict[str, Any] = {}
+    for key, value in constraints.items():
+        if (isinstance(value, str) and key not in OPERATOR_KEYS) or isinstance(value, int):
+            where[key.lower()] = str(value).lower()
+        else:
+            where[key.lower()] = value
+    out: list[Condition] = []
+    for key, value in where.items():
+        if any(value == skipped for skipped in SKIPPED_VALUES):
+            continue
+        processed = value
+        if key in OPERATOR_KEYS and isinstance(value, str):
+            try:
+                processed = json.loads(value)
+            except ValueError:
+                processed = value
+        if isinstance(processed, dict) and "operator" in processed and "value" in processed:
+            operator = processed["operator"]
+            if operator not in OPERATORS:
+                return (
+                    f"Invalid operator {operator!r} for {key}: use one of {', '.join(OPERATORS)}."
+                )
+            text = str(processed["value"]).lower()
+        else:
+            operator = "="
+            text = str(processed).upper() if key == "trainid" else str(processed).lower()
+        out.append(Condition(key, str(operator), text))
+    if not out:
+        return "The query has no constraint to search with."
+    return out
+
+
+def search(env: BookingEnvironment, domain: str, constraints: dict[str, Any]) -> DbResult:
+    """A DB search under the original's rules (at most 5 rows and the total)."""
+    conditions = search_conditions(constraints)
+    if isinstance(conditions, str):
+        return DbResult(domain=domain, query={}, rows=[], total=0, message=conditions)
+    rows = env.db.select(domain, conditions)
+    query = {c.column: {"operator": c.operator, "value": c.value} for c in conditions}
+    if not rows:
+        message = f"No {domain} in the database matches these constraints."
+    elif len(rows) <= MAX_ROWS:
+        message = f"{len(rows)} {domain} result(s) found."
+    else:
+        message = f"{len(rows)} {domain} results match; showing the first {MAX_ROWS}."
+    return DbResult(
+        domain=domain, query=query, rows=rows[:MAX_ROWS], total=len(rows), message=message
+    )
+
+
+def _lookup_value(raw: str) -> Any:
+    """A booking argument as the lookup sees it: operator objects were passed as JSON text."""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return raw
+    return value if isinstance(value, dict) else raw
+
+
+def _flat(raw: str) -> str:
+    """``processbooking.py`` ``_prepare_gen_slots``: an object's value, lower-cased text."""
+    value = _lookup_value(raw)
+    if isinstance(value, dict):
+        return str(value.get("value", value)).lower()
+    return raw.lower()
+
+
+def book(
+    env: BookingEnvironment,
+    domain: str,
+    arguments: dict[str, str],
+    goal_book_keys: list[str] | tuple[str, ...] = (),
+) -> BookingResult:
+    """A booking attempt under the original's validation (``processbooking.py``)."""
+
+    def fail(reason: str) -> BookingResult:
+        return BookingResult(domain=domain, ok=False, message=f"Booking failed: {reason}")
+
+    if domain not in env.booking_domains:
+        return fail(f"booking is not available for {domain} in this dialogue.")
+    given = {k.lower(): v for k, v in arguments.items()}
+    slots = {k: _flat(v) for k, v in given.items()}
+    for required in (MANDATORY_BOOKING_KEYS[domain], goal_book_keys):
+        missing = [k for k in required if k not in slots]
+        if missing:
+            return fail(f"missing slots: {', '.join(missing)}.")
+    lookup = [k for k in slots if k in LOOKUP_KEYS[domain]]
+    if not lookup:
+        return fail(f"give at least one of {', '.join(LOOKUP_KEYS[domain])}.")
+    invalid = []
+    for key in lookup:
+        allowed = env.values.possible_values.get(f"{domain}-{key}")
+        if allowed and slots[key] not in allowed:
+            invalid.append(key)
+    if invalid:
+        return fail(f"invalid values for: {', '.join(invalid)}.")
+    conditions = search_conditions({k: _lookup_value(given[k]) for k in lookup})
+    if isinstance(conditions, str):
+        return fail(f"no {domain} in the database matches the booking details.")
+    rows = env.db.select(domain, conditions)
+    if not rows:
+        return fail(f"no {domain} in the database matches the booking details.")
+    if len(rows) > 1:
+        return fail(f"{len(rows)} {domain} entries match the booking details.")
+    row = rows[0]
+    reference = new_reference(env.rng)
+    env.bookings[domain] = Booking(
+        domain=domain,
+        reference=reference,
+        info={k: row[k] for k in INFORMABLE[domain] if k in row},
+        book={k: slots[k] for k in BOOK_SLOTS[domain] if k in slots},
+        reqt={k: slots[k] for k in OPTIONAL_BOOKING_ATTRIBUTES[domain] if k in slots},
+        arguments=dict(slots),
+    )
+    return BookingResult(
+        domain=domain,
+        ok=True,
+        reference=reference,
+        message=f"Booking confirmed. Reference number: {reference}.",
+    )
