@@ -138,7 +138,8 @@ def test_a_run_ending_with_infrastructure_errors_exits_5(
     lines = _lines(out)
     failed = [x for x in lines if x["outcome"] == "infrastructure_error"]
     assert failed, lines
-    assert last.startswith(f"todeval: finished; {len(failed)} episode(s) to retry")
+    noun = "episode" if len(failed) == 1 else "episodes"
+    assert last.startswith(f"todeval: finished; {len(failed)} {noun} to retry")
     assert "server error 500" in last and last.endswith("run the same command")
 
 

@@ -48,8 +48,6 @@ def retry_exit(args: argparse.Namespace) -> str | None:
     if not to_retry:
         return None
     cause = next((r.first_cause for r in results if r.first_cause), None)
-    first = f" (first cause: {cause})" if cause else ""
-    return (
-        f"finished; {to_retry} episode(s) to retry (infrastructure errors){first}: "
-        "run the same command"
-    )
+    why = f"infrastructure errors, the first: {cause}" if cause else "infrastructure errors"
+    noun = "episode" if to_retry == 1 else "episodes"
+    return f"finished; {to_retry} {noun} to retry ({why}): run the same command"
