@@ -51,6 +51,16 @@ def test_help_imports_no_heavy_library() -> None:
     assert _loaded_after(setup) == []
 
 
+def test_help_builds_no_pydantic_model() -> None:
+    setup = (
+        "import contextlib, io\nfrom todeval.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n        main(['--help'])\n    except SystemExit:\n        pass\n"
+        "assert 'pydantic' not in sys.modules, sorted(m for m in sys.modules if 'todeval' in m)"
+    )
+    assert _loaded_after(setup) == []
+
+
 @pytest.mark.parametrize("command", [["score", "--help"], ["run", "--help"]])
 def test_group_help_imports_no_heavy_library(command: list[str]) -> None:
     setup = (

@@ -1,20 +1,58 @@
-"""Benchmark-neutral building blocks: outcomes, records, RNG derivation."""
+"""Benchmark-neutral building blocks: outcomes, records, RNG derivation.
 
-from todeval.core.outcome import Outcome
-from todeval.core.records import (
-    SCHEMA_VERSION,
-    CallUsage,
-    EpisodeRecord,
-    Estimate,
-    Event,
-    Manifest,
-    MetricSummary,
-    RoleUsage,
-    Session,
-    Summary,
-    Timing,
-)
-from todeval.core.rng import derive_seed, episode_rng
+The names below are imported on first use (module ``__getattr__``): the command line imports
+light modules of this package (``todeval.core.redact``, ``todeval.core.safejson``) at start-up,
+and importing the package must not build the pydantic record models then.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __getattr__
+    from todeval.core.outcome import Outcome
+    from todeval.core.records import (
+        SCHEMA_VERSION,
+        CallUsage,
+        EpisodeRecord,
+        Estimate,
+        Event,
+        Manifest,
+        MetricSummary,
+        RoleUsage,
+        Session,
+        Summary,
+        Timing,
+    )
+    from todeval.core.rng import derive_seed, episode_rng
+
+_EXPORTS = {
+    "Outcome": "outcome",
+    "SCHEMA_VERSION": "records",
+    "CallUsage": "records",
+    "EpisodeRecord": "records",
+    "Estimate": "records",
+    "Event": "records",
+    "Manifest": "records",
+    "MetricSummary": "records",
+    "RoleUsage": "records",
+    "Session": "records",
+    "Summary": "records",
+    "Timing": "records",
+    "derive_seed": "rng",
+    "episode_rng": "rng",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "SCHEMA_VERSION",
