@@ -297,7 +297,7 @@ class OpenAIBackend:
                 completion_tokens=usage.get("completion_tokens"),
                 latency_s=latency,
             ),
-        )
+        ).capped()  # a reply too long to be an answer is cut and marked "length"
 
     async def aclose(self) -> None:
         await self._client.close()

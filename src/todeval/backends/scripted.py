@@ -3,8 +3,9 @@
 A script is a :class:`Script`: ``rules`` (a regex searched in the last message's content picks a
 reply; with ``expand`` the reply's text may quote the match's groups) and ``replies`` (the n-th
 call of one conversation -- n = number of assistant messages already in it -- gets
-``replies[n]``; past the end, ``default`` or the list again from the start). Choosing by conversation position, not by a global counter, keeps replies identical
-however many conversations run concurrently.
+``replies[n]``; past the end, ``default`` or the list again from the start). Choosing by
+conversation position, not by a global counter, keeps replies identical however many
+conversations run concurrently.
 
 Files: JSON (a :class:`Script` object, or a list of replies) or JSONL (one reply a line). A
 reply is a string (plain text) or a :class:`ScriptedReply`. The same script drives the test

@@ -70,6 +70,13 @@ class GenerationRequest(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
+MAX_REPLY_CHARS = 100_000
+"""Longest reply text (and tool-call arguments) kept from a model: the rest is cut and the
+reply marked ``finish_reason = "length"``, as a ``max_tokens`` cut is, so a 2 MB reply is the
+model's malformed output (a format violation where a format is asked for), never an error of
+ours."""
+
+
 class GenerationResult(BaseModel):
     """The model's reply and the call's accounting."""
 
@@ -77,6 +84,17 @@ class GenerationResult(BaseModel):
     tool_calls: list[ToolCallOut] = Field(default_factory=list)
     finish_reason: str = "stop"
     usage: CallUsage
+
+    def capped(self, limit: int = MAX_REPLY_CHARS) -> GenerationResult:
+        """This reply with text and arguments cut to ``limit`` characters (see
+        :data:`MAX_REPLY_CHARS`)."""
+        long_calls = any(len(c.arguments) > limit for c in self.tool_calls)
+        if len(self.text) <= limit and not long_calls:
+            return self
+        calls = [c.model_copy(update={"arguments": c.arguments[:limit]}) for c in self.tool_calls]
+        return self.model_copy(
+            update={"text": self.text[:limit], "tool_calls": calls, "finish_reason": "length"}
+        )
 
 
 class ModelInfo(BaseModel):

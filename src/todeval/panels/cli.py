@@ -90,4 +90,8 @@ def members_from_args(
             return parse_members(text, role)
         return from_file.get(role) or [default(role)]
 
-    return PanelMembers(subjects=members(roles.subject), varied=members(roles.varied))
+    return PanelMembers(
+        subjects=members(roles.subject),
+        varied=members(roles.varied),
+        file=str(path) if path and from_file else None,
+    )

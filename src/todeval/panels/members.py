@@ -36,22 +36,25 @@ from todeval.errors import BadInputError, TodevalError, UsageError
 from todeval.panels.model import PAIR_SEPARATOR
 from todeval.runner.naming import slug
 
+MAX_NAME = 100
+"""Longest member name: a pair's run directory joins two slugged names, and file systems
+refuse names over 255 bytes."""
+
 
 class Member(BaseModel):
     """One panel member: a name, a player, and optionally its model."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(min_length=1)
+    name: str = Field(min_length=1, max_length=MAX_NAME)
     player: str = Field(min_length=1)
     model: str | None = None
 
     @classmethod
     def of(cls, player: str, model: str | None = None) -> Member:
         """A member named after its player (and model): ``llm-openai_qwen``."""
-        return cls(
-            name=player if not model else f"{player}-{slug(model)}", player=player, model=model
-        )
+        name = player if not model else f"{player}-{slug(model)}"
+        return cls(name=name[:MAX_NAME], player=player, model=model)
 
     @property
     def dirname(self) -> str:

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from todeval.console.panel import panel_table
 from todeval.core.records import Summary
-from todeval.errors import UsageError
+from todeval.errors import BadInputError, UsageError
 from todeval.panels.members import Member, check_members
 from todeval.panels.model import PANEL_FILE, PanelSummary, pair_key, write_panel
 from todeval.panels.summary import summarize_panel
@@ -45,6 +45,7 @@ without one)."""
 class PanelMembers:
     subjects: list[Member]
     varied: list[Member]
+    file: str | None = None  # the panel file members came from: a bad member is bad input
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,12 @@ def run_panel(
     roles = panel_roles(profile)
     pairs = panel_pairs(base, roles, members, assign)
     for pair in pairs:  # fail on a bad member before running anything
-        _close(check(pair.config))
+        try:
+            _close(check(pair.config))
+        except UsageError as exc:
+            if members.file is None:
+                raise
+            raise BadInputError(f"{members.file}: {exc.message}") from None
     summaries: dict[tuple[str, str], Summary] = {}
     for pair in pairs:
         result = execute(pair.config, out / pair.dirname)
