@@ -57,7 +57,8 @@ def test_non_finite_metric_in_an_episode_line_exits_3(
     assert main(argv) == 3
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert f"{bad / 'episodes.jsonl'}: line 2 " in err
+    assert f"{bad / 'episodes.jsonl'}: line 2 is not a valid episode record (metrics." in err
+    assert err.rstrip().endswith(": Input should be a finite number)")
     assert (bad / "episodes.jsonl").read_bytes() == before  # nothing rewritten
 
 

@@ -46,6 +46,18 @@ def write_json_atomic(path: Path, model: BaseModel) -> None:
         raise cannot_write(path, exc) from None
 
 
+def _why(exc: Exception) -> str:
+    """`` (field: reason)`` for a record that is valid JSON but breaks the schema (e.g. a NaN
+    metric), else nothing."""
+    if not isinstance(exc, ValidationError):
+        return ""
+    first = exc.errors(include_url=False)[0]
+    if first["type"] in ("json_invalid", "json_type"):
+        return ""
+    where = ".".join(str(p) for p in first["loc"]) or "record"
+    return f" ({where}: {first['msg']})"
+
+
 class RunDirectory:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -151,11 +163,12 @@ class RunDirectory:
                     continue
                 try:
                     record = EpisodeRecord.model_validate_json(line)
-                except (ValidationError, ValueError):
+                except (ValidationError, ValueError) as exc:
                     if not line.endswith(b"\n"):
                         continue  # torn last line from an interrupted write
                     raise BadInputError(
                         f"{self.episodes_path}: line {number} is not a valid episode record"
+                        f"{_why(exc)}"
                     ) from None
                 if light:
                     record.events = []
