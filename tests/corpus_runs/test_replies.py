@@ -46,7 +46,7 @@ def test_valid_replies(text: str) -> None:
         ('{"response": "x", "state": {"bar": {}}, "active_domains": []}', "schema: .state"),
         ('{"response": "x", "state": {}, "active_domains": ["bar"]}', "schema: .active_domains[0]"),
         ('{"response": "x", "state": {}, "active_domains": [], "extra": 1}', "schema: reply"),
-        ("[" * 100_000, "not JSON"),
+        ("[" * 100_000, "not accepted: JSON nested deeper than 64 levels"),
     ],
 )
 def test_format_failures(text: str, reason: str) -> None:
