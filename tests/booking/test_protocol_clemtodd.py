@@ -455,7 +455,8 @@ def test_sloppy_scripted_model_aborts_under_strict_plays_on_under_clemtodd(
 
 
 def test_compare_refuses_runs_of_different_protocols(tmp_path: Path) -> None:
-    """The protocol is recorded in the manifest; ``compare`` refuses to pair two protocols."""
+    """The protocol is recorded in the manifest and shown in the report; ``compare`` refuses to
+    pair two protocols."""
     runs = []
     for protocol in ("clemtodd", "strict"):
         out = tmp_path / protocol
@@ -466,6 +467,11 @@ def test_compare_refuses_runs_of_different_protocols(tmp_path: Path) -> None:
         assert manifest["config"]["protocol"] == protocol == manifest["protocol"]
         runs.append(str(out))
     assert main(["compare", *runs]) == 4
+    report = tmp_path / "report.html"
+    assert main(["report", *runs, "-o", str(report)]) == 0
+    html = report.read_text()
+    assert "<th>protocol</th><td><code>clemtodd</code>" in html
+    assert "<th>protocol</th><td><code>strict</code>" in html
 
 
 def test_tool_chat_answers_queued_calls_in_order() -> None:

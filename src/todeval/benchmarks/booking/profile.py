@@ -137,5 +137,8 @@ PROFILE = BenchmarkProfile(
     notes=(
         "Macro = mean of the domain-group means (the clem:todd aggregate).",
         "Abort rate = share of episodes ended by a format violation or the inner-loop cap.",
+        "Protocol clemtodd (default) = the released clem:todd game master's rules (no schema "
+        "validation, several calls per response queued); strict = every tool call validated "
+        "against the schema. Runs of different protocols are not comparable.",
     ),
 )
