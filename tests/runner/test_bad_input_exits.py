@@ -119,13 +119,13 @@ def test_a_binary_panel_file_is_exit_3(tmp_path: Path, capsys: pytest.CaptureFix
     assert str(panel) in _one_line(capsys)
 
 
-def test_a_panel_player_that_is_not_a_class_is_a_usage_error(
+def test_a_panel_player_that_is_not_a_class_is_bad_input(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     panel = tmp_path / "panel.toml"
     panel.write_text('[[user]]\nname = "shell"\nplayer = "os:system"\n')
     argv = ["run", "booking", "--panel", str(panel), "--limit", "1", "--quiet"]
-    assert main([*argv, "--out", str(tmp_path / "run")]) == 2
+    assert main([*argv, "--out", str(tmp_path / "run")]) == 3  # the file is wrong
     assert "'os:system' is not a class" in _one_line(capsys)
     assert not (tmp_path / "run").exists()
 
