@@ -250,6 +250,8 @@ def test_train_times_match_exactly_in_booking_lookup() -> None:
     env = BookingEnvironment(load_database("test"), slot_values("test"), ["train"], random_rng())
     assert clemtodd.book(env, "train", booking | {"leaveat": row["leaveat"]}).ok
     assert not clemtodd.book(env, "train", booking | {"leaveat": "00:01"}).ok
+    bound = {"leaveat": {"operator": ">=", "value": "00:01"}}  # passed on as given: a bound
+    assert clemtodd.book(env, "train", booking | bound).ok
     assert env.book("train", booking | {"leaveat": "00:01"}).ok
 
 

@@ -142,10 +142,7 @@ def parse_call(call: ToolCall | None, text: str | None = None) -> Action | Viola
     if not args or not search or not book:
         part = "search" if not search else "booking"
         return Violation(reason=f"no {part} field in the booking call", raw=raw)
-    # BookingRequest.slots holds text; operator objects (train times) travel as JSON text,
-    # which the lookup parses back like the original does
-    slots = {k: v if isinstance(v, str) else json.dumps(v) for k, v in {**search, **book}.items()}
-    return BookingRequest(domain=domain, slots=slots)
+    return BookingRequest(domain=domain, slots={**search, **book})
 
 
 def search_conditions(constraints: dict[str, Any]) -> list[Condition] | str:
@@ -200,27 +197,18 @@ def search(env: BookingEnvironment, domain: str, constraints: dict[str, Any]) ->
     )
 
 
-def _lookup_value(raw: str) -> Any:
-    """A booking argument as the lookup sees it: operator objects were passed as JSON text."""
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return raw
-    return value if isinstance(value, dict) else raw
-
-
-def _flat(raw: str) -> str:
-    """``processbooking.py`` ``_prepare_gen_slots``: an object's value, lower-cased text."""
-    value = _lookup_value(raw)
+def _flat(value: Any) -> str:
+    """``processbooking.py`` ``_prepare_gen_slots``: an object's value, as lower-cased text."""
     if isinstance(value, dict):
-        return str(value.get("value", value)).lower()
-    return raw.lower()
+        values = list(value.values())
+        return str(values[1] if len(values) > 1 else value).lower()
+    return str(value).lower()
 
 
 def book(
     env: BookingEnvironment,
     domain: str,
-    arguments: dict[str, str],
+    arguments: dict[str, Any],
     goal_book_keys: list[str] | tuple[str, ...] = (),
 ) -> BookingResult:
     """A booking attempt under the original's validation (``processbooking.py``)."""
@@ -246,7 +234,7 @@ def book(
             invalid.append(key)
     if invalid:
         return fail(f"invalid values for: {', '.join(invalid)}.")
-    conditions = search_conditions({k: _lookup_value(given[k]) for k in lookup})
+    conditions = search_conditions({k: given[k] for k in lookup})
     if isinstance(conditions, str):
         return fail(f"no {domain} in the database matches the booking details.")
     rows = env.db.select(domain, conditions)

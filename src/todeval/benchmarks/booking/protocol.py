@@ -102,7 +102,9 @@ class DbQuery(BaseModel):
 class BookingRequest(BaseModel):
     kind: Literal["booking"] = "booking"
     domain: str
-    slots: dict[str, str]
+    slots: dict[str, Any] = Field(
+        description="the booking arguments: text under strict, values as given under clemtodd"
+    )
 
 
 Action = FollowUp | DbQuery | BookingRequest

@@ -102,7 +102,7 @@ class GameProtocol:
         self,
         env: BookingEnvironment,
         domain: str,
-        slots: dict[str, str],
+        slots: dict[str, Any],
         goal_book_keys: Sequence[str] = (),
     ) -> BookingResult:
         raise NotImplementedError
@@ -133,10 +133,10 @@ class Strict(GameProtocol):
         self,
         env: BookingEnvironment,
         domain: str,
-        slots: dict[str, str],
+        slots: dict[str, Any],
         goal_book_keys: Sequence[str] = (),
     ) -> BookingResult:
-        return env.book(domain, slots)
+        return env.book(domain, {k: str(v) for k, v in slots.items()})
 
     def is_done(self, text: str) -> bool:
         return is_done(text)
@@ -161,7 +161,7 @@ class ClemTodd(GameProtocol):
         self,
         env: BookingEnvironment,
         domain: str,
-        slots: dict[str, str],
+        slots: dict[str, Any],
         goal_book_keys: Sequence[str] = (),
     ) -> BookingResult:
         return clemtodd.book(env, domain, slots, tuple(goal_book_keys))
