@@ -205,7 +205,8 @@ def test_bad_input_and_usage_errors(
     assert "booking.inform" in _one_line_error(capsys)
     assert main(["compare", rule, rule, "--resamples", "0"]) == 2
     _one_line_error(capsys)
-    assert main(["compare", rule, rule, "-o", str(tmp_path / "no" / "dir" / "x.json")]) == 2
+    # an output that cannot be written is bad input
+    assert main(["compare", rule, rule, "-o", str(tmp_path / "no" / "dir" / "x.json")]) == 3
     _one_line_error(capsys)
 
 
