@@ -492,3 +492,13 @@ def test_tool_chat_answers_queued_calls_in_order() -> None:
     roles = [(m.role, m.tool_call_id) for m in chat.messages]
     assert roles == [("system", None), ("user", None), ("assistant", None), ("tool", "a"),
                      ("tool", "b"), ("user", None)]  # fmt: skip
+
+
+def test_the_protocol_is_in_the_manifest_and_the_summary(tmp_path: Path) -> None:
+    for protocol in ("clemtodd", "strict"):
+        out = tmp_path / protocol
+        argv = ["run", "booking", "--protocol", protocol, "--limit", "2", "--quiet"]
+        assert main([*argv, "--out", str(out)]) == 0
+        manifest = json.loads((out / "manifest.json").read_text())
+        summary = json.loads((out / "summary.json").read_text())
+        assert manifest["protocol"] == summary["protocol"] == protocol

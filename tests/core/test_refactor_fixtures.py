@@ -54,6 +54,7 @@ ALLOWED = {
     r"manifest:/(roles|selection|protocol)": "schema 2: the typed run identity",
     r"manifest:/config/limit_mode": "new config field: how --limit draws",
     r"summary:/tables": "new summary field: benchmark tables (none here)",
+    r"summary:/protocol": "new summary field: the protocol, as in the manifest (issue 17)",
     r"summary:/missing_(dialogues|turns)": "MultiWOZ: what the predictions lack (issue 16)",
     r"summary:/warnings": "MultiWOZ: the warning counting missing dialogues (issue 16)",
 }

@@ -225,6 +225,9 @@ class Summary(BaseModel):
     tables: list[SummaryTable] = Field(
         default_factory=list, description="benchmark tables shown as they are in the report"
     )
+    protocol: str | None = Field(
+        None, description="the rules the run was played by (as in the manifest), if any"
+    )
 
 
 class Session(BaseModel):

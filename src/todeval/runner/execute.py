@@ -481,6 +481,9 @@ def _finish(plan: RunPlan, store: RunDirectory, wanted: set[tuple[str, int]]) ->
             grouped=plan.grouped,
             success_metric=plan.success_metric,
         )
+    _, _, protocol = plan.identity()
+    if protocol is not None:
+        summary = summary.model_copy(update={"protocol": protocol})
     store.write_summary(summary)
     return summary
 
