@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from todeval.scoring.incar._text import lemmatize_token, normalize, tokenize
+from todeval.scoring.incar._wordnet import lemmatize_noun, morphy_noun
 
 
 def test_punctuation_and_clitics_are_split() -> None:
@@ -38,9 +39,25 @@ def test_plural_nouns_become_singular() -> None:
     assert lemmatize_token("matches") == "match"
 
 
-def test_function_words_and_non_plurals_are_kept() -> None:
-    for word in ("is", "was", "has", "this", "gas", "address", "bus", "yes", "7pm", "[value_x]"):
+def test_lemmatizer_is_wordnet_noun_morphy() -> None:
+    """The lineage's WordNet lemmatizer, including its odd but real outputs (issue 19)."""
+    odd = {"does": "doe", "has": "ha", "was": "wa", "its": "it", "as": "a"}
+    ves = {"serves": "serf", "lives": "life"}
+    for word, lemma in {**odd, **ves}.items():
+        assert lemmatize_token(word) == lemma, word
+
+
+def test_lemmatizer_keeps_lemmas_exceptions_and_unknown_words() -> None:
+    for word in ("gas", "is", "angeles", "starbucks", "avoids", "appears", "7pm", "[value_x]"):
         assert lemmatize_token(word) == word
+
+
+def test_morphy_candidates_follow_the_documented_procedure() -> None:
+    assert morphy_noun("axes") == ["ax", "axis"]  # exception list first ("axes" no lemma)
+    assert morphy_noun("boxes") == ["box"]  # xes -> x
+    assert morphy_noun("zzzqs") == []
+    assert lemmatize_noun("women") == "woman"
+    assert normalize("los angeles") == "los angeles"
 
 
 def test_normalize_is_idempotent() -> None:

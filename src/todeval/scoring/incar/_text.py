@@ -9,8 +9,9 @@ approximation (see ``docs/scoring-incar.md`` for the divergences):
   own tokens (``don't`` → ``do n't``, ``chu's`` → ``chu 's``), a period is split off a word that
   ends a sentence unless the word is a known abbreviation, an initial or a number inside the
   text. Placeholders such as ``[value_time]`` are kept whole.
-* :func:`lemmatize_token` turns regular English plurals into singulars (``meetings`` →
-  ``meeting``, ``cities`` → ``city``) and leaves function words alone; it has no dictionary.
+* :func:`lemmatize_token` is WordNet 3.0's noun morphy (:mod:`._wordnet`, from shipped WordNet
+  data), as the lineage's lemmatizer: ``meetings`` → ``meeting``, and also ``does`` → ``doe``,
+  ``has`` → ``ha``, ``as`` → ``a``; ``gas``, ``is``, ``angeles`` are kept.
 
 Every function here is idempotent on its own output, so gold text exported by ``todeval data
 incar --export`` is unchanged when it is scored as a prediction.
@@ -19,6 +20,8 @@ incar --export`` is unchanged when it is scored as a prediction.
 from __future__ import annotations
 
 import re
+
+from todeval.scoring.incar._wordnet import lemmatize_noun
 
 #: Placeholder tokens (``[value_time]``, ``[value_poi_type]``) are never split or lemmatized.
 PLACEHOLDER = re.compile(r"\[[a-z0-9_]+\]")
@@ -35,13 +38,6 @@ _ABBREVIATIONS = _words(
     "dr st mr mrs ms jr sr vs etc inc ltd co corp ave blvd rd ln ct pl hwy mt ft apt no jan "
     "feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur thurs fri sat "
     "sun approx min max a.m p.m e.g i.e "
-)
-
-# Plural-looking words the noun lemmatizer must not touch.
-_KEEP = _words(
-    "is was has does goes yes its his hers ours yours theirs as us thus this plus gas bus "
-    "less unless always perhaps sometimes towards afterwards besides whereas news lens "
-    "series species means chaos bias atlas canvas alias iris thanks "
 )
 
 _CLITICS = re.compile(r"(?<=[^' ])('s|'m|'d|'ll|'re|'ve|n't|')(?= )")
@@ -105,16 +101,10 @@ def tokenize(text: str) -> list[str]:
 
 
 def lemmatize_token(token: str) -> str:
-    """Singular of a regular English plural noun; any other token is returned unchanged."""
-    if len(token) < 4 or not token.isalpha() or not token.isascii() or token in _KEEP:
+    """WordNet 3.0 noun lemma (morphy, the lineage's lemmatizer); placeholders are kept."""
+    if PLACEHOLDER.fullmatch(token):
         return token
-    if token.endswith(("ss", "us", "is")) or not token.endswith("s"):
-        return token
-    if token.endswith("ies") and len(token) > 4:
-        return token[:-3] + "y"
-    if token.endswith(("sses", "ches", "shes", "xes", "zzes")):
-        return token[:-2]
-    return token[:-1]
+    return lemmatize_noun(token)
 
 
 def normalize(text: str) -> str:
