@@ -11,9 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from todeval.cli import main
 from todeval.testing.tmux import Tmux
 
 ROOT = Path(__file__).resolve().parents[2]
+HUMAN_LINES = [
+    "I am looking for a hotel called city centre north b and b.",
+    "For 1 person, 5 nights from friday, please.",
+    "done",
+]
 
 
 def test_a_person_plays_the_user_in_the_terminal(tmp_path: Path) -> None:
@@ -29,8 +35,9 @@ def test_a_person_plays_the_user_in_the_terminal(tmp_path: Path) -> None:
         tmux.start(shell)
         screen = tmux.wait_for(r"^you> ")
         assert "Your goal (test/000" in screen  # the goal is shown to the person
-        tmux.type("I am looking for a hotel called city centre north b and b.")
-        tmux.wait_for(r"^system: .*\n(.*\n)*you> ")
+        for line in HUMAN_LINES[:-1]:
+            tmux.type(line)
+            tmux.wait_for(r"^system: .*\n(.*\n)*you> ")
         tmux.type("done")
         screen = tmux.wait_for(r"EXIT=\d+")
     assert "EXIT=0" in screen, screen
@@ -38,6 +45,34 @@ def test_a_person_plays_the_user_in_the_terminal(tmp_path: Path) -> None:
     (line,) = (out / "episodes.jsonl").read_text().splitlines()
     record = json.loads(line)
     said = [e["data"]["text"] for e in record["events"] if e["kind"] == "user_message"]
-    assert said == ["I am looking for a hotel called city centre north b and b.", "done"]
+    assert said == HUMAN_LINES
     assert record["reason"].startswith("user said done")
+    assert record["details"]["bookings"]["hotel"]["reference"]  # the person booked
     assert json.loads((out / "manifest.json").read_text())["config"]["user"] == "human"
+    # the recorded person, replayed against the deterministic rule system: the same bookings
+    replay = tmp_path / "replay"
+    argv = ["run", "booking", "--user", "replay", "--transcripts", str(out),
+            "--task-ids", "test/000-sng01936", "--quiet", "--out", str(replay)]  # fmt: skip
+    assert main(argv) == 0
+    (again,) = (replay / "episodes.jsonl").read_text().splitlines()
+    replayed = json.loads(again)
+    assert replayed["details"]["bookings"] == record["details"]["bookings"]
+    assert replayed["metrics"] == record["metrics"]
+    assert [e["data"]["text"] for e in replayed["events"] if e["kind"] == "user_message"] == said
+
+
+def test_replay_needs_a_recording_and_refuses_missing_episodes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["run", "booking", "--quiet", "--task-ids", "test/000-sng01936"]
+    assert main([*base, "--user", "replay", "--out", str(tmp_path / "a")]) == 2
+    assert "--transcripts RUN_DIR" in capsys.readouterr().err
+    assert main([*base, "--transcripts", str(tmp_path), "--out", str(tmp_path / "b")]) == 2
+    recorded = tmp_path / "rec"
+    assert main([*base, "--out", str(recorded)]) == 0
+    other = ["run", "booking", "--quiet", "--task-ids", "test/001-sng0792", "--user", "replay"]
+    assert main([*other, "--transcripts", str(recorded), "--out", str(tmp_path / "c")]) == 0
+    (line,) = (tmp_path / "c" / "episodes.jsonl").read_text().splitlines()
+    record = json.loads(line)
+    assert record["outcome"] == "user_simulator_error"
+    assert "the recording has no episode test/001-sng0792#0" in record["reason"]

@@ -76,6 +76,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     models.add_argument("--user-model", default=None, metavar="SPEC", help="model of --user llm")
     models.add_argument(
+        "--transcripts",
+        default=None,
+        metavar="RUN_DIR",
+        help="--user replay: a booking run directory whose user turns are said again",
+    )
+    models.add_argument(
         "--module-model",
         default=None,
         metavar="SPEC",
@@ -123,6 +129,7 @@ def _config(args: argparse.Namespace) -> BookingConfig:
         **generation_settings(args),
         system_model=args.system_model,
         user_model=args.user_model,
+        user_transcripts=str(Path(args.transcripts).resolve()) if args.transcripts else None,
         module_model=args.module_model,
         models_file=args.models_file,
         models_file_sha256=models_file_digest(args.models_file),

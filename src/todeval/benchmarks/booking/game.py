@@ -97,7 +97,12 @@ class GameMaster:
     async def _start_players(self) -> None:
         streams = self.streams
         start_user = self.user.start(
-            UserContext(task=self.task, rng=streams.rng("user"), seed=streams.seed_of("user"))
+            UserContext(
+                task=self.task,
+                rng=streams.rng("user"),
+                seed=streams.seed_of("user"),
+                trial=self.trial,
+            )
         )
         await guarded(start_user, "user simulator", Termination.SIMULATOR_ERROR)
         start_system = self.system.start(

@@ -19,6 +19,7 @@ USERS: dict[str, str] = {
     "corpus": "todeval.benchmarks.booking.users.corpus:CorpusUser",
     "llm": "todeval.benchmarks.booking.llm_user:LLMUser",
     "human": "todeval.benchmarks.booking.users.human:HumanUser",
+    "replay": "todeval.benchmarks.booking.users.replay:ReplayUser",
 }
 
 SYSTEM: Role[BookingSystem] = Role("system", "system", BookingSystem, SYSTEMS)

@@ -241,6 +241,7 @@ class UserContext:
     task: BookingTask
     rng: random.Random
     seed: int
+    trial: int = 0
 
 
 @runtime_checkable

@@ -21,7 +21,7 @@ from todeval.core.identity import RoleIdentity
 from todeval.core.records import EpisodeRecord
 from todeval.dialogue.participants import PlayerOptions, is_interactive
 from todeval.dialogue.prompts import PromptSet
-from todeval.errors import choice_error
+from todeval.errors import UsageError, choice_error
 from todeval.runner.execute import EpisodeJob, RunPlan
 from todeval.runner.identity import role_identity
 from todeval.runner.naming import run_dir_name
@@ -41,6 +41,9 @@ class BookingConfig(RunSettings):
     user: str = "agenda"
     system_model: str | None = None
     user_model: str | None = None
+    user_transcripts: str | None = Field(
+        None, description="--user replay: the run directory whose user turns are replayed"
+    )
     module_model: str | None = None
     models_file: str | None = None
     models_file_sha256: str | None = None
@@ -119,7 +122,18 @@ def build_plan(
         extra=system_extra,
         **common,
     )
-    user_options = PlayerOptions(role="user", model=models.maybe(config.user_model), **common)
+    user_extra: dict[str, Any] = {}
+    if config.user == "replay":
+        if config.user_transcripts is None:
+            raise UsageError("--user replay needs --transcripts RUN_DIR (a recorded run)")
+        from todeval.benchmarks.booking.users.replay import load_recording
+
+        user_extra["replay"] = load_recording(config.user_transcripts)
+    elif config.user_transcripts is not None:
+        raise UsageError("--transcripts is for --user replay")
+    user_options = PlayerOptions(
+        role="user", model=models.maybe(config.user_model), extra=user_extra, **common
+    )
     # Build one of each now, so a player's configuration error is reported before any episode.
     first_system = system.build(system_options)
     first_user = user.build(user_options)
@@ -190,7 +204,7 @@ def _roles(
             model=config.user_model,
             infos=infos,
             prompts_sha256=prompts.digest_of(USER_TEMPLATES) if config.user_model else None,
-            config_keys=["user", "user_model"],
+            config_keys=["user", "user_model", "user_transcripts"],
         ),
     }
 
