@@ -1,5 +1,7 @@
 """The In-Car ontology: intents, informable and requestable slots, and the entity lexicon.
 
+Entity values are normalized like text except that ``7 pm`` is not joined (the lineage's
+entity list keeps ``481 amaranta ave``); the result equals the lineage's entity list.
 Slot lists are the LABES ones (see ``/work/shared/specs/corpus-scoring.md``). The lexicon maps
 every normalized entity string of ``kvret_entities.json`` to its slot, in file order, plus the
 first word of each ``event`` and ``poi_type`` entity as a short form (``dentist`` → event).
@@ -51,7 +53,7 @@ def build_lexicon(raw: dict[str, Any]) -> Lexicon:
     entities: dict[str, str] = {}
 
     def add(value: str, slot: str) -> None:
-        text = normalize(value)
+        text = normalize(value, am_pm=False)
         if not text:
             return
         entities[text] = slot

@@ -54,14 +54,17 @@ def _split_sentence_periods(words: list[str]) -> list[str]:
     out: list[str] = []
     last = len(words) - 1
     for i, word in enumerate(words):
+        double = re.fullmatch(r"(.*[^.])\.\.", word)
+        if double is not None:  # the lineage keeps a double period as one token: ``home ..``
+            out.extend((double.group(1), ".."))
+            continue
         m = re.fullmatch(r"(.*[^.])\.", word)
         if m is None:
             out.append(word)
             continue
         body = m.group(1)
         if i < last and (
-            "." in body
-            or body in _ABBREVIATIONS
+            body in _ABBREVIATIONS
             or re.fullmatch(r"[a-z]", body) is not None
             or re.fullmatch(r"\d+", body) is not None
         ):
@@ -77,7 +80,7 @@ def _tokenize_plain(text: str) -> list[str]:
     text = re.sub(r'^"', " `` ", text)
     text = re.sub(r'(?<=[ (\[{<])"', " `` ", text)
     text = text.replace('"', " '' ")
-    text = text.replace("...", " ... ")
+    text = re.sub(r"\.{3,}", r" \g<0> ", text)  # the lineage keeps ``....`` as one token
     text = re.sub(r"[;@#$%&?!]", r" \g<0> ", text)
     text = re.sub(r"[\]\[(){}<>]", r" \g<0> ", text)
     text = text.replace("--", " -- ")
@@ -107,7 +110,12 @@ def lemmatize_token(token: str) -> str:
     return lemmatize_noun(token)
 
 
-def normalize(text: str) -> str:
-    """Lower-case, join ``7 pm``, tokenize and lemmatize; tokens joined by single spaces."""
-    tokens = tokenize(join_am_pm(text.lower()))
+def normalize(text: str, *, am_pm: bool = True) -> str:
+    """Lower-case, join ``7 pm`` (unless ``am_pm`` is false), tokenize and lemmatize.
+
+    Tokens are joined by single spaces. The lineage does not join ``7 pm`` in entity values
+    (``481 amaranta ave`` stays, while the same words in a reply become ``481amaranta ave``).
+    """
+    lowered = text.lower()
+    tokens = tokenize(join_am_pm(lowered) if am_pm else lowered)
     return " ".join(t if PLACEHOLDER.fullmatch(t) else lemmatize_token(t) for t in tokens)
