@@ -22,7 +22,13 @@ from todeval.dialogue.participants import (
     is_interactive,
 )
 from todeval.dialogue.prompts import PromptSet, read_overrides
-from todeval.dialogue.replay import ReplayExhausted, ReplayParticipant, recorded_turns
+from todeval.dialogue.replay import (
+    EpisodeReplay,
+    ReplayExhausted,
+    ReplayParticipant,
+    recorded_turns,
+    recording_by_episode,
+)
 from todeval.dialogue.replies import CheckedReply, ReplyChecker
 
 __all__ = [
@@ -31,6 +37,7 @@ __all__ = [
     "ConfiguredByOptions",
     "EpisodeEnd",
     "EpisodeLog",
+    "EpisodeReplay",
     "EpisodeStreams",
     "HumanQuit",
     "JsonReply",
@@ -51,4 +58,5 @@ __all__ = [
     "json_reply",
     "read_overrides",
     "recorded_turns",
+    "recording_by_episode",
 ]

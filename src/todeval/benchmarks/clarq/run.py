@@ -48,7 +48,7 @@ from todeval.core.records import EpisodeRecord, MetricSummary, Summary
 from todeval.dialogue.episode import EpisodeStreams
 from todeval.dialogue.participants import PlayerOptions, is_interactive
 from todeval.dialogue.prompts import PromptSet
-from todeval.dialogue.replay import recorded_turns
+from todeval.dialogue.replay import episode_key, recording_by_episode
 from todeval.errors import BadInputError, RefusedError, UsageError, choice_error
 from todeval.runner.execute import EpisodeJob, RunPlan
 from todeval.runner.identity import role_identity
@@ -136,10 +136,11 @@ def load_replay(path: str, lang: Language) -> ReplayScript:
     seeker turns of a released result file (``results/l2l_*.json``)."""
     source = Path(path)
     if is_run_directory(source):
-        turns = recorded_turns(source, kind="seeker_message")
-        return {f"{task}#{trial}": texts for (task, trial), texts in turns.items()}
+        return recording_by_episode(source, kind="seeker_message")
     records = read_original(replay_source(path), language=lang).records
-    return {f"{r.task_id}#{r.trial}": r.messages[1::2] for r in records if r.messages is not None}
+    return {
+        episode_key(r.task_id, r.trial): r.messages[1::2] for r in records if r.messages is not None
+    }
 
 
 def shared_model_warning(specs: Mapping[str, str | None], models: ModelPool) -> str | None:

@@ -36,7 +36,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from typing import Any, Literal
+from typing import Literal
 
 from todeval.backends.sampling import Sampling, generate_accounted
 from todeval.backends.types import Backend, ChatMessage
@@ -46,7 +46,7 @@ from todeval.benchmarks.clarq.protocol import GOODBYES, Seeker, SeekerContext
 from todeval.dialogue.human import TerminalParticipant
 from todeval.dialogue.participants import PlayerOptions, Role
 from todeval.dialogue.prompts import PromptSet
-from todeval.dialogue.replay import ReplayParticipant
+from todeval.dialogue.replay import EpisodeReplay, Recording
 
 SeekerMode = Literal["completion", "chat"]
 SEEKER_MODES: tuple[SeekerMode, ...] = ("completion", "chat")
@@ -400,7 +400,7 @@ class WrongSeeker:
         return GOODBYES[self.lang]
 
 
-ReplayScript = dict[str, list[str]]
+ReplayScript = Recording
 """Recorded seeker turns by episode id (``<task_id>#<trial>``)."""
 
 
@@ -409,26 +409,18 @@ class ReplaySeeker:
     recording is ``options.extra['replay']``); running out ends the episode as the seeker's
     failure."""
 
-    def __init__(self, script: ReplayScript) -> None:
-        self.script = script
-        self.player = ReplayParticipant([])
+    def __init__(self, options: PlayerOptions) -> None:
+        self.replay = EpisodeReplay(options.extra, "--seeker-replay PATH")
 
     @classmethod
     def from_options(cls, options: PlayerOptions) -> ReplaySeeker:
-        script: Any = options.extra.get("replay")
-        if not isinstance(script, dict):
-            raise ValueError("the replay seeker needs a recording: pass --seeker-replay PATH")
-        return cls(script)
+        return cls(options)
 
     async def start(self, context: SeekerContext) -> None:
-        key = f"{context.task.task_id}#{context.trial}"
-        if key not in self.script:
-            raise LookupError(f"the recording has no dialogue for {key}")
-        self.player = ReplayParticipant(self.script[key])
-        await self.player.start(context)
+        await self.replay.begin(context.task.task_id, context.trial, context)
 
     async def respond(self, provider_message: str) -> str:
-        return await self.player.respond(provider_message)
+        return await self.replay.respond(provider_message)
 
 
 SEEKERS: dict[str, str] = {
