@@ -32,7 +32,10 @@ def test_export_and_score_gold(tmp_path: Path, capsys: pytest.CaptureFixture[str
         ["score", "incar", str(predictions), "--resamples", "50", "-o", str(out_file)], capsys
     )
     assert code == 0, err
-    assert "Match" in out and "Combined (lineage BLEU)" in out and "navigate" in out
+    assert (
+        "Match" in out and "Combined (lineage: GALAXY KvretEvaluator)" in out and "navigate" in out
+    )
+    assert "BLEU (modern: sacrebleu 13a)" in out  # both BLEU variants, labelled (issue 19)
     summary = Summary.model_validate_json(out_file.read_text(encoding="utf-8"))
     assert summary.benchmark == "incar"
     assert summary.metrics["incar.match"].micro.value == pytest.approx(100.0)

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from todeval.scoring.incar._evaluate import evaluate
 from todeval.scoring.incar._gold import GoldSplit, Split, load_gold
 from todeval.scoring.incar._ontology import Lexicon, load_lexicon
 
@@ -86,3 +87,23 @@ def test_the_lineage_forms_behind_the_former_differences(lexicon: Lexicon) -> No
     # ``481 Amaranta Ave.``: the am/pm join runs first, so the address pattern does not apply
     assert any("at 481amaranta ave ." in t.response for t in by_id["128"].turns)
     assert any("home .." in t.response for t in by_id["21"].turns)
+
+
+def _lineage_gold_as_predictions(split: Split) -> dict[str, list[dict[str, Any]]]:
+    reference = _reference(f"{split}_preprocessed.json.gz")
+    return {
+        dialogue_id: [
+            {"response": t["response"], "state": json.loads(t["constraint"])} for t in turns
+        ]
+        for dialogue_id, turns in reference.items()
+    }
+
+
+def test_the_lineage_gold_scores_perfectly_on_every_lineage_metric() -> None:
+    result = evaluate(_lineage_gold_as_predictions("test"), "test", resamples=20)
+    assert not result.gold_states
+    assert result.match == pytest.approx(100.0)
+    assert result.succ_f1 == pytest.approx(100.0, abs=1e-5)
+    assert result.bleu_lineage == pytest.approx(100.0, abs=1e-5)
+    assert result.combined_lineage == pytest.approx(200.0, abs=1e-4)
+    assert result.bleu == pytest.approx(100.0)

@@ -4,8 +4,9 @@ Metric names (all on a 0-100 scale, like the published figures):
 
 * ``incar.match``, ``incar.succ_f1`` (with ``incar.succ_precision``, ``incar.succ_recall``);
 * ``incar.bleu`` -- sacrebleu corpus BLEU, 13a defaults, normalized delexicalized text;
-* ``incar.bleu_lineage`` -- our re-implementation of the lineage's custom corpus BLEU
-  (re-delexicalized text wrapped in start/end tokens), the BLEU behind published figures;
+* ``incar.bleu_lineage`` -- the lineage's own corpus BLEU (GALAXY ``KvretEvaluator``), computed
+  as it computes it on its tokens: responses as given, wrapped in ``<go_r>`` … ``<eos_r>`` and
+  re-delexicalized; the BLEU behind published figures;
 * ``incar.combined`` = (Match + SuccF1) × 0.5 + ``incar.bleu``;
 * ``incar.combined_lineage`` = (Match + SuccF1) × 0.5 + ``incar.bleu_lineage``, the number to
   set beside published Combined scores.
@@ -22,7 +23,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from todeval.core.records import CIMethod, MetricSummary, Summary
 from todeval.errors import BadInputError
 from todeval.scoring.incar._bootstrap import Statistic, corpus_summary
-from todeval.scoring.incar._delex import redelexicalize
 from todeval.scoring.incar._gold import GoldDialogue, GoldSplit, Split, load_gold
 from todeval.scoring.incar._metrics import (
     N_BLEU_STATS,
@@ -48,10 +48,10 @@ METRICS: dict[str, str] = {
     "incar.succ_f1": "SuccF1",
     "incar.succ_precision": "SuccF1 precision",
     "incar.succ_recall": "SuccF1 recall",
-    "incar.bleu": "BLEU (sacrebleu 13a)",
-    "incar.bleu_lineage": "BLEU (lineage approx.)",
-    "incar.combined": "Combined (sacrebleu BLEU)",
-    "incar.combined_lineage": "Combined (lineage BLEU)",
+    "incar.bleu": "BLEU (modern: sacrebleu 13a)",
+    "incar.bleu_lineage": "BLEU (lineage: GALAXY KvretEvaluator)",
+    "incar.combined": "Combined (modern: sacrebleu BLEU)",
+    "incar.combined_lineage": "Combined (lineage: GALAXY KvretEvaluator)",
 }
 
 # Columns of the per-dialogue statistics matrix.
@@ -124,9 +124,11 @@ def _dialogue_stats(
         gen_states = gold_states[:k]
     else:
         gen_states = [_normalize_state(t.state or {}) for t in turns]
-    matched = match_dialogue(gen_responses, gen_states, gold_responses, gold_states, lexicon)
-    gen_clean = [redelexicalize(r, lexicon) for r in gen_responses]
-    gold_clean = [redelexicalize(r, lexicon) for r in gold_responses]
+    given = [t.response for t in turns]  # the lineage looks for "[value" in them as given
+    matched = match_dialogue(given, gen_states, gold_responses, gold_states, lexicon)
+    # The lineage's evaluator takes generated responses as given (no re-normalization).
+    gen_clean = [lineage_text(t.response, lexicon) for t in turns]
+    gold_clean = [lineage_text(r, lexicon) for r in gold_responses]
     gen_types, gold_types = slot_types(gen_clean), slot_types(gold_clean)
     row = np.zeros(_N_COLUMNS)
     row[_MATCHED] = float(bool(matched))
@@ -134,9 +136,7 @@ def _dialogue_stats(
     row[_TP], row[_FP], row[_FN] = succ_counts(gen_types, gold_types)
     for i in range(k):
         row[_SACRE] += sacre.turn(gen_responses[i], gold_responses[i])
-        row[_LINEAGE] += lineage_bleu_stats(
-            lineage_text(gen_clean[i], lexicon), lineage_text(gold_clean[i], lexicon)
-        )
+        row[_LINEAGE] += lineage_bleu_stats(gen_clean[i], gold_clean[i])
     score = DialogueScore(
         dialogue_id=gold.dialogue_id,
         intent=gold.intent,

@@ -11,12 +11,14 @@ Rules (the GALAXY/SPACE-3 form of the lineage's evaluator, re-implemented):
   is :func:`similar` to some value of the other, ignoring unmatched values that contain one of
   :data:`IGNORABLE_PARTS`; two empty sets match, an empty and a non-empty one do not.
 * **SuccF1** -- per dialogue, the set of slot types of ``[value_X]`` tokens (except
-  ``[value_name]``) in the re-delexicalized responses, the type being the first word of ``X``
-  (``poi_type`` → ``poi``, ``weather_attribute`` → ``weather``); true/false positives and false
-  negatives are summed over dialogues (micro precision, recall, F1).
+  ``[value_name]``) in the responses as the lineage cleans them (:func:`lineage_text`: wrapped
+  and re-delexicalized, predictions taken as given, not re-normalized), the type being the
+  first word of ``X`` (``poi_type`` → ``poi``, ``weather_attribute`` → ``weather``);
+  true/false positives and false negatives are summed over dialogues (micro P, R, F1).
 * **BLEU** -- sufficient statistics per turn, both for sacrebleu (13a, defaults) on the
-  normalized responses and for the lineage's corpus BLEU on re-delexicalized responses wrapped
-  in ``<go_r>`` … ``<eos_r>``.
+  normalized responses and for the lineage's corpus BLEU (GALAXY ``KvretEvaluator``: its own
+  BLEU-4 over whitespace tokens of :func:`lineage_text`, one reference per hypothesis, no
+  smoothing beyond its 1e-7 terms; :func:`lineage_bleu`).
 """
 
 from __future__ import annotations
@@ -129,8 +131,14 @@ def succ_counts(generated: set[str], gold: set[str]) -> tuple[int, int, int]:
 
 
 def lineage_text(response: str, lexicon: Lexicon) -> str:
-    """A response as the lineage's BLEU sees it: re-delexicalized, wrapped in start/end tokens."""
-    return f"{START} {redelexicalize(response, lexicon)} {END}"
+    """A response as the lineage's evaluator sees it (its ``clean`` step, for SuccF1 and BLEU).
+
+    Any ``<go_r> `` and `` <eos_r>`` already present are removed, the response is wrapped in
+    ``<go_r>`` … ``<eos_r>`` and then every lexicon entity still present as words becomes a
+    placeholder (on the wrapped text, in lexicon order). The response is not normalized first.
+    """
+    text = response.replace(f"{START} ", "").replace(f" {END}", "")
+    return redelexicalize(f"{START} {text} {END}", lexicon)
 
 
 def _ngrams(tokens: list[str], n: int) -> Counter[tuple[str, ...]]:

@@ -26,8 +26,8 @@ def format_table(result: IncarResult) -> str:
         f"In-Car Assistant (KVRET) {result.split}: {result.n_scored}/{result.n_dialogues} "
         f"dialogues, {result.n_turns} turns scored; Match counted over "
         f"{result.match_evaluated} dialogues; {states}",
-        "Scale 0-100. 'lineage' = our approximation of the Sequicity/LABES/GALAXY corpus BLEU; "
-        "compare published Combined with 'Combined (lineage BLEU)'.",
+        "Scale 0-100. 'lineage' = computed as GALAXY's KvretEvaluator does, on responses as "
+        "given (compare published figures with these); 'modern' = sacrebleu 13a.",
     ]
     header = ["metric", "value", "95% CI", *INTENTS, "macro"]
     rows = [header]
