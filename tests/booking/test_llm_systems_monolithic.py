@@ -51,17 +51,26 @@ def monolithic(recorder: Recorder, *, constrained: bool = False) -> MonolithicSy
 
 
 def test_llm_systems_mapping_resolves_to_booking_systems() -> None:
-    assert set(LLM_SYSTEMS) == {"monolithic", "modular-prog", "modular-llm", "autotod", "http"}
+    assert set(LLM_SYSTEMS) == {
+        "monolithic",
+        "modular-prog",
+        "modular-llm",
+        "autotod",
+        "hd-pipeline",
+        "http",
+    }
     for name, reference in LLM_SYSTEMS.items():
         factory = SYSTEM.resolve(reference)
         assert callable(getattr(factory.cls, "from_options", None)), name
     model = Recorder(sequence(GOOD)).backend
-    for name in ("monolithic", "modular-prog", "modular-llm", "autotod"):
+    for name in ("monolithic", "modular-prog", "modular-llm", "autotod", "hd-pipeline"):
         system = SYSTEM.resolve(LLM_SYSTEMS[name]).build(options(model))
         assert isinstance(system, BookingSystem)
 
 
-@pytest.mark.parametrize("name", ["monolithic", "modular-prog", "modular-llm", "autotod"])
+@pytest.mark.parametrize(
+    "name", ["monolithic", "modular-prog", "modular-llm", "autotod", "hd-pipeline"]
+)
 def test_missing_model_is_a_usage_error(name: str) -> None:
     factory = SYSTEM.resolve(LLM_SYSTEMS[name])
     with pytest.raises(UsageError, match="--system-model"):
