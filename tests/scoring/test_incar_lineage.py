@@ -19,6 +19,7 @@ import pytest
 
 from todeval.scoring.incar._evaluate import evaluate
 from todeval.scoring.incar._gold import GoldSplit, Split, load_gold
+from todeval.scoring.incar._metrics import lineage_text
 from todeval.scoring.incar._ontology import Lexicon, load_lexicon
 
 REFERENCE = Path(__file__).parents[1] / "fixtures" / "incar" / "lineage_reference"
@@ -107,3 +108,11 @@ def test_the_lineage_gold_scores_perfectly_on_every_lineage_metric() -> None:
     assert result.bleu_lineage == pytest.approx(100.0, abs=1e-5)
     assert result.combined_lineage == pytest.approx(200.0, abs=1e-4)
     assert result.bleu == pytest.approx(100.0)
+
+
+def test_lineage_clean_takes_responses_as_given(lexicon: Lexicon) -> None:
+    # not re-normalized (issue 19, cause 4): wrap tokens, then re-delexicalize on the wrapped text
+    assert lineage_text("<go_r> at [value_time] . <eos_r>", lexicon) == (
+        "<go_r> at [value_time] . <eos_r>"
+    )
+    assert lineage_text("Meeting at 7pm", lexicon) == "<go_r> Meeting at [value_time] <eos_r>"

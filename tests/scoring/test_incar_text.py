@@ -71,3 +71,21 @@ def test_normalize_is_idempotent() -> None:
     for text in texts:
         once = normalize(text)
         assert normalize(once) == once
+
+
+def test_the_lineage_period_rules() -> None:
+    assert normalize("the address of your home.. 593 Arrowhead Way") == (
+        "the address of your home .. 593 arrowhead way"
+    )
+    assert tokenize("the 7th....is that correct?") == [
+        "the",
+        "7th",
+        "....",
+        "is",
+        "that",
+        "correct",
+        "?",
+    ]
+    assert normalize("p.f. changs is near") == "p.f . chang is near"
+    assert normalize("481 Amaranta Ave", am_pm=False) == "481 amaranta ave"
+    assert normalize("481 Amaranta Ave") == "481amaranta ave"
