@@ -25,6 +25,20 @@ def register(registry: Registry) -> None:
         add="add_check_arguments",
         run="check_command",
     )
+    registry.group("booking", "booking benchmark tools (simulator realism)")
+    registry.lazy(
+        "booking",
+        "realism",
+        "simulator realism: LLM-judge naturalness (judge), blind-test accuracy (score)",
+        "todeval.benchmarks.booking.realism.cli",
+    )
+    registry.annotation_source(
+        "booking-realism",
+        "which one is the person? a MultiWOZ prefix, the real next user turn and the LLM "
+        "user's (SET,user-model=SPEC[,n=N][,seed=S])",
+        items="todeval.benchmarks.booking.realism.blind:items",
+        kinds=("pairwise",),
+    )
 
 
 __all__ = ["register"]
