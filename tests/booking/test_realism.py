@@ -116,13 +116,15 @@ def test_judge_end_to_end_on_the_test_server(
         first = len(server.requests())
         assert main(argv) == 0  # again: every judgement from the cache
         assert len(server.requests()) == first
+        assert main([*argv, "--no-cache"]) == 0  # bypassed: every turn asked again
+        asked_again = len(server.requests()) - first
     table = capsys.readouterr().out
     assert "naturalness" in table and "agenda" in table and "corpus" in table
     report = json.loads(out.read_text(encoding="utf-8"))
     assert report["judge_model"] == "judge"
     prompts = judge_prompts()  # a repeated prompt (the same opening) is judged once: cached
     distinct = {render_prompt(prompts, t) for s in simulators for d in s.dialogues for t in d.turns}
-    assert first == len(distinct) < sum(e[0] for e in expected.values())
+    assert first == len(distinct) < sum(e[0] for e in expected.values()) == asked_again
     for fig in report["simulators"]:
         turns, failures, nat, coh = expected[fig["simulator"]]
         assert (fig["turns"], fig["failures"], fig["dialogues"]) == (turns, failures, 2)
@@ -199,3 +201,32 @@ def test_blind_spec_errors() -> None:
     with pytest.raises(UsageError, match="unknown option"):
         parse_spec("test,user-model=scripted:x,colour=red")
     assert parse_spec("dev,user-model=openai:m@http://h:1/v1,n=3").n == 3
+
+
+def test_the_llm_user_continues_the_corpus_history_as_its_own() -> None:
+    import asyncio
+
+    from todeval.backends.factory import make_backend
+    from todeval.backends.types import GenerationRequest
+    from todeval.benchmarks.booking.realism.blind import continue_history, prefix_points
+    from todeval.benchmarks.booking.tasks import load_tasks
+
+    seen: list[GenerationRequest] = []
+
+    def reply(request: GenerationRequest) -> str:
+        seen.append(request)
+        return "Customer: Could I get the phone number too?"
+
+    task = load_tasks("test")[0]
+    point = prefix_points(task)[1]
+    prefix = [(t.speaker, t.text.strip()) for t in task.corpus_turns[:point]]
+    model = make_backend("scripted:inline", script=reply)
+    text = asyncio.run(continue_history(model, task, prefix, seed=0))
+    assert text == "Could I get the phone number too?"  # the LLM user's own cleaning
+    (request,) = seen
+    roles = [m.role for m in request.messages]
+    assert roles[:2] == ["system", "user"]  # the brief, the opening cue
+    assert task.message in (request.messages[0].content or "")
+    assert roles[2:] == ["assistant" if s == "user" else "user" for s, _ in prefix]
+    assert [m.content for m in request.messages[2:]] == [t for _, t in prefix]
+    assert prefix[-1][0] == "system" and point % 2 == 0
