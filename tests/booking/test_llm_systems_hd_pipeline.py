@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from todeval.backends import Script, make_backend
 from todeval.backends.scripted import ScriptedReply
 from todeval.backends.types import GenerationRequest
@@ -27,7 +29,7 @@ from todeval.benchmarks.booking.llm_systems.hd_pipeline import (
     HDPipelineSystem,
 )
 from todeval.benchmarks.booking.llm_systems.modules import slot_schema
-from todeval.benchmarks.booking.players import SYSTEMS
+from todeval.benchmarks.booking.players import SYSTEM, SYSTEMS
 from todeval.benchmarks.booking.protocol import UserContext, UserReply
 from todeval.cli import main
 from todeval.core.outcome import Outcome
@@ -149,12 +151,26 @@ def test_parsing_model_under_the_default_protocol() -> None:
     assert record.outcome is Outcome.SUCCESS, record.reason
 
 
-def test_few_shot_zero_disables_examples() -> None:
+@pytest.mark.parametrize("name", ["hd-pipeline", "hd-pipeline-zeroshot"])
+def test_few_shot_zero_disables_examples(name: str) -> None:
     model = Recorder(parsing_model)
-    record = play(HDPipelineSystem.from_options(options(model.backend, few_shot=0)))
+    extra: dict[str, Any] = {"few_shot": 0} if name == "hd-pipeline" else {}
+    system = SYSTEM.resolve(name).build(options(model.backend, **extra))
+    record = play(system)
     assert record.outcome is Outcome.SUCCESS, record.reason
+    assert _calls(record) == {"system.domain": 2, "system.state": 2, "system.response": 2}
     for request in model.requests:
         assert "Example" not in (request.messages[0].content or "")
+
+
+def test_few_shot_count_is_checked() -> None:
+    model = Recorder(parsing_model).backend
+    with pytest.raises(ValueError, match="few_shot"):
+        HDPipelineSystem.from_options(options(model, few_shot=-1))
+    system = HDPipelineSystem.from_options(options(model, few_shot=3))
+    record = play(system)
+    assert record.outcome is Outcome.SUCCESS, record.reason
+    assert system.few_shot == 3 and len(system.examples) <= 3
 
 
 def test_constrained_sends_role_schemas() -> None:

@@ -57,6 +57,7 @@ def test_llm_systems_mapping_resolves_to_booking_systems() -> None:
         "modular-llm",
         "autotod",
         "hd-pipeline",
+        "hd-pipeline-zeroshot",
         "http",
     }
     for name, reference in LLM_SYSTEMS.items():

@@ -9,7 +9,8 @@ from :class:`~todeval.benchmarks.booking.protocol.PlayerOptions` by its ``from_o
 * ``modular-llm`` -- an LLM dialogue manager that routes to the same modules through a tool;
 * ``autotod`` -- an AutoTOD-style agent with SQL-like query tools and the booking tools;
 * ``hd-pipeline`` -- the Hudeček & Dušek (2023) pipeline: domain detection, state tracking,
-  DB search and booking from the state, response generation (few-shot examples by BM25);
+  DB search and booking from the state, response generation (few-shot examples by BM25;
+  ``hd-pipeline-zeroshot`` without them);
 * ``http`` -- a system behind an HTTP endpoint speaking the game master's action protocol.
 
 :data:`LLM_SYSTEMS` maps these names to ``"module:Class"`` references (imported on demand).
@@ -25,6 +26,7 @@ LLM_SYSTEMS: dict[str, str] = {
     "modular-llm": f"{_PACKAGE}.modular_llm:ModularLLMSystem",
     "autotod": f"{_PACKAGE}.autotod:AutoTODSystem",
     "hd-pipeline": f"{_PACKAGE}.hd_pipeline:HDPipelineSystem",
+    "hd-pipeline-zeroshot": f"{_PACKAGE}.hd_pipeline:HDPipelineZeroShotSystem",
     "http": f"{_PACKAGE}.http_system:HttpSystem",
 }
 

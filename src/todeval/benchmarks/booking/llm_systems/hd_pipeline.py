@@ -374,3 +374,17 @@ class HDPipelineSystem:
             elif key in d.state:
                 arguments[key] = d.state[key]
         return SystemOutput(tool_call=ToolCall(name=tool, arguments=arguments))
+
+
+class HDPipelineZeroShotSystem(HDPipelineSystem):
+    """``hd-pipeline-zeroshot``: the pipeline without few-shot examples (``few_shot = 0``), the
+    command line's way to switch retrieval off (``--system hd-pipeline-zeroshot``)."""
+
+    @classmethod
+    def from_options(cls, options: PlayerOptions) -> HDPipelineSystem:
+        return cls(
+            model=module_model(options, NAME),
+            generation=sampling_of(options),
+            prompts=options.prompts,
+            few_shot=0,
+        )
