@@ -30,7 +30,14 @@ from todeval.benchmarks.booking.llm_systems.hd_pipeline import (
 )
 from todeval.benchmarks.booking.llm_systems.modules import slot_schema
 from todeval.benchmarks.booking.players import SYSTEM, SYSTEMS
-from todeval.benchmarks.booking.protocol import UserContext, UserReply
+from todeval.benchmarks.booking.protocol import (
+    BookingResult,
+    DbResult,
+    SystemOutput,
+    UserContext,
+    UserMessage,
+    UserReply,
+)
 from todeval.cli import main
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord
@@ -44,6 +51,7 @@ from .test_llm_systems_support import (
     USER_LINES,
     Recorder,
     as_json,
+    context,
     events,
     options,
     play,
@@ -92,12 +100,12 @@ def parsing_model(request: GenerationRequest) -> ScriptedReply:
         if named:
             state["name"] = named.group(1)
         for key, pattern in (("people", r"(\d+) (?:person|people)"), ("stay", r"(\d+) nights?")):
-            found = re.search(pattern, said)
-            if found:
-                state[key] = found.group(1)
-        day = next((d for d in _DAYS if d in said), None)
-        if day:
-            state["day"] = day
+            mentions = re.findall(pattern, said)
+            if mentions:
+                state[key] = mentions[-1]  # the latest mention wins
+        days = re.findall("|".join(_DAYS), said)
+        if days:
+            state["day"] = days[-1]
         return as_json(state)
     reference = re.search(r"^Booking: booked, reference number (\w+)$", content, re.M)
     if reference:
@@ -193,6 +201,38 @@ def test_malformed_domain_reply_is_a_violation() -> None:
     assert violation["reason"] == "no tool call"
     assert violation["raw"].startswith("[system.domain: not JSON")
     assert _calls(record) == {"system.domain": 1}
+
+
+def test_a_failed_booking_is_not_retried_with_the_same_state() -> None:
+    model = Recorder(parsing_model)
+    system = HDPipelineSystem.from_options(options(model.backend, few_shot=0))
+    line = (
+        "I want the hotel called city centre north b and b for 1 person for 5 nights from friday."
+    )
+
+    async def steps() -> list[SystemOutput]:
+        await system.start(context())
+        first = await system.respond(UserMessage(text=line))
+        rows = [{"name": "city centre north b and b", "area": "north"}]
+        query = {"name": "city centre north b and b"}
+        db = DbResult(domain="hotel", query=query, rows=rows, total=1, message="1 match")
+        booking = await system.respond(db)
+        failed = BookingResult(domain="hotel", ok=False, message="no room")
+        reply = await system.respond(failed)
+        again = await system.respond(UserMessage(text="Please try again."))
+        other = await system.respond(UserMessage(text="Then make it 4 nights from friday."))
+        return [first, booking, reply, again, other]
+
+    outputs = asyncio.run(steps())
+    names = [o.tool_call.name if o.tool_call else None for o in outputs]
+    assert names == [
+        "retrievefromhoteldb",
+        "validatehotelbooking",
+        "followup",
+        "followup",  # same state: no second attempt
+        "validatehotelbooking",  # the state changed (4 nights): booked again
+    ]
+    assert "Booking: failed (no room)" in (model.requests[-3].messages[-1].content or "")
 
 
 def test_bm25_ranks_and_retrieves_validation_turns() -> None:

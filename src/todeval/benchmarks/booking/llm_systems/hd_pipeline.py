@@ -13,7 +13,8 @@ Per user message the pipeline makes up to three model calls, each with its own p
 Python does the rest, as in the original pipeline: when the searchable part of the state
 changed (or nothing was searched yet) it searches the DB with the state; when a venue is known
 (the row named in the state, else the first result) and the state holds every booking detail
-(people and day, plus time or nights) it books, once per domain; otherwise it responds.
+(people and day, plus time or nights) it books, once per domain (a failed booking is retried
+only after the state changed); otherwise it responds.
 
 Few-shot examples (``options.extra["few_shot"]``, default :data:`FEW_SHOT`; ``0`` disables
 them) are the MultiWOZ validation turns most similar to the user's message under BM25
@@ -94,6 +95,8 @@ class _Domain:
     result: DbResult | None = None
     row: dict[str, str] | None = None
     booking: BookingResult | None = None
+    attempted: dict[str, str] | None = None
+    """The state of the last booking attempt (a failed one is not retried unchanged)."""
 
 
 def few_shot_of(options: PlayerOptions) -> int:
@@ -344,7 +347,8 @@ class HDPipelineSystem:
     def _bookable(self, domain: str) -> bool:
         d = self.domains[domain]
         booked = d.booking is not None and d.booking.ok
-        return d.row is not None and not booked and not self._missing(domain)
+        retry = d.attempted == d.state
+        return d.row is not None and not booked and not retry and not self._missing(domain)
 
     def _search(self, domain: str, searchable: dict[str, str]) -> SystemOutput:
         self.domains[domain].searched = dict(searchable)
@@ -364,6 +368,7 @@ class HDPipelineSystem:
 
     def _book(self, domain: str) -> SystemOutput:
         d = self.domains[domain]
+        d.attempted = dict(d.state)
         row = d.row or {}
         tool = _BOOKING_TOOL[domain]
         from_row = set(INFORMABLE[domain]) | set(OPTIONAL_BOOKING_ATTRIBUTES[domain])
