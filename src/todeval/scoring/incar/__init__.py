@@ -7,7 +7,8 @@ Public API::
     result.match, result.succ_f1, result.bleu, result.combined_lineage, result.summary
 
 CLI: ``todeval score incar PRED.json [--split test|dev] [-o OUT.json]`` and
-``todeval data incar [--export [--predictions-format] -o FILE] [--split test|dev]``.
+``todeval data incar [--export [--predictions-format] -o FILE] [--split test|dev]``;
+``todeval score incar --from sequicity results/kvret.csv`` reads Sequicity output.
 The rules and their divergences from the original evaluator are in ``docs/scoring-incar.md``.
 """
 

@@ -16,6 +16,7 @@ from todeval.scoring.incar._gold import SPLITS, Split, load_gold
 from todeval.scoring.incar._ontology import INTENTS, load_lexicon
 from todeval.scoring.incar._predictions import read_predictions
 from todeval.scoring.incar._report import format_table
+from todeval.scoring.incar._sequicity import read_sequicity
 from todeval.stats.bootstrap import DEFAULT_RESAMPLES
 
 
@@ -24,7 +25,14 @@ def _write_json(path: Path, document: Any) -> None:
 
 
 def add_score_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("predictions", type=Path, help="prediction file (JSON)")
+    parser.add_argument("predictions", type=Path, help="prediction file (JSON, or see --from)")
+    parser.add_argument(
+        "--from",
+        dest="source_format",
+        choices=("json", "sequicity"),
+        default="json",
+        help="prediction file format: our JSON (default) or a Sequicity results/kvret*.csv",
+    )
     parser.add_argument("--split", choices=SPLITS, default="test", help="gold split (test)")
     parser.add_argument("-o", "--output", type=Path, help="write the Summary JSON here")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (0)")
@@ -39,13 +47,20 @@ def run_score(args: argparse.Namespace) -> int:
     split: Split = args.split
     lexicon = load_lexicon()
     gold = load_gold(split, lexicon)
-    predictions = read_predictions(args.predictions, gold)
+    note: str | None = None
+    if args.source_format == "sequicity":
+        mapped = read_sequicity(args.predictions, gold)
+        predictions, note = mapped.predictions, mapped.summary_line()
+    else:
+        predictions = read_predictions(args.predictions, gold)
     result = score_predictions(
         predictions, gold, lexicon=lexicon, seed=args.seed, resamples=args.resamples
     )
     if args.output is not None:
         _write_json(args.output, result.summary.model_dump(mode="json"))
     print(format_table(result))
+    if note is not None:
+        print(note)
     return 0
 
 
