@@ -62,6 +62,9 @@ def test_slot_assignment_through_the_lexicon() -> None:
     assert report.assigned == 2
     assert report.unknown == Counter({"nonsense words": 1, "5677 springer street": 1})
     assert report.collisions == Counter({"friday": 1})
+    report = Assignment()
+    assert assign_slots(["friday", "friday"], slots, report) == {"date": "friday"}
+    assert report.repeated == 1 and report.unassignable == 0
     # no value of kvret_entities.json is listed under two *informable* slots; the only
     # multi-slot entities are three addresses that are also poi names (both requestable only)
     multi = {v: s for v, s in slots.items() if len(s) > 1}

@@ -118,6 +118,8 @@ class Assignment:
     """values listed under two or more informable slots"""
     collisions: Counter[str] = field(default_factory=Counter)
     """values whose slot already holds an earlier value of the same span"""
+    repeated: int = 0
+    """values equal to an earlier value of the same span (not counted as unassignable)"""
 
     @property
     def unassignable(self) -> int:
@@ -145,6 +147,8 @@ def assign_slots(
             report.unknown[value] += 1
         elif len(fitting) > 1:
             report.ambiguous[value] += 1
+        elif state.get(fitting[0]) == value:
+            report.repeated += 1  # a degenerate span repeating a value: the state is a set
         elif fitting[0] in state:
             report.collisions[value] += 1
         else:
