@@ -341,3 +341,14 @@ def test_in_a_panel_through_the_cli(tmp_path: Path) -> None:
     run = next(rel for key, rel in panel["runs"].items() if "hd-pipeline" in key)
     summary = json.loads((out / run / "summary.json").read_text())
     assert summary["metrics"]["booking.booking_accuracy"]["micro"]["value"] == 1.0
+
+
+def test_few_shot_flag_reaches_the_pipeline_and_is_refused_elsewhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from todeval.cli import main
+
+    base = ["run", "booking", "--task-ids", "test/000-sng01936", "--quiet"]
+    assert main([*base, "--few-shot", "1", "--out", str(tmp_path / "rule")]) == 2
+    assert "--few-shot is for --system hd-pipeline" in capsys.readouterr().err
+    assert main([*base, "--few-shot", "-1", "--out", str(tmp_path / "neg")]) == 2

@@ -30,8 +30,14 @@ def test_booking_roles_selection_and_protocol() -> None:
         "system": ("rule", None, None),
         "user": ("agenda", None, None),
     }
-    assert roles["system"].config_keys == ["system", "system_model", "module_model", "system_url"]
-    assert roles["user"].config_keys == ["user", "user_model"]
+    assert roles["system"].config_keys == [
+        "system",
+        "system_model",
+        "module_model",
+        "system_url",
+        "few_shot",
+    ]
+    assert roles["user"].config_keys == ["user", "user_model", "user_transcripts"]
     assert (selection.task_set, selection.mode, selection.n_tasks) == ("test", "all", 117)
     assert protocol == "clemtodd"  # the default: the released game master's rules
     _, ids, _ = booking_plan(BookingConfig(task_ids=["sng01936"]), NO_CACHE)[0].identity()

@@ -11,7 +11,7 @@ from todeval.benchmarks.booking.profile import PROFILE
 from todeval.benchmarks.booking.run import PROTOCOLS, BookingConfig, RuntimeOptions, build_plan
 from todeval.benchmarks.booking.tasks import TASK_SETS, load_tasks, select_tasks
 from todeval.console.tables import render_rows, summary_table, usage_table
-from todeval.errors import choice_error
+from todeval.errors import UsageError, choice_error
 from todeval.panels.cli import add_panel_arguments, members_from_args
 from todeval.panels.members import assign_by_field, member_by_field
 from todeval.panels.run import default_panel_out, panel_roles, run_panel
@@ -96,6 +96,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     models.add_argument(
         "--system-url", default=None, metavar="URL", help="base URL of an --system http system"
     )
+    models.add_argument(
+        "--few-shot",
+        type=int,
+        default=None,
+        metavar="N",
+        help="--system hd-pipeline: retrieved examples per prompt (default 2; 0 disables)",
+    )
     add_generation_arguments(
         models, constrained_help="schema-constrained decoding where the backend supports it"
     )
@@ -121,6 +128,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _few_shot(value: int | None) -> int | None:
+    if value is not None and value < 0:
+        raise UsageError("--few-shot must be 0 or more")
+    return value
+
+
 def _config(args: argparse.Namespace) -> BookingConfig:
     if args.tasks not in TASK_SETS:
         raise choice_error("task set", args.tasks, list(TASK_SETS))
@@ -134,6 +147,7 @@ def _config(args: argparse.Namespace) -> BookingConfig:
         models_file=args.models_file,
         models_file_sha256=models_file_digest(args.models_file),
         system_url=args.system_url,
+        few_shot=_few_shot(args.few_shot),
         task_set=args.tasks,
         task_ids=settings.pop("ids"),
         system=args.system,

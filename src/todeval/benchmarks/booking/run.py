@@ -48,6 +48,9 @@ class BookingConfig(RunSettings):
     models_file: str | None = None
     models_file_sha256: str | None = None
     system_url: str | None = None
+    few_shot: int | None = Field(
+        None, ge=0, description="hd-pipeline: retrieved examples per prompt (None: its default)"
+    )
     constrained: bool = False
     temperature: float = 0.0
     max_tokens: int | None = None
@@ -101,6 +104,10 @@ def build_plan(
         "prompts": prompts,
     }
     system_extra: dict[str, Any] = {"url": config.system_url} if config.system_url else {}
+    if config.few_shot is not None:
+        if not config.system.startswith("hd-pipeline"):
+            raise UsageError("--few-shot is for --system hd-pipeline")
+        system_extra["few_shot"] = config.few_shot
     aclose = models.aclose
     if config.system == "http":
         # one keep-alive client for every episode's http system, closed with the run
@@ -197,7 +204,7 @@ def _roles(
             model=config.system_model,
             infos=infos,
             prompts_sha256=prompts.digest_of(system_templates) if llm_system else None,
-            config_keys=["system", "system_model", "module_model", "system_url"],
+            config_keys=["system", "system_model", "module_model", "system_url", "few_shot"],
         ),
         "user": role_identity(
             config.user,
