@@ -299,8 +299,8 @@ def test_the_shared_client_is_closed_with_the_run() -> None:
 
 
 def test_an_error_body_echoing_a_key_is_recorded_redacted() -> None:
-    body = "proxy error: you sent Authorization: Bearer sk-live-0123456789abcdef"
+    body = "proxy error: you sent Authorization: Bearer sk-fake-01234567"
     with _Server(lambda request: (502, body)) as server:
         record = play(http_system(server.url))
     assert record.outcome is Outcome.SYSTEM_ERROR
-    assert "Bearer [redacted]" in record.reason and "0123456789abcdef" not in record.reason
+    assert "Bearer [redacted]" in record.reason and "01234567" not in record.reason
