@@ -46,3 +46,18 @@ def test_monolithic_smollm2_episode(tmp_path: Path) -> None:
     summary = json.loads((out / "summary.json").read_text())
     assert summary["latency"]["system"]["p50"] > 0
     assert summary["cost"]["flops_total"] == usage["flops"]
+
+
+def test_hd_pipeline_smollm2_episode(tmp_path: Path) -> None:
+    """The H&D pipeline on SmolLM2, capped: every role is a real model call, accounted apart."""
+    require_local_model()
+    out = tmp_path / "hd"
+    args = ["run", "booking", "--system", "hd-pipeline", "--system-model", "llamacpp:smollm2",
+            "--task-ids", "test/000-sng01936", "--max-tokens", "40", "--constrained",
+            "--max-turns", "2", "--no-cache", "--out", str(out), "--quiet"]  # fmt: skip
+    assert main(args) == 0
+    record = json.loads((out / "episodes.jsonl").read_text().splitlines()[0])
+    assert record["outcome"] in {"success", "failure", "aborted"}
+    roles = {r for r, u in record["usage"].items() if r.startswith("system") and u["calls"]}
+    assert "system.domain" in roles, record["usage"].keys()
+    assert all(record["usage"][r]["completion_tokens"] > 0 for r in roles)
