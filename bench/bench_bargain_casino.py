@@ -10,28 +10,18 @@ never in tests. Run: python bench/bench_bargain_casino.py
 from __future__ import annotations
 
 import json
-import resource
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-
-def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+from _proc import timed
 
 
 def _run(tmp: Path, name: str, *args: str) -> tuple[int, float, float]:
     out = tmp / name
     cmd = [sys.executable, "-m", "todeval.cli", "run", "bargain", "--track", "casino",
            "--split", "all", *args, "--no-cache", "--out", str(out), "--quiet"]  # fmt: skip
-    cpu0, t0 = _cpu(), time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    wall, cpu = time.perf_counter() - t0, _cpu() - cpu0
-    if proc.returncode != 0:
-        raise SystemExit(proc.stderr)
+    _, wall, cpu = timed(cmd)
     summary = json.loads((out / "summary.json").read_text())
     return int(summary["metrics"]["bargain.f1"]["micro"]["n"]), wall, cpu
 

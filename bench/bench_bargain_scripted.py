@@ -13,26 +13,16 @@ Speed figures live here, never in tests. Run: python bench/bench_bargain_scripte
 from __future__ import annotations
 
 import json
-import resource
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-
-def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+from _proc import timed
 
 
 def _timed(cmd: list[str]) -> tuple[str, float, float]:
-    cpu0, t0 = _cpu(), time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    wall, cpu = time.perf_counter() - t0, _cpu() - cpu0
-    if proc.returncode != 0:
-        raise SystemExit(proc.stderr)
-    return proc.stdout, wall, cpu
+    done, wall, cpu = timed(cmd)
+    return done.stdout, wall, cpu
 
 
 def _run(tmp: Path, name: str, *args: str) -> tuple[int, float, float]:

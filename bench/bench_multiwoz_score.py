@@ -22,13 +22,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
+
+from _proc import bytecode_env, timed
 
 STANDARD_EVALUATOR_S = 14.9  # median per file, AuGPT, 3 runs (recorded figure, issue 5)
 TARGET_RATIO = 10.0
@@ -43,22 +41,12 @@ FILES = {
 }
 
 
-def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def _run(path: Path, extra: list[str], env: dict[str, str]) -> tuple[float, float]:
     """Wall time and CPU time (all processes of the run) of one scoring process."""
     command = [sys.executable, "-m", "todeval.cli", "score", "multiwoz", str(path),
                "--metrics", "inform,success,bleu,richness", *extra]  # fmt: skip
-    cpu = _cpu()
-    start = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    elapsed = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr.strip()}")
-    return elapsed, _cpu() - cpu
+    _, wall, cpu = timed(command, env)
+    return wall, cpu
 
 
 def main() -> int:
@@ -70,12 +58,7 @@ def main() -> int:
     )
     args = parser.parse_args()
 
-    env = dict(os.environ)
-    cache = None
-    if args.bytecode_cache:
-        cache = tempfile.TemporaryDirectory(prefix="todeval-pyc-")
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env["PYTHONPYCACHEPREFIX"] = cache.name
+    env, cache = bytecode_env(args.bytecode_cache)
     extra_flags = ["--serial"] if args.serial else []
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")

@@ -25,8 +25,8 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
-import time
+
+from _proc import bytecode_env, timed
 
 AIM = 2.0  # todeval --help / import pydantic
 HEAVY = ("numpy", "sacrebleu", "scipy", "pandas")
@@ -42,12 +42,7 @@ PROBE = (
 
 
 def _time(command: list[str], env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    elapsed = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr.strip()}")
-    return elapsed
+    return timed(command, env)[1]
 
 
 def main() -> int:
@@ -58,12 +53,7 @@ def main() -> int:
     )
     args = parser.parse_args()
 
-    env = dict(os.environ)
-    cache = None
-    if args.bytecode_cache:
-        cache = tempfile.TemporaryDirectory(prefix="todeval-pyc-")
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env["PYTHONPYCACHEPREFIX"] = cache.name
+    env, cache = bytecode_env(args.bytecode_cache)
     python = sys.executable
     commands = {
         "python -c pass": [python, "-c", "pass"],
