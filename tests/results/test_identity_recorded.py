@@ -35,6 +35,7 @@ def test_booking_roles_selection_and_protocol() -> None:
         "system_model",
         "module_model",
         "system_url",
+        "system_channel",
         "few_shot",
     ]
     assert roles["user"].config_keys == ["user", "user_model", "user_transcripts"]

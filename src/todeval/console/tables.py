@@ -98,8 +98,8 @@ def usage_table(summary: Summary) -> str:
                 role,
                 str(u.calls),
                 str(u.calls - u.cached_calls),
-                f"{u.prompt_tokens:,}" + ("~" if u.estimated else ""),
-                f"{u.completion_tokens:,}" + ("~" if u.estimated else ""),
+                f"{u.prompt_tokens:,}{u.token_marks}",
+                f"{u.completion_tokens:,}{u.token_marks}",
                 f"{u.cost_usd:.4f}",
                 f"{u.flops:.3g}",
                 f"{lat['p50']:.3f}" if lat else "-",
@@ -131,4 +131,11 @@ def usage_table(summary: Summary) -> str:
     )
     if any(u.estimated for u in summary.usage.values()):
         lines.append("~ token counts estimated (characters / 4): the server reported none")
+    unknown = {r: n for r, u in summary.usage.items() if (n := u.tokens_unknown_calls)}
+    if unknown:
+        said = ", ".join(f"{r} {n}" for r, n in unknown.items())
+        lines.append(
+            f"? token counts unknown for some calls ({said}): the agent reported no usage; "
+            "counted as 0, so tokens and cost are lower bounds"
+        )
     return "\n".join(lines)

@@ -53,6 +53,9 @@ class CallUsage(BaseModel):
     prompt_tokens: Count = 0
     completion_tokens: Count = 0
     estimated: bool = Field(False, description="token counts estimated (server gave none)")
+    tokens_unknown: bool = Field(
+        False, description="token counts not reported and not estimated (an external agent)"
+    )
     latency_s: Amount = 0.0
     cached: bool = False
     cost_usd: Amount = 0.0
@@ -67,6 +70,9 @@ class RoleUsage(BaseModel):
     prompt_tokens: Count = 0
     completion_tokens: Count = 0
     estimated: bool = False
+    tokens_unknown_calls: Count = Field(
+        0, description="calls whose token counts are unknown (counted as 0 in the totals)"
+    )
     latency_s: Amount = 0.0
     cost_usd: Amount = 0.0
     flops: Amount = 0.0
@@ -82,9 +88,15 @@ class RoleUsage(BaseModel):
         self.prompt_tokens += call.prompt_tokens
         self.completion_tokens += call.completion_tokens
         self.estimated = self.estimated or call.estimated
+        self.tokens_unknown_calls += int(call.tokens_unknown)
         self.latency_s += call.latency_s
         self.cost_usd += call.cost_usd
         self.flops += call.flops
+
+    @property
+    def token_marks(self) -> str:
+        """``~`` when counts were estimated, ``?`` when some are unknown (shown after counts)."""
+        return ("~" if self.estimated else "") + ("?" if self.tokens_unknown_calls else "")
 
 
 def sum_usage(calls: list[CallUsage]) -> dict[str, RoleUsage]:

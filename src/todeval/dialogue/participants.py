@@ -12,11 +12,15 @@ Optional hooks are small Protocols of their own, checked with ``isinstance``:
   :class:`PlayerOptions` (otherwise the class is called with no arguments);
 * :class:`ChecksSelection` -- ``check_selection(selection)`` refuses a task set the player
   cannot play (a usage error before any episode runs);
-* :class:`ReportsEndReason` -- ``end_reason`` says, after the episode, why the player ended it.
+* :class:`ReportsEndReason` -- ``end_reason`` says, after the episode, why the player ended it;
+* :class:`Finishes` -- ``finish()`` releases what the player holds for its episode (a
+  connection, a token), awaited once the episode has ended, however it ended
+  (:func:`finish_players`).
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
@@ -95,6 +99,21 @@ class ReportsEndReason(Protocol):
 
     @property
     def end_reason(self) -> str | None: ...
+
+
+@runtime_checkable
+class Finishes(Protocol):
+    """A player that holds resources for its episode."""
+
+    async def finish(self) -> None: ...
+
+
+async def finish_players(*players: object) -> None:
+    """Await ``finish()`` of every player that has one; a failure there changes no result."""
+    for player in players:
+        if isinstance(player, Finishes):
+            with contextlib.suppress(Exception):
+                await player.finish()
 
 
 def is_interactive(player: object) -> bool:

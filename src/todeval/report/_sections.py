@@ -415,7 +415,7 @@ def usage_section(runs: Sequence[RunInput]) -> Markup:
         s = r.summary
         for role, u in s.usage.items():
             lat = s.latency.get(role, {})
-            est = "~" if u.estimated else ""
+            est = u.token_marks
             rows.append(
                 el(
                     "tr",
@@ -466,6 +466,7 @@ def usage_section(runs: Sequence[RunInput]) -> Markup:
             "caption",
             None,
             "Model calls per run and role (~: token counts estimated, the server reported none; "
+            "?: some counts unknown, an agent reported none, counted as 0; "
             "latency percentiles over uncached calls).",
         )
         parts.append(

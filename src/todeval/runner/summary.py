@@ -61,6 +61,7 @@ class _Accumulator:
             self.costs.setdefault(role, []).append(u.cost_usd)
             self.flops.setdefault(role, []).append(u.flops)
             total.estimated = total.estimated or u.estimated
+            total.tokens_unknown_calls += u.tokens_unknown_calls
             self.latencies.setdefault(role, []).extend(u.call_latencies_s)
         if not r.outcome.counts_in_metrics:
             return

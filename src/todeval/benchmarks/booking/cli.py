@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from todeval.agents.channels import CHANNELS
 from todeval.benchmarks.booking.audit import audit_task
 from todeval.benchmarks.booking.players import SYSTEMS, USERS
 from todeval.benchmarks.booking.profile import PROFILE
@@ -94,7 +95,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="TOML or YAML file of named models (prices, sizes, limits, generation args)",
     )
     models.add_argument(
-        "--system-url", default=None, metavar="URL", help="base URL of an --system http system"
+        "--system-url",
+        default=None,
+        metavar="URL",
+        help="endpoint of an --system http system, or the chat endpoint of an --system agent",
+    )
+    models.add_argument(
+        "--channel",
+        default=None,
+        choices=CHANNELS,
+        help="--system agent: the shape of its chat endpoint (default openai-chat)",
     )
     models.add_argument(
         "--few-shot",
@@ -147,6 +157,7 @@ def _config(args: argparse.Namespace) -> BookingConfig:
         models_file=args.models_file,
         models_file_sha256=models_file_digest(args.models_file),
         system_url=args.system_url,
+        system_channel=args.channel,
         few_shot=_few_shot(args.few_shot),
         task_set=args.tasks,
         task_ids=settings.pop("ids"),

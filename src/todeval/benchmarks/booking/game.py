@@ -49,7 +49,7 @@ from todeval.benchmarks.booking.taxonomy import classify, unrealistic_class
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord
 from todeval.dialogue.episode import EpisodeEnd, EpisodeLog, EpisodeStreams, Termination, guarded
-from todeval.dialogue.participants import ReportsEndReason
+from todeval.dialogue.participants import ReportsEndReason, finish_players
 
 BENCHMARK = "booking"
 OnViolation = Literal["abort", "reprompt"]
@@ -217,6 +217,8 @@ class GameMaster:
             end = await self._dialogue()
         except EpisodeEnd as exc:
             end = exc
+        finally:
+            await finish_players(self.system, self.user)
         self.log.finish(end)
         return self._record(end)
 

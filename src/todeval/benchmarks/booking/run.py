@@ -48,6 +48,9 @@ class BookingConfig(RunSettings):
     models_file: str | None = None
     models_file_sha256: str | None = None
     system_url: str | None = None
+    system_channel: str | None = Field(
+        None, description="--system agent: the chat endpoint's shape (None: openai-chat)"
+    )
     few_shot: int | None = Field(
         None, ge=0, description="hd-pipeline: retrieved examples per prompt (None: its default)"
     )
@@ -109,9 +112,29 @@ def build_plan(
             raise UsageError("--few-shot is for --system hd-pipeline")
         system_extra["few_shot"] = config.few_shot
     aclose = models.aclose
-    if config.system == "http":
+    if config.system_channel is not None and config.system != "agent":
+        raise UsageError("--channel is for --system agent")
+    if config.system == "agent":
+        # one MCP tool server and one keep-alive client for every episode's agent
+        from todeval.agents.channels import check_channel, check_url
+        from todeval.benchmarks.booking.llm_systems.agent_system import booking_hub
+
+        check_url(config.system_url, "--system-url")
+        system_extra["channel"] = check_channel(config.system_channel or "openai-chat")
+        if config.system_model is not None:
+            raise UsageError("--system agent brings its own model: drop --system-model")
+        hub = booking_hub(config.task_set)
+        system_extra["agent_hub"] = hub
+
+        async def aclose() -> None:
+            try:
+                await hub.aclose()
+            finally:
+                await models.aclose()
+
+    elif config.system == "http":
         # one keep-alive client for every episode's http system, closed with the run
-        from todeval.benchmarks.booking.llm_systems.http_system import HttpClients
+        from todeval.agents.http import HttpClients
 
         clients = HttpClients()
         system_extra["http_clients"] = clients
@@ -188,6 +211,15 @@ def build_plan(
     return plan, tasks
 
 
+SYSTEM_CONFIG_KEYS = [
+    "system",
+    "system_model",
+    "module_model",
+    "system_url",
+    "system_channel",
+    "few_shot",
+]
+"""The config fields that say who the system is (its role identity)."""
 USER_TEMPLATES = ("user", "user_opening")
 """The templates the LLM user reads; every other template is a system's."""
 
@@ -204,7 +236,7 @@ def _roles(
             model=config.system_model,
             infos=infos,
             prompts_sha256=prompts.digest_of(system_templates) if llm_system else None,
-            config_keys=["system", "system_model", "module_model", "system_url", "few_shot"],
+            config_keys=SYSTEM_CONFIG_KEYS,
         ),
         "user": role_identity(
             config.user,

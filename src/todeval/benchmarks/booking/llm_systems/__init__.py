@@ -11,7 +11,9 @@ from :class:`~todeval.benchmarks.booking.protocol.PlayerOptions` by its ``from_o
 * ``hd-pipeline`` -- the Hudeček & Dušek (2023) pipeline: domain detection, state tracking,
   DB search and booking from the state, response generation (few-shot examples by BM25;
   ``hd-pipeline-zeroshot`` without them);
-* ``http`` -- a system behind an HTTP endpoint speaking the game master's action protocol.
+* ``http`` -- a system behind an HTTP endpoint speaking the game master's action protocol;
+* ``agent`` -- an agent of any framework behind its own chat endpoint, calling the booking
+  tools over MCP (``todeval.agents``).
 
 :data:`LLM_SYSTEMS` maps these names to ``"module:Class"`` references (imported on demand).
 """
@@ -28,6 +30,7 @@ LLM_SYSTEMS: dict[str, str] = {
     "hd-pipeline": f"{_PACKAGE}.hd_pipeline:HDPipelineSystem",
     "hd-pipeline-zeroshot": f"{_PACKAGE}.hd_pipeline:HDPipelineZeroShotSystem",
     "http": f"{_PACKAGE}.http_system:HttpSystem",
+    "agent": f"{_PACKAGE}.agent_system:AgentSystem",
 }
 
 __all__ = ["LLM_SYSTEMS"]

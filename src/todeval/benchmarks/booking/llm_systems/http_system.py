@@ -25,17 +25,15 @@ TCP handshake) on every call.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import time
 import uuid
-import weakref
 from typing import Any
 
 import httpx
 from pydantic import BaseModel, Field, ValidationError
 
+from todeval.agents.http import HttpClients
 from todeval.backends.accounting import valid_token_count
 from todeval.benchmarks.booking.protocol import (
     Observation,
@@ -102,35 +100,6 @@ def _usage(reported: _Usage | None, latency_s: float) -> CallUsage:
         estimated=not valid,
         latency_s=latency_s,
     )
-
-
-class HttpClients:
-    """The keep-alive HTTP clients of a run's http systems: one per event loop (a client is
-    bound to the loop it first ran on), made on first use and closed by :meth:`aclose`."""
-
-    def __init__(self) -> None:
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]
-        self._clients = weakref.WeakKeyDictionary()
-
-    def client(self) -> httpx.AsyncClient:
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None or client.is_closed:
-            # The timeout is set per request. No pool limit: the run's --max-concurrency bounds
-            # the requests in flight, and a request queued for a free connection (httpx's
-            # default: 100, of which 20 kept alive) would be timed as the system's latency.
-            unbounded = httpx.Limits(max_connections=None, max_keepalive_connections=None)
-            client = httpx.AsyncClient(trust_env=False, limits=unbounded)
-            self._clients[loop] = client
-        return client
-
-    async def aclose(self) -> None:
-        """Close the current loop's client; those of other loops (ended) are dropped."""
-        client = self._clients.pop(asyncio.get_running_loop(), None)
-        self._clients.clear()
-        if client is not None:
-            with contextlib.suppress(httpx.HTTPError, OSError):  # a connection already gone
-                await client.aclose()
 
 
 _SHARED = HttpClients()

@@ -1,0 +1,202 @@
+"""A booking agent built with the OpenAI Agents SDK, evaluated by todeval through its own chat
+endpoint while it uses todeval's booking tools over MCP.
+
+    pip install openai-agents            # the agent framework (todeval[agents] has it)
+    python examples/agents_sdk_agent.py --port 8770 --model-url http://127.0.0.1:8000/v1 \\
+        --model my-model
+    todeval run booking --system agent --system-url http://127.0.0.1:8770/v1/chat/completions
+
+The agent is an ordinary Agents SDK agent: instructions, an OpenAI-compatible chat model, and
+one MCP server for its tools. The only todeval-specific part is where the MCP server is: every
+request from todeval names the run's MCP endpoint and this episode's token (headers
+``X-Todeval-Mcp-Url`` and ``X-Todeval-Episode-Token``, or the body's ``metadata`` /
+``mcp``), and the agent connects there with ``Authorization: Bearer <token>``.
+
+It answers on all three channel shapes todeval speaks (see docs/agents.md):
+
+* ``POST /v1/chat/completions`` -- ``--channel openai-chat`` (the default): the whole dialogue
+  in ``messages``; the reply is a chat completion with the agent's summed token usage;
+* ``POST /webhooks/rest/webhook`` -- ``--channel rasa-rest``: ``{"sender", "message",
+  "metadata"}``, the dialogue kept here per sender;
+* ``POST /chat`` -- ``--channel plain``: ``{"conversation_id", "message", "mcp"}``.
+
+The model key, if the model server needs one, is read from ``AGENT_MODEL_API_KEY``. Tracing
+is disabled: nothing leaves this machine but requests to the model server and the MCP server.
+With ``--port 0`` the OS picks a free port; the first line printed is the port.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
+
+from agents import (  # noqa: E402  (tracing is disabled before the SDK is imported)
+    Agent,
+    ModelSettings,
+    OpenAIChatCompletionsModel,
+    Runner,
+    set_tracing_disabled,
+)
+from agents.mcp import MCPServerStreamableHttp  # noqa: E402
+from openai import AsyncOpenAI  # noqa: E402
+
+INSTRUCTIONS = """You are the booking assistant of a Cambridge travel information desk.
+You help visitors find and book restaurants, hotels and trains, and find attractions and taxis.
+Use the search tools to look venues up and the booking tools to make bookings; never invent a
+venue, a detail or a reference number. Ask for what you still need (people, day, time, nights)
+before booking. Keep replies short and friendly."""
+
+
+def settings(args: argparse.Namespace) -> dict[str, Any]:
+    return {"model_url": args.model_url, "model": args.model, "max_turns": args.max_turns}
+
+
+async def run_agent(
+    config: dict[str, Any], history: list[dict[str, str]], mcp_url: str | None, token: str | None
+) -> tuple[str, dict[str, int]]:
+    """One turn of the agent: its reply to the dialogue so far, and the tokens it used."""
+    client = AsyncOpenAI(
+        base_url=config["model_url"], api_key=os.environ.get("AGENT_MODEL_API_KEY", "unused")
+    )
+    model = OpenAIChatCompletionsModel(model=config["model"], openai_client=client)
+    servers = []
+    if mcp_url and token:
+        servers.append(
+            MCPServerStreamableHttp(
+                params={"url": mcp_url, "headers": {"Authorization": f"Bearer {token}"}},
+                name="todeval-booking",
+                cache_tools_list=True,
+                client_session_timeout_seconds=120,
+            )
+        )
+    agent = Agent(
+        name="booking assistant",
+        instructions=INSTRUCTIONS,
+        model=model,
+        model_settings=ModelSettings(temperature=0.0),
+        mcp_servers=servers,
+    )
+    try:
+        for server in servers:
+            await server.connect()
+        result = await Runner.run(agent, input=history, max_turns=config["max_turns"])  # type: ignore[arg-type]
+    finally:
+        for server in servers:
+            await server.cleanup()
+        await client.close()
+    usage = result.context_wrapper.usage
+    counts = {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens}
+    return str(result.final_output or ""), counts
+
+
+class AgentHandler(BaseHTTPRequestHandler):
+    config: dict[str, Any] = {}
+    dialogues: dict[str, list[dict[str, str]]] = {}
+    lock = threading.Lock()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+    def _send(self, status: int, body: Any) -> None:
+        data = json.dumps(body).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except json.JSONDecodeError:
+            self._send(400, {"error": "body is not JSON"})
+            return
+        mcp_url = self.headers.get("X-Todeval-Mcp-Url")
+        token = self.headers.get("X-Todeval-Episode-Token")
+        try:
+            if self.path == "/v1/chat/completions":
+                history = [
+                    {"role": m["role"], "content": m["content"]} for m in body["messages"]
+                ]
+                text, usage = asyncio.run(run_agent(self.config, history, mcp_url, token))
+                self._send(200, completion(text, usage, self.config["model"]))
+            elif self.path == "/webhooks/rest/webhook":
+                text, _ = self._stateful(str(body["sender"]), str(body["message"]), mcp_url, token)
+                self._send(200, [{"recipient_id": body["sender"], "text": text}])
+            elif self.path == "/chat":
+                mcp = body.get("mcp") or {}
+                text, usage = self._stateful(
+                    str(body["conversation_id"]),
+                    str(body["message"]),
+                    mcp.get("url", mcp_url),
+                    mcp.get("token", token),
+                )
+                self._send(200, {"reply": text, "usage": usage})
+            else:
+                self._send(404, {"error": f"no route {self.path}"})
+        except Exception as exc:  # the agent failed: an error status, as a deployed one gives
+            self._send(500, {"error": f"{type(exc).__name__}: {exc}"})
+
+    def _stateful(
+        self, conversation: str, message: str, mcp_url: str | None, token: str | None
+    ) -> tuple[str, dict[str, int]]:
+        """Channels that send one message: the dialogue is kept here, per conversation."""
+        with self.lock:
+            history = self.dialogues.setdefault(conversation, [])
+            history.append({"role": "user", "content": message})
+            sent = list(history)
+        text, usage = asyncio.run(run_agent(self.config, sent, mcp_url, token))
+        with self.lock:
+            history.append({"role": "assistant", "content": text})
+        return text, usage
+
+
+def completion(text: str, usage: dict[str, int], model: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-agent",
+        "object": "chat.completion",
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {**usage, "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"]},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8770)
+    parser.add_argument("--model-url", required=True, help="OpenAI-compatible base URL (…/v1)")
+    parser.add_argument("--model", default="default", help="model name at that server")
+    parser.add_argument("--max-turns", type=int, default=20, help="agent loop steps per reply")
+    args = parser.parse_args(argv)
+    set_tracing_disabled(True)
+    AgentHandler.config = settings(args)
+    server = ThreadingHTTPServer((args.host, args.port), AgentHandler)
+    server.daemon_threads = True
+    print(server.server_address[1], flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

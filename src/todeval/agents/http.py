@@ -1,0 +1,41 @@
+"""The keep-alive HTTP clients a run uses to reach endpoints it does not own (a system under
+test behind HTTP, an agent's chat endpoint): one ``httpx.AsyncClient`` per event loop, made on
+first use and closed with the run, so a recorded latency is a request's round trip, not a
+client's set-up."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import weakref
+
+import httpx
+
+
+class HttpClients:
+    """The keep-alive HTTP clients of a run's http systems: one per event loop (a client is
+    bound to the loop it first ran on), made on first use and closed by :meth:`aclose`."""
+
+    def __init__(self) -> None:
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]
+        self._clients = weakref.WeakKeyDictionary()
+
+    def client(self) -> httpx.AsyncClient:
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None or client.is_closed:
+            # The timeout is set per request. No pool limit: the run's --max-concurrency bounds
+            # the requests in flight, and a request queued for a free connection (httpx's
+            # default: 100, of which 20 kept alive) would be timed as the system's latency.
+            unbounded = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+            client = httpx.AsyncClient(trust_env=False, limits=unbounded)
+            self._clients[loop] = client
+        return client
+
+    async def aclose(self) -> None:
+        """Close the current loop's client; those of other loops (ended) are dropped."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        self._clients.clear()
+        if client is not None:
+            with contextlib.suppress(httpx.HTTPError, OSError):  # a connection already gone
+                await client.aclose()
