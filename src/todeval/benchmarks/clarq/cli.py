@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from todeval.agents.channels import CHANNELS
 from todeval.benchmarks.clarq._report import format_summary
 from todeval.benchmarks.clarq._scoring import ClarqSummary
 from todeval.benchmarks.clarq._tasks import SPLITS
@@ -72,6 +73,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="what --seeker replay replays: a clarq run directory or a released result file",
     )
+    models.add_argument(
+        "--seeker-url",
+        metavar="URL",
+        help="--seeker agent: the chat endpoint of the external agent playing the seeker",
+    )
+    models.add_argument(
+        "--channel",
+        default=None,
+        choices=CHANNELS,
+        help="--seeker agent: the shape of its chat endpoint (default openai-chat)",
+    )
     models.add_argument("--provider-model", metavar="SPEC", help="model of an LLM provider")
     models.add_argument(
         "--judge-model",
@@ -116,6 +128,8 @@ def _config(args: argparse.Namespace) -> ClarqConfig:
         seeker_model=args.seeker_model,
         seeker_mode=args.seeker_mode,
         seeker_replay=args.seeker_replay,
+        seeker_url=args.seeker_url,
+        seeker_channel=args.channel,
         provider=args.provider,
         provider_model=args.provider_model,
         judge_model=args.judge_model,

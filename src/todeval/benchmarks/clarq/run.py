@@ -59,8 +59,8 @@ from todeval.runner.summary import summarize
 
 PROMPTS_PACKAGE = "todeval.benchmarks.clarq"  # prompts/: seeker_* (ours here), provider_*
 SUCCESS = "clarq.success"
-MODELLESS_SEEKERS = ("oracle", "wrong", "quitter", "replay", "human")
-"""Built-in seekers that call no model (``--seeker-mode`` means nothing to them)."""
+MODELLESS_SEEKERS = ("oracle", "wrong", "quitter", "replay", "human", "agent")
+"""Built-in seekers that call no model of ours (``--seeker-mode`` means nothing to them)."""
 
 
 class ClarqConfig(RunSettings):
@@ -75,6 +75,10 @@ class ClarqConfig(RunSettings):
     seeker_mode: SeekerMode = "completion"
     seeker_replay: str | None = None
     seeker_replay_sha256: str | None = None
+    seeker_url: str | None = Field(None, description="--seeker agent: its chat endpoint")
+    seeker_channel: str | None = Field(
+        None, description="--seeker agent: the chat endpoint's shape (None: openai-chat)"
+    )
     provider: str = "rule"
     provider_model: str | None = None
     judge_model: str | None = None
@@ -182,6 +186,18 @@ def _check(config: ClarqConfig) -> None:
         raise UsageError("--seeker replay needs --seeker-replay RUN_DIR|RESULT_FILE")
     if config.seeker_replay is not None and config.seeker != "replay":
         raise UsageError("--seeker-replay is for --seeker replay")
+    if config.seeker != "agent":
+        if config.seeker_url is not None:
+            raise UsageError("--seeker-url is for --seeker agent")
+        if config.seeker_channel is not None:
+            raise UsageError("--channel is for --seeker agent")
+    else:
+        from todeval.agents.channels import check_channel, check_url
+
+        check_url(config.seeker_url, "--seeker-url")
+        check_channel(config.seeker_channel or "openai-chat")
+        if config.seeker_model is not None:
+            raise UsageError("--seeker agent brings its own model: drop --seeker-model")
 
 
 def _task_set_hash(tasks: Iterable[ClarqTask]) -> str:
@@ -229,6 +245,22 @@ def build_plan(config: ClarqConfig, runtime: RuntimeOptions | None = None) -> Ru
         extra["replay"] = load_replay(config.seeker_replay, config.lang)
         if not any(f"{i}#0" in extra["replay"] for i in ids):
             raise BadInputError(f"{config.seeker_replay}: no dialogue of the selected tasks")
+    aclose = models.aclose
+    if config.seeker == "agent":
+        # one keep-alive client for every episode's agent seeker, closed with the run
+        from todeval.agents.hub import AgentHub
+
+        hub = AgentHub()
+        extra.update(
+            agent_hub=hub, url=config.seeker_url, channel=config.seeker_channel or "openai-chat"
+        )
+
+        async def aclose() -> None:
+            try:
+                await hub.aclose()
+            finally:
+                await models.aclose()
+
     seeker_options = PlayerOptions(
         role="seeker", model=models.maybe(config.seeker_model), extra=extra, **common
     )
@@ -301,7 +333,7 @@ def build_plan(config: ClarqConfig, runtime: RuntimeOptions | None = None) -> Ru
         selection=selection,
         protocol=config.protocol,
         factory="todeval.benchmarks.clarq.run:plan_from_config",
-        aclose=models.aclose,
+        aclose=aclose,
         success_metric=SUCCESS,
         finalize=finalize,
         interactive=is_interactive(first_seeker),
@@ -376,7 +408,7 @@ def _roles(
     seeker = config.seeker
     if seeker == "llm" and config.seeker_mode == "chat":
         seeker = "llm-chat"
-    reads_prompts = config.seeker_model is not None or config.seeker == "human"
+    reads_prompts = config.seeker_model is not None or config.seeker in ("human", "agent")
     return {
         "seeker": role_identity(
             seeker,
@@ -389,6 +421,8 @@ def _roles(
                 "seeker_mode",
                 "seeker_replay",
                 "seeker_replay_sha256",
+                "seeker_url",
+                "seeker_channel",
             ],
         ),
         "provider": role_identity(

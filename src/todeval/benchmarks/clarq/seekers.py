@@ -19,7 +19,9 @@ Built-ins (``--seeker NAME``; any ``package.module:Class`` works too):
   task (topics that do not occur in it), then says goodbye;
 * ``quitter`` -- says goodbye at once;
 * ``replay`` -- the shared replay participant over a transcript (``--seeker-replay``: a run
-  directory or a released result file), the recorded seeker turns of the same task and trial.
+  directory or a released result file), the recorded seeker turns of the same task and trial;
+* ``agent`` -- an external agent behind its chat endpoint (``--seeker-url URL``,
+  ``--channel``), told what a chat-mode LLM seeker is told (:mod:`.agent_seeker`).
 
 Prompt templates (``prompts/``, English and Chinese, overridable with ``--prompts DIR``):
 
@@ -430,6 +432,7 @@ SEEKERS: dict[str, str] = {
     "wrong": f"{__name__}:WrongSeeker",
     "quitter": f"{__name__}:QuitterSeeker",
     "replay": f"{__name__}:ReplaySeeker",
+    "agent": "todeval.benchmarks.clarq.agent_seeker:AgentSeeker",
 }
 
 SEEKER: Role[Seeker] = Role("seeker", "seeker", Seeker, SEEKERS)
