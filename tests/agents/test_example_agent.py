@@ -1,0 +1,104 @@
+"""The example Agents SDK agent (a real process, driven by the scripted model server) books test
+task 0 through todeval's MCP tools, under each of the three chat channels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from todeval.benchmarks.booking.schema import BOOKING_TOOLS, DB_TOOLS
+
+from .conftest import AgentStack, events, run_agent_booking
+
+CALL_EVENTS = ("db_query", "booking_request")
+RESULT_EVENTS = {"db_query": "db_result", "booking_request": "booking_result"}
+
+
+def served_tool_calls(served: list[tuple[dict[str, Any], Any]]) -> list[tuple[str, dict]]:
+    calls = []
+    for _, reply in served:
+        for call in reply.tool_calls:
+            assert isinstance(call.arguments, dict)
+            calls.append((call.name, call.arguments))
+    return calls
+
+
+def text_of(message: dict[str, Any]) -> str:
+    """A chat message's text (a string, or a list of text parts as the Agents SDK sends)."""
+    content = message.get("content")
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""
+
+
+def as_event(name: str, arguments: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """The game-master event a served tool call must become."""
+    if name in DB_TOOLS:
+        return ("db_query", DB_TOOLS[name], arguments)
+    return ("booking_request", BOOKING_TOOLS[name], arguments)
+
+
+@pytest.mark.parametrize("channel", ["openai-chat", "rasa-rest", "plain"])
+def test_example_agent_books_test_task_0(
+    booking_stack: AgentStack, tmp_path: Path, channel: str
+) -> None:
+    mark = booking_stack.mark()
+    run = run_agent_booking(tmp_path / "run", booking_stack.url(channel), channel=channel)
+    record = run.record
+    assert run.exit_code == 0
+    assert record["outcome"] == "success", record["reason"]
+    assert record["metrics"]["booking.booking_accuracy"] == 1.0
+    assert run.manifest["config"]["system"] == "agent"
+    assert run.manifest["config"]["system_channel"] in (channel, None)
+
+    # the game master's events for the agent's tool calls, in order, each answered at once
+    played = [(i, e) for i, e in enumerate(record["events"]) if e["kind"] in CALL_EVENTS]
+    game = [
+        e["kind"] for e in record["events"] if e["kind"] in (*CALL_EVENTS, *RESULT_EVENTS.values())
+    ]
+    assert game == ["db_query", "db_result", "booking_request", "booking_result"]
+    for index, event in played:
+        assert event["actor"] == "system"
+        answer = record["events"][index + 1]
+        assert answer["kind"] == RESULT_EVENTS[event["kind"]]
+        assert answer["actor"] == "game_master"
+    assert events(record, "db_result")[0]["data"]["total"] == 1
+    booked = events(record, "booking_result")[0]["data"]
+    assert booked["ok"] is True
+    hotel = record["details"]["bookings"]["hotel"]
+    assert hotel["reference"] == booked["reference"]
+    assert hotel["info"]["name"] == "city centre north b and b"
+    assert hotel["book"] == {"people": "1", "day": "friday", "stay": "5"}
+
+    # every tool call the model sent reached the game master as a validated call, unchanged
+    served = booking_stack.served_since(mark)
+    calls = served_tool_calls(served)
+    assert len(calls) == 2
+    seen = [(e["kind"], e["data"]["domain"], e["data"]["arguments"]) for _, e in played]
+    assert seen == [as_event(name, arguments) for name, arguments in calls]
+
+    # the agent read the game master's answers: the model saw each result as a tool message
+    tool_texts = [text_of(m) for body, _ in served for m in body["messages"] if m["role"] == "tool"]
+    assert any('"total":1' in t for t in tool_texts), tool_texts
+    assert any(booked["reference"] in t for t in tool_texts), tool_texts
+    last_message = events(record, "system_message")[-1]["data"]["text"]
+    assert last_message == f"Booked! Your reference number is {booked['reference']}. Anything else?"
+
+    # accounting: one call per agent reply under the role "system"
+    usage = record["usage"]["system"]
+    replies = len(events(record, "system_message"))
+    assert replies == 2
+    assert usage["calls"] == replies
+    if channel == "rasa-rest":  # Rasa reports no tokens: unknown, never estimated
+        assert usage["tokens_unknown_calls"] == replies
+        assert usage["prompt_tokens"] == usage["completion_tokens"] == 0
+    else:  # the agent's own summed usage of its model calls, as the model server reported it
+        assert usage["tokens_unknown_calls"] == 0
+        assert usage["prompt_tokens"] == sum(r.usage.prompt_tokens for _, r in served)
+        assert usage["completion_tokens"] == sum(r.usage.completion_tokens for _, r in served)
+        assert usage["prompt_tokens"] == 100 * len(served) > 0
+    summary = run.summary["usage"]["system"]
+    assert summary["tokens_unknown_calls"] == usage["tokens_unknown_calls"]
+    assert summary["prompt_tokens"] == usage["prompt_tokens"]
