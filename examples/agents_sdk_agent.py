@@ -22,7 +22,9 @@ It answers on all three channel shapes todeval speaks (see docs/agents.md):
 
 The model key, if the model server needs one, is read from ``AGENT_MODEL_API_KEY``. Tracing
 is disabled: nothing leaves this machine but requests to the model server and the MCP server.
-With ``--port 0`` the OS picks a free port; the first line printed is the port.
+With ``--port 0`` the OS picks a free port; the first line printed is the port. With
+``--timing-log FILE`` every tool call's duration as the agent sees it (the MCP round trip) is
+appended to FILE as a JSON line (``bench/bench_agent_mcp.py`` reads it).
 """
 
 from __future__ import annotations
@@ -33,20 +35,24 @@ import json
 import os
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
 os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
 
-from agents import (  # noqa: E402  (tracing is disabled before the SDK is imported)
+from agents import (  # imported after tracing is disabled
     Agent,
     ModelSettings,
     OpenAIChatCompletionsModel,
+    RunContextWrapper,
+    RunHooks,
     Runner,
+    Tool,
     set_tracing_disabled,
 )
-from agents.mcp import MCPServerStreamableHttp  # noqa: E402
-from openai import AsyncOpenAI  # noqa: E402
+from agents.mcp import MCPServerStreamableHttp
+from openai import AsyncOpenAI
 
 INSTRUCTIONS = """You are the booking assistant of a Cambridge travel information desk.
 You help visitors find and book restaurants, hotels and trains, and find attractions and taxis.
@@ -56,50 +62,100 @@ before booking. Keep replies short and friendly."""
 
 
 def settings(args: argparse.Namespace) -> dict[str, Any]:
-    return {"model_url": args.model_url, "model": args.model, "max_turns": args.max_turns}
+    return {
+        "model_url": args.model_url,
+        "model": args.model,
+        "max_turns": args.max_turns,
+        "timing_log": args.timing_log,
+    }
 
 
-async def run_agent(
-    config: dict[str, Any], history: list[dict[str, str]], mcp_url: str | None, token: str | None
-) -> tuple[str, dict[str, int]]:
-    """One turn of the agent: its reply to the dialogue so far, and the tokens it used."""
-    client = AsyncOpenAI(
-        base_url=config["model_url"], api_key=os.environ.get("AGENT_MODEL_API_KEY", "unused")
-    )
-    model = OpenAIChatCompletionsModel(model=config["model"], openai_client=client)
-    servers = []
-    if mcp_url and token:
-        servers.append(
-            MCPServerStreamableHttp(
-                params={"url": mcp_url, "headers": {"Authorization": f"Bearer {token}"}},
-                name="todeval-booking",
-                cache_tools_list=True,
-                client_session_timeout_seconds=120,
-            )
+class ToolTimer(RunHooks[Any]):
+    """Appends each tool call's duration (start to result, as the agent sees it) to a file."""
+
+    lock = threading.Lock()
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.started: dict[str, float] = {}
+
+    async def on_tool_start(self, context: RunContextWrapper[Any], agent: Any, tool: Tool) -> None:
+        self.started[tool.name] = time.perf_counter()
+
+    async def on_tool_end(
+        self, context: RunContextWrapper[Any], agent: Any, tool: Tool, result: object
+    ) -> None:
+        seconds = time.perf_counter() - self.started.pop(tool.name, time.perf_counter())
+        line = json.dumps({"tool": tool.name, "seconds": round(seconds, 6)})
+        with self.lock, open(self.path, "a", encoding="utf-8") as out:
+            out.write(line + "\n")
+
+
+class BookingAgent:
+    """The agent: one event loop (in a thread of its own) and one model client for every
+    request; each reply connects to the MCP server named in its request."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.config = config
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, name="agent-loop", daemon=True).start()
+        self.model = asyncio.run_coroutine_threadsafe(self._model(), self.loop).result()
+
+    async def _model(self) -> OpenAIChatCompletionsModel:
+        client = AsyncOpenAI(
+            base_url=self.config["model_url"],
+            api_key=os.environ.get("AGENT_MODEL_API_KEY", "unused"),
         )
-    agent = Agent(
-        name="booking assistant",
-        instructions=INSTRUCTIONS,
-        model=model,
-        model_settings=ModelSettings(temperature=0.0),
-        mcp_servers=servers,
-    )
-    try:
-        for server in servers:
-            await server.connect()
-        result = await Runner.run(agent, input=history, max_turns=config["max_turns"])  # type: ignore[arg-type]
-    finally:
-        for server in servers:
-            await server.cleanup()
-        await client.close()
-    usage = result.context_wrapper.usage
-    counts = {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens}
-    return str(result.final_output or ""), counts
+        return OpenAIChatCompletionsModel(model=self.config["model"], openai_client=client)
+
+    def reply(
+        self, history: list[dict[str, str]], mcp_url: str | None, token: str | None
+    ) -> tuple[str, dict[str, int]]:
+        """One turn (called from a request thread): the reply and the tokens it used."""
+        turn = self._turn(history, mcp_url, token)
+        return asyncio.run_coroutine_threadsafe(turn, self.loop).result()
+
+    async def _turn(
+        self, history: list[dict[str, str]], mcp_url: str | None, token: str | None
+    ) -> tuple[str, dict[str, int]]:
+        servers = []
+        if mcp_url and token:
+            servers.append(
+                MCPServerStreamableHttp(
+                    params={"url": mcp_url, "headers": {"Authorization": f"Bearer {token}"}},
+                    name="todeval-booking",
+                    cache_tools_list=True,
+                    client_session_timeout_seconds=120,
+                )
+            )
+        agent = Agent(
+            name="booking assistant",
+            instructions=INSTRUCTIONS,
+            model=self.model,
+            model_settings=ModelSettings(temperature=0.0),
+            mcp_servers=servers,
+        )
+        try:
+            for server in servers:
+                await server.connect()
+            log = self.config.get("timing_log")
+            result = await Runner.run(
+                agent,
+                input=history,  # type: ignore[arg-type]
+                max_turns=self.config["max_turns"],
+                hooks=ToolTimer(log) if log else None,
+            )
+        finally:
+            for server in servers:
+                await server.cleanup()
+        usage = result.context_wrapper.usage
+        counts = {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens}
+        return str(result.final_output or ""), counts
 
 
 class AgentHandler(BaseHTTPRequestHandler):
-    config: dict[str, Any] = {}
-    dialogues: dict[str, list[dict[str, str]]] = {}
+    agent: ClassVar[BookingAgent]
+    dialogues: ClassVar[dict[str, list[dict[str, str]]]] = {}
     lock = threading.Lock()
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -124,11 +180,9 @@ class AgentHandler(BaseHTTPRequestHandler):
         token = self.headers.get("X-Todeval-Episode-Token")
         try:
             if self.path == "/v1/chat/completions":
-                history = [
-                    {"role": m["role"], "content": m["content"]} for m in body["messages"]
-                ]
-                text, usage = asyncio.run(run_agent(self.config, history, mcp_url, token))
-                self._send(200, completion(text, usage, self.config["model"]))
+                history = [{"role": m["role"], "content": m["content"]} for m in body["messages"]]
+                text, usage = self.agent.reply(history, mcp_url, token)
+                self._send(200, completion(text, usage, self.agent.config["model"]))
             elif self.path == "/webhooks/rest/webhook":
                 text, _ = self._stateful(str(body["sender"]), str(body["message"]), mcp_url, token)
                 self._send(200, [{"recipient_id": body["sender"], "text": text}])
@@ -154,7 +208,7 @@ class AgentHandler(BaseHTTPRequestHandler):
             history = self.dialogues.setdefault(conversation, [])
             history.append({"role": "user", "content": message})
             sent = list(history)
-        text, usage = asyncio.run(run_agent(self.config, sent, mcp_url, token))
+        text, usage = self.agent.reply(sent, mcp_url, token)
         with self.lock:
             history.append({"role": "assistant", "content": text})
         return text, usage
@@ -183,9 +237,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model-url", required=True, help="OpenAI-compatible base URL (…/v1)")
     parser.add_argument("--model", default="default", help="model name at that server")
     parser.add_argument("--max-turns", type=int, default=20, help="agent loop steps per reply")
+    parser.add_argument("--timing-log", default=None, help="append tool-call durations here")
     args = parser.parse_args(argv)
     set_tracing_disabled(True)
-    AgentHandler.config = settings(args)
+    AgentHandler.agent = BookingAgent(settings(args))
     server = ThreadingHTTPServer((args.host, args.port), AgentHandler)
     server.daemon_threads = True
     print(server.server_address[1], flush=True)

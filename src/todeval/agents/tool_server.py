@@ -12,8 +12,9 @@ open episode, is refused with a JSON-RPC error (code :data:`REFUSED`); listing t
 token. Over stdio the connection is the spawning client's own pipe: a server started with a
 ``stdio_line`` answers token-less calls on that line.
 
-Transports: streamable HTTP on a loopback address (stateless, JSON responses; the server runs in
-its own thread with its own event loop, so episodes on any event loop can use it), and stdio.
+Transports: streamable HTTP on a loopback address (MCP sessions, SSE responses; the server runs
+in its own thread with its own event loop, so episodes on any event loop can use it), and
+stdio.
 """
 
 from __future__ import annotations
@@ -194,8 +195,10 @@ class ToolServer:
         try:
             import uvicorn
 
+            # Sessions and SSE responses: a call then takes about 6 ms on loopback; stateless
+            # JSON responses took about 48 ms (bench/bench_agent_mcp.py, docs/agents.md).
             app = self.mcp_server().streamable_http_app(
-                streamable_http_path=MCP_PATH, json_response=True, stateless_http=True,
+                streamable_http_path=MCP_PATH, json_response=False, stateless_http=False,
                 host=self.host,
             )  # fmt: skip
             family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
