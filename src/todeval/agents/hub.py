@@ -4,6 +4,8 @@ the first episode opens, stopped when the run ends)."""
 
 from __future__ import annotations
 
+import asyncio
+
 from todeval.agents.http import HttpClients
 from todeval.agents.tool_server import ToolServer, ToolSpec
 
@@ -16,6 +18,6 @@ class AgentHub:
     async def aclose(self) -> None:
         try:
             if self.tool_server is not None:
-                self.tool_server.stop()
+                await asyncio.to_thread(self.tool_server.stop)
         finally:
             await self.clients.aclose()

@@ -208,7 +208,7 @@ class ToolServer:
             self.port = sock.getsockname()[1]
             config = uvicorn.Config(
                 app, log_level="critical", access_log=False, lifespan="on",
-                timeout_keep_alive=30,
+                timeout_keep_alive=30, timeout_graceful_shutdown=2,
             )  # fmt: skip
             self._uvicorn = uvicorn.Server(config)
             logging.getLogger("mcp").setLevel(logging.CRITICAL)
