@@ -1,10 +1,12 @@
-"""``todeval run bargain --track craigslist|casino --model SPEC | --labeller NAME``."""
+"""``todeval run bargain --track craigslist|casino --model SPEC | --labeller NAME``
+(``--labeller agent --labeller-url URL [--channel ...]``: an external agent)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
+from todeval.agents.channels import CHANNELS
 from todeval.benchmarks.bargain.data import DEFAULT_K, DISTRACTORS, SPLITS, TRACKS
 from todeval.benchmarks.bargain.labellers import LABELLER
 from todeval.benchmarks.bargain.run import PROTOCOLS, BargainConfig, BargainSummary, build_plan
@@ -57,6 +59,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--model", metavar="SPEC", help="model of the llm labeller")
     parser.add_argument(
+        "--labeller-url",
+        metavar="URL",
+        help="--labeller agent: the chat endpoint of the external agent labelling the turns",
+    )
+    parser.add_argument(
+        "--channel",
+        default=None,
+        choices=CHANNELS,
+        help="--labeller agent: the shape of its chat endpoint (default openai-chat)",
+    )
+    parser.add_argument(
         "--k",
         type=int,
         default=DEFAULT_K,
@@ -90,6 +103,8 @@ def config_from_args(args: argparse.Namespace) -> BargainConfig:
         split=args.split,
         labeller=labeller,
         model=args.model,
+        labeller_url=args.labeller_url,
+        labeller_channel=args.channel,
         k=args.k,
         candidate_seed=args.candidate_seed,
         distractors=args.distractors,

@@ -80,6 +80,7 @@ LABELLER: Role[Labeller] = Role(
         "majority": "todeval.benchmarks.bargain.labellers:MajorityLabeller",
         "keyword": "todeval.benchmarks.bargain.labellers:KeywordLabeller",
         "parser": "todeval.benchmarks.bargain.labellers:ParserLabeller",
+        "agent": "todeval.benchmarks.bargain.agent_labeller:AgentLabeller",
     },
 )
 BASELINES = ("random", "majority", "keyword", "parser")

@@ -62,6 +62,10 @@ class BargainConfig(RunSettings):
     split: Split = "test"
     labeller: str = "llm"
     model: str | None = None
+    labeller_url: str | None = Field(None, description="--labeller agent: its chat endpoint")
+    labeller_channel: str | None = Field(
+        None, description="--labeller agent: the chat endpoint's shape (None: openai-chat)"
+    )
     k: int = Field(DEFAULT_K, ge=1, description="candidate-list size (effective: min(k, labels))")
     candidate_seed: int = Field(0, description="seed of the candidate lists (same for all models)")
     distractors: Distractors = Field(
@@ -178,6 +182,17 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
     uses_model = config.labeller == "llm"
     if config.model is not None and not uses_model:
         raise UsageError(f"--model is for the llm labeller, not {config.labeller!r}")
+    if config.labeller != "agent":
+        if config.labeller_url is not None:
+            raise UsageError("--labeller-url is for --labeller agent")
+        if config.labeller_channel is not None:
+            raise UsageError("--channel is for --labeller agent")
+    else:
+        from todeval.agents.channels import check_channel, check_url
+
+        check_url(config.labeller_url, "--labeller-url")
+        check_channel(config.labeller_channel or "openai-chat")
+    reads_prompts = config.labeller in ("llm", "agent")  # the track's template, rendered
     prompts = PromptSet.load("todeval.benchmarks.bargain", config.prompt_overrides)
     digest = prompts.digest_of([config.track])  # the labeller reads its track's template only
     if config.prompts_sha256 not in (None, digest):
@@ -203,6 +218,25 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
     models = model_pool(None, runtime, seed=config.seed)
     labels = labels_of(config.track)
     gold = {d.dialogue_id: {t.index: list(t.gold) for t in d.turns} for d in chosen}
+    extra: dict[str, Any] = {"gold": gold} if config.labeller == "gold" else {}
+    aclose = models.aclose
+    if config.labeller == "agent":
+        # one keep-alive client for every dialogue's agent labeller, closed with the run
+        from todeval.agents.hub import AgentHub
+
+        hub = AgentHub()
+        extra.update(
+            agent_hub=hub,
+            url=config.labeller_url,
+            channel=config.labeller_channel or "openai-chat",
+        )
+
+        async def aclose() -> None:
+            try:
+                await hub.aclose()
+            finally:
+                await models.aclose()
+
     options = PlayerOptions(
         role="labeller",
         model=models.maybe(config.model),
@@ -210,7 +244,7 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
         temperature=config.temperature,
         max_tokens=config.max_tokens,
         prompts=prompts,
-        extra={"gold": gold} if config.labeller == "gold" else {},
+        extra=extra,
     )
     factory = LABELLER.resolve(config.labeller)
     factory.build(options)  # a configuration error shows now, before any dialogue
@@ -334,14 +368,14 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
                 config.labeller,
                 model=config.model,
                 infos=models.infos(),
-                prompts_sha256=digest if uses_model else None,
-                config_keys=["labeller", "model"],
+                prompts_sha256=digest if reads_prompts else None,
+                config_keys=["labeller", "model", "labeller_url", "labeller_channel"],
             )
         },
         selection=selection,
         protocol=config.protocol,
         factory=FACTORY,
-        aclose=models.aclose,
+        aclose=aclose,
         success_metric=None,
         finalize=finalize,
         runtime=runtime,
