@@ -213,3 +213,11 @@ def kinds(record: dict[str, Any]) -> list[str]:
 
 def events(record: dict[str, Any], kind: str) -> list[dict[str, Any]]:
     return [e for e in record["events"] if e["kind"] == kind]
+
+
+def text_of(message: dict[str, Any]) -> str:
+    """A chat message's text (a string, or a list of text parts as the Agents SDK sends)."""
+    content = message.get("content")
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""

@@ -10,7 +10,7 @@ import pytest
 
 from todeval.benchmarks.booking.schema import BOOKING_TOOLS, DB_TOOLS
 
-from .conftest import AgentStack, events, run_agent_booking
+from .conftest import AgentStack, events, run_agent_booking, text_of
 
 CALL_EVENTS = ("db_query", "booking_request")
 RESULT_EVENTS = {"db_query": "db_result", "booking_request": "booking_result"}
@@ -23,14 +23,6 @@ def served_tool_calls(served: list[tuple[dict[str, Any], Any]]) -> list[tuple[st
             assert isinstance(call.arguments, dict)
             calls.append((call.name, call.arguments))
     return calls
-
-
-def text_of(message: dict[str, Any]) -> str:
-    """A chat message's text (a string, or a list of text parts as the Agents SDK sends)."""
-    content = message.get("content")
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return content if isinstance(content, str) else ""
 
 
 def as_event(name: str, arguments: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
