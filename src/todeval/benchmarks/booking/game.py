@@ -19,12 +19,13 @@ stay queued for the next turn.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from todeval.benchmarks.booking.db import load_database
 from todeval.benchmarks.booking.environment import BookingEnvironment
 from todeval.benchmarks.booking.protocol import (
     Action,
+    BookingRequest,
     BookingResult,
     BookingSystem,
     DbQuery,
@@ -41,7 +42,7 @@ from todeval.benchmarks.booking.protocol import (
     Violation,
     ViolationNotice,
 )
-from todeval.benchmarks.booking.protocols import PROTOCOLS, get_protocol
+from todeval.benchmarks.booking.protocols import PROTOCOLS, GameProtocol, get_protocol
 from todeval.benchmarks.booking.schema import slot_values, tool_definitions
 from todeval.benchmarks.booking.scoring import score_episode
 from todeval.benchmarks.booking.tasks import BookingTask
@@ -61,6 +62,43 @@ class GameRules:
     max_calls_per_turn: int = 15
     on_violation: OnViolation = "abort"
     protocol: str = PROTOCOLS[0]
+
+
+def episode_environment(task: BookingTask, streams: EpisodeStreams) -> BookingEnvironment:
+    """An episode's fresh DB and bookings, drawing on the episode's ``game_master`` stream."""
+    return BookingEnvironment(
+        load_database(task.task_set),
+        slot_values(task.task_set),
+        task.booking_domains,
+        streams.rng("game_master"),
+    )
+
+
+def play_action(
+    log: EpisodeLog,
+    protocol: GameProtocol,
+    env: BookingEnvironment,
+    task: BookingTask,
+    action: DbQuery | BookingRequest,
+    **flag: Any,
+) -> DbResult | BookingResult:
+    """Run one parsed DB search or booking under ``protocol`` and record it as the game master
+    does: the request event (with ``flag``, e.g. ``queued=True``), then the result event."""
+    result: DbResult | BookingResult
+    if isinstance(action, DbQuery):
+        log.add(
+            "db_query", "system", domain=action.domain, arguments=action.constraints, **flag
+        )  # fmt: skip
+        result = protocol.search(env, action.domain, action.constraints)
+    else:
+        log.add(
+            "booking_request", "system", domain=action.domain, arguments=action.slots, **flag
+        )  # fmt: skip
+        goal = task.domains.get(action.domain)
+        keys = list(goal.book) if goal is not None else []
+        result = protocol.book(env, action.domain, action.slots, keys)
+    log.add(result.kind, "game_master", **result.model_dump(exclude={"kind", "query"}))
+    return result
 
 
 class GameMaster:
@@ -86,12 +124,7 @@ class GameMaster:
         self.seed = self.streams.seed
         self.protocol = get_protocol(self.rules.protocol, task.task_set)
         self.queue: list[ToolCall] = []  # further calls of a response, played in order
-        self.env = BookingEnvironment(
-            load_database(task.task_set),
-            slot_values(task.task_set),
-            task.booking_domains,
-            self.streams.rng("game_master"),
-        )
+        self.env = episode_environment(task, self.streams)
         self.log = EpisodeLog()
 
     async def _start_players(self) -> None:
@@ -169,23 +202,9 @@ class GameMaster:
             capped = counter.before_call("db_query" if isinstance(action, DbQuery) else "booking")
             if capped:
                 raise EpisodeEnd(Outcome.ABORTED, Termination.INNER_LOOP_CAP, capped)
-            result: DbResult | BookingResult
-            if isinstance(action, DbQuery):
-                self.log.add(
-                    "db_query", "system", domain=action.domain, arguments=action.constraints,
-                    **flag,
-                )  # fmt: skip
-                result = self.protocol.search(self.env, action.domain, action.constraints)
-            else:
-                self.log.add(
-                    "booking_request", "system", domain=action.domain, arguments=action.slots,
-                    **flag,
-                )  # fmt: skip
-                goal = self.task.domains.get(action.domain)
-                keys = list(goal.book) if goal is not None else []
-                result = self.protocol.book(self.env, action.domain, action.slots, keys)
-            self.log.add(result.kind, "game_master", **result.model_dump(exclude={"kind", "query"}))
-            observation = result
+            observation = play_action(
+                self.log, self.protocol, self.env, self.task, action, **flag
+            )  # fmt: skip
 
     async def _dialogue(self) -> EpisodeEnd:
         await self._start_players()
