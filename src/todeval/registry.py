@@ -20,6 +20,9 @@ A plug-in registers
   ``module:attribute`` reference imported only when results are shown;
 * annotation sources (:meth:`Registry.annotation_source`): the items ``todeval annotate
   export`` samples for people to label (``module:function``, imported only on export).
+* tool surfaces (:meth:`Registry.tool_surface`): the tools a benchmark declares, served on
+  their own by ``todeval serve tools NAME`` against a sandbox episode (``module:function``,
+  imported only when serving).
 
 :meth:`Registry.lazy` registers a command whose module is imported only when it runs, so
 ``todeval --help`` imports no plug-in's heavy parts. Each call to :func:`discover` builds a
@@ -96,6 +99,23 @@ class AnnotationSource:
     kinds: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class ToolSurface:
+    """The tools a benchmark declares, served on their own (``todeval serve tools NAME``):
+    ``factory`` is ``module:function`` with ``function(options: SandboxOptions) -> ToolSandbox``
+    (:mod:`todeval.agents.sandbox`), which validates the options (task set, task, protocol)
+    with one-line usage errors."""
+
+    name: str
+    help: str
+    factory: str
+
+    def load(self) -> Callable[..., Any]:
+        """The factory, imported now."""
+        module, _, attr = self.factory.partition(":")
+        return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+
+
 @dataclass
 class Registry:
     groups: dict[str, str] = field(default_factory=lambda: dict(GROUP_HELP))
@@ -106,6 +126,7 @@ class Registry:
     # benchmark -> its profile, or a 'module:attribute' reference to it (see profile())
     profile_refs: dict[str, BenchmarkProfile | str] = field(default_factory=dict)
     annotation_sources: dict[str, AnnotationSource] = field(default_factory=dict)
+    tool_surfaces: dict[str, ToolSurface] = field(default_factory=dict)
 
     def group(self, name: str, help: str) -> None:
         """Declare a command group of a plug-in's own (``todeval <name> <command>``)."""
@@ -184,6 +205,15 @@ class Registry:
         if name in self.annotation_sources:
             raise ValueError(f"two plug-ins define the annotation source {name!r}")
         self.annotation_sources[name] = AnnotationSource(name, help, items, kinds)
+
+    def tool_surface(self, name: str, help: str, *, factory: str) -> None:
+        """Register the tools ``todeval serve tools NAME`` serves (lazy: the ``module:function``
+        in ``factory`` is imported only when serving)."""
+        if name in self.tool_surfaces:
+            raise ValueError(f"two plug-ins define the tool surface {name!r}")
+        if ":" not in factory:
+            raise ValueError(f"tool surface factory {factory!r} needs 'module:function'")
+        self.tool_surfaces[name] = ToolSurface(name, help, factory)
 
 
 _BUILTIN_PACKAGES = ("todeval.benchmarks", "todeval.scoring", "todeval.commands")

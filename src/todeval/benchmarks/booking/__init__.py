@@ -39,6 +39,11 @@ def register(registry: Registry) -> None:
         items="todeval.benchmarks.booking.realism.blind:items",
         kinds=("pairwise",),
     )
+    registry.tool_surface(
+        "booking",
+        "the six DB and booking tools of a task set, answered on one task's fresh DB",
+        factory="todeval.benchmarks.booking.tool_sandbox:tool_sandbox",
+    )
 
 
 __all__ = ["register"]

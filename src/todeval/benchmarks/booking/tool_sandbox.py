@@ -1,0 +1,75 @@
+"""The booking tools on their own (``todeval serve tools booking``): a sandbox episode.
+
+The six DB and booking tools of a task set (``--tasks``, default ``test``), with the schemas
+built-in systems get; ``followup`` is not served. A sandbox episode plays one task
+(``--task-id``, default the set's first) under one rule set (``--protocol``, default
+``clemtodd``) on a fresh DB built as the game master builds it for that task (run seed 0, trial
+0). Every call is handled as the game master handles a system output in a run: parsed by the
+protocol from ``SystemOutput(tool_call=ToolCall(name, arguments))``; a violation is recorded
+and answered as a tool error (``call rejected: REASON``) -- the sandbox episode goes on; a DB
+search or booking is run and recorded by :func:`~.game.play_action` and answered with the JSON
+a built-in system reads. No turns, hence no inner-loop cap.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from todeval.agents.sandbox import SandboxCall, SandboxOptions, ToolSandbox
+from todeval.agents.tool_server import ToolAnswer
+from todeval.benchmarks.booking.game import episode_environment, play_action
+from todeval.benchmarks.booking.llm_systems._base import result_content
+from todeval.benchmarks.booking.llm_systems.agent_system import SERVED_NAME, booking_tools
+from todeval.benchmarks.booking.protocol import FollowUp, SystemOutput, ToolCall, Violation
+from todeval.benchmarks.booking.protocols import PROTOCOLS, get_protocol
+from todeval.benchmarks.booking.schema import FOLLOWUP
+from todeval.benchmarks.booking.tasks import BookingTask, load_tasks, select_tasks
+from todeval.dialogue.episode import EpisodeLog, EpisodeStreams
+from todeval.errors import choice_error
+
+DEFAULT_TASK_SET = "test"
+RUN_SEED = 0
+TRIAL = 0
+
+
+def tool_sandbox(options: SandboxOptions) -> ToolSandbox:
+    """The booking tool sandbox for ``options`` (one-line usage errors for bad choices)."""
+    task_set = options.tasks or DEFAULT_TASK_SET
+    tasks = load_tasks(task_set)
+    protocol = options.protocol or PROTOCOLS[0]
+    if protocol not in PROTOCOLS:
+        raise choice_error("protocol", protocol, PROTOCOLS)
+    task = select_tasks(tasks, [options.task_id])[0] if options.task_id else tasks[0]
+    return ToolSandbox(
+        name=SERVED_NAME,
+        tools=booking_tools(task_set),
+        new_episode=lambda: SandboxEpisode(task, protocol).call,
+        about={"task_set": task_set, "task_id": task.task_id, "protocol": protocol},
+    )
+
+
+class SandboxEpisode:
+    """One sandbox episode: a fresh DB and bookings for ``task``, and its event log."""
+
+    def __init__(self, task: BookingTask, protocol: str) -> None:
+        self.task = task
+        self.protocol = get_protocol(protocol, task.task_set)
+        self.env = episode_environment(task, EpisodeStreams(RUN_SEED, task.task_id, TRIAL))
+        self.log = EpisodeLog()
+
+    def call(self, name: str, arguments: dict[str, Any] | str) -> SandboxCall:
+        if name.strip().lower() == FOLLOWUP:  # not served (as for the agent system in a run)
+            name = f"{name} (over MCP)"
+        output = SystemOutput(tool_call=ToolCall(name=name, arguments=arguments))
+        first = len(self.log.events)
+        action = self.protocol.parse(output.tool_call, output.text)
+        if isinstance(action, FollowUp):  # unreachable with the name above; never played
+            action = Violation(reason="the followup tool is not served", raw=name)
+        if isinstance(action, Violation):
+            self.log.violation("system", action.reason, action.raw)
+            answer = ToolAnswer(text=f"call rejected: {action.reason}", is_error=True)
+        else:
+            result = play_action(self.log, self.protocol, self.env, self.task, action)
+            answer = ToolAnswer(text=result_content(result))
+        events = [e.model_dump(mode="json") for e in self.log.events[first:]]
+        return SandboxCall(answer=answer, events=events)
