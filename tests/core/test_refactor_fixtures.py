@@ -40,6 +40,7 @@ ALLOWED = {
     r"manifest:/config/(protocol|prompts_sha256|prompt_overrides|trials)": "new config fields",
     r"manifest:/config/(user_transcripts|few_shot)": "new config fields (issue 18)",
     r"manifest:/config/system_channel": "new config field (issue 20)",
+    r"(summary:|episodes:\d+)/usage/[^/]+/tokens_unknown_calls": "new usage field (issue 20)",
     r"manifest:/players/models/scripted:.*": "the scripted model's path (the fixture dir)",
     r"manifest:/config/(system_model|model)": "the scripted model's path (the fixture dir)",
     r"manifest:/players/system": "the scripted model's path (multiwoz-turns names the model)",
