@@ -1,0 +1,122 @@
+"""``agent``: an external agent, built with any framework, behind its own chat endpoint.
+
+Each user message is one request to the agent's chat endpoint (``--system-url URL``,
+``--channel openai-chat|rasa-rest|plain``, see :mod:`todeval.agents.channels`). While the agent
+works on its reply it may call the booking tools -- the six DB and booking tools, with the
+schemas built-in systems get -- on the run's MCP tool server, whose URL and this episode's token
+come with every request. Each call reaches the game master as one output of this system, so it
+is parsed and validated by the run's ``--protocol``, recorded as an event and answered with the
+same result a built-in system reads (a validation failure under ``--on-violation reprompt`` is
+answered as a tool error; under ``abort`` the episode ends and the call gets an error). The
+agent's reply is the turn's follow-up: the ``followup`` tool is not served.
+
+Accounting: one call per reply under the role ``system`` with the request's wall time (tool
+calls included) and the endpoint's token usage when it reports it, else ``tokens_unknown``.
+An endpoint that is down, times out, answers an error status or a body that is not the
+channel's shape is the system's error (``system_error``), never an infrastructure error.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Self
+
+from todeval.agents.channels import DEFAULT_TIMEOUT_S, AgentEndpoint, AgentReply
+from todeval.agents.conversation import AgentConversation, ToolRequest
+from todeval.agents.hub import AgentHub
+from todeval.agents.tool_server import ToolAnswer, ToolSpec, tool_specs
+from todeval.benchmarks.booking.llm_systems._base import result_content
+from todeval.benchmarks.booking.protocol import (
+    BookingResult,
+    DbResult,
+    Observation,
+    SystemContext,
+    SystemOutput,
+    ToolCall,
+    UserMessage,
+    ViolationNotice,
+)
+from todeval.benchmarks.booking.schema import FOLLOWUP, tool_definitions
+from todeval.dialogue.participants import PlayerOptions
+from todeval.errors import UsageError
+
+SERVED_NAME = "todeval-booking"
+
+
+def booking_tools(task_set: str) -> list[ToolSpec]:
+    """The tools served over MCP: a task set's tool definitions without ``followup``."""
+    return tool_specs(tool_definitions(task_set), leave_out=(FOLLOWUP,))
+
+
+def booking_hub(task_set: str) -> AgentHub:
+    return AgentHub(booking_tools(task_set), name=SERVED_NAME)
+
+
+class AgentSystem:
+    """A booking system whose turns are an external agent's replies."""
+
+    def __init__(self, endpoint: AgentEndpoint, hub: AgentHub) -> None:
+        self.endpoint = endpoint
+        self.hub = hub
+        self.conversation: AgentConversation | None = None
+        self.pending: ToolRequest | None = None
+
+    @classmethod
+    def from_options(cls, options: PlayerOptions) -> Self:
+        hub = options.extra.get("agent_hub")
+        if not isinstance(hub, AgentHub):
+            raise UsageError("the agent system is built by a run (todeval run booking)")
+        endpoint = AgentEndpoint(
+            str(options.extra.get("url") or ""),
+            str(options.extra.get("channel") or "openai-chat"),
+            role="system",
+            model=options.model.info.name if options.model is not None else "agent",
+            timeout_s=float(options.extra.get("timeout_s", DEFAULT_TIMEOUT_S)),
+            clients=hub.clients,
+        )
+        return cls(endpoint, hub)
+
+    async def start(self, context: SystemContext) -> None:
+        # The conversation id names the remote session only; it never changes what is played.
+        conversation_id = f"{context.seed:016x}-{uuid.uuid4().hex[:12]}"
+        self.conversation = AgentConversation(
+            self.endpoint, conversation_id, tools=self.hub.tool_server
+        )
+        await self.conversation.open()
+
+    async def respond(self, observation: Observation) -> SystemOutput:
+        conversation = self.conversation
+        if conversation is None:
+            raise RuntimeError("start() the system first")
+        if isinstance(observation, UserMessage):
+            conversation.say(observation.text)
+        elif self.pending is not None:
+            self.pending.answer(_answer(observation))
+            self.pending = None
+        event = await conversation.next()  # AgentEndpointError: the system's error
+        if isinstance(event, AgentReply):
+            if self.pending is not None:
+                self.pending.refuse("the turn has ended: the agent already replied")
+                self.pending = None
+            message = ToolCall(name=FOLLOWUP, arguments={"message": event.text})
+            return SystemOutput(tool_call=message, text=event.text, usage=[event.usage])
+        self.pending = event
+        name = event.name
+        if name.strip().lower() == FOLLOWUP:  # not served: the reply is the follow-up
+            name = f"{name} (over MCP)"
+        return SystemOutput(tool_call=ToolCall(name=name, arguments=event.arguments))
+
+    async def finish(self) -> None:
+        if self.pending is not None:
+            self.pending.refuse("the episode has ended")
+            self.pending = None
+        if self.conversation is not None:
+            await self.conversation.close()
+
+
+def _answer(observation: Observation) -> ToolAnswer:
+    if isinstance(observation, DbResult | BookingResult):
+        return ToolAnswer(text=result_content(observation))
+    if isinstance(observation, ViolationNotice):
+        return ToolAnswer(text=f"call rejected: {observation.reason}", is_error=True)
+    return ToolAnswer(text="unexpected observation", is_error=True)
