@@ -10,12 +10,17 @@ default), each against its own latency-simulating model server (the scripted tes
   same model calls -- the search is an MCP tool call to the run's tool server, the reply ends
   the turn.
 
+Then the hop on its own: the same DB search answered in-process by the game master's code (the
+booking tool sandbox, what the game master does for a built-in system's call) and over MCP
+(``todeval serve tools booking`` in its own process, one official-SDK client session, calls in
+sequence).
+
 Printed: each run's wall time and episodes; the built-in system's call (its model call's
 latency, p50 from ``summary.json``); the agent's tool calls as the agent timed them (start to
-result through MCP, p50 and mean, from the example's ``--timing-log``); the ratio of the MCP
-hop to the built-in call (how much a tool call over MCP adds, measured in units of one
-built-in system output); and the agent's reply latency against the built-in turn. No timed
-assertion.
+result through MCP, p50 and mean, from the example's ``--timing-log``); the bare MCP hop
+(over-MCP p50 minus in-process p50); each as a ratio to the built-in call (how much a tool call
+over MCP adds, in units of one built-in system output); and the agent's reply latency against
+the built-in call. No timed assertion.
 
 Run: python bench/bench_agent_mcp.py [--limit 117] [--latency-ms 50] [--max-concurrency 8]
 """
@@ -88,6 +93,56 @@ def run(args: list[str], out: Path) -> tuple[float, dict[str, Any]]:
     return wall, json.loads((out / "summary.json").read_text())
 
 
+def hop(calls: int) -> tuple[float, float]:
+    """p50 seconds of one DB search: in-process (game master code only) and over MCP."""
+    import asyncio
+
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    from todeval.agents.sandbox import SandboxOptions
+    from todeval.benchmarks.booking.tool_sandbox import tool_sandbox
+
+    name, arguments = SEARCH.name, dict(SEARCH.arguments)  # type: ignore[arg-type]
+    episode = tool_sandbox(SandboxOptions()).new_episode()
+    local = []
+    for _ in range(calls):
+        started = time.perf_counter()
+        episode(name, arguments)
+        local.append(time.perf_counter() - started)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "todeval", "serve", "tools", "booking", "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    assert server.stdout is not None
+    url = server.stdout.readline().split()[1]
+    token = server.stdout.readline().split()[1]
+
+    async def remote() -> list[float]:
+        headers = {"Authorization": f"Bearer {token}"}
+        async with (
+            httpx2.AsyncClient(headers=headers) as client,
+            streamable_http_client(url, http_client=client) as streams,
+            ClientSession(streams[0], streams[1]) as session,
+        ):
+            await session.initialize()
+            await session.call_tool(name, arguments)  # warm-up
+            out = []
+            for _ in range(calls):
+                started = time.perf_counter()
+                await session.call_tool(name, arguments)
+                out.append(time.perf_counter() - started)
+            return out
+
+    try:
+        over_mcp = asyncio.run(remote())
+    finally:
+        server.terminate()
+        server.wait(10)
+    return p50(local), p50(over_mcp)
+
+
 def p50(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
@@ -97,6 +152,7 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=117)
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--max-concurrency", type=int, default=8)
+    parser.add_argument("--hop-calls", type=int, default=300, help="calls timed for the bare hop")
     opts = parser.parse_args()
     common = ["--limit", str(opts.limit), "--limit-mode", "first",
               "--max-concurrency", str(opts.max_concurrency)]  # fmt: skip
@@ -121,6 +177,7 @@ def main() -> int:
                 agent.terminate()
                 agent.wait(10)
         tools = [json.loads(line)["seconds"] for line in timing.read_text().splitlines()]
+    local, over_mcp = hop(opts.hop_calls)
 
     def episodes(summary: dict[str, Any]) -> str:
         return ", ".join(f"{k} {v}" for k, v in sorted(summary["outcomes"].items()) if v)
@@ -139,7 +196,11 @@ def main() -> int:
           f"{builtin_call * 1000:.1f} ms")  # fmt: skip
     print(f"MCP tool call as the agent sees it (start to result), p50: {mcp_p50 * 1000:.1f} ms, "
           f"mean {mcp_mean * 1000:.1f} ms")  # fmt: skip
-    print(f"ratio MCP hop / built-in call: {mcp_p50 / builtin_call:.3f} (p50)")
+    print(f"ratio of that tool call to the built-in call: {mcp_p50 / builtin_call:.3f} (p50)")
+    bare = over_mcp - local
+    print(f"the same search in-process (game master code): {local * 1000:.2f} ms; over MCP "
+          f"(todeval serve tools, one session): {over_mcp * 1000:.2f} ms; the bare hop "
+          f"{bare * 1000:.2f} ms = {bare / builtin_call:.3f} of a built-in call")  # fmt: skip
     print(f"agent reply (2 model calls, 1 MCP call), p50: {agent_reply * 1000:.1f} ms = "
           f"{agent_reply / builtin_call:.2f} built-in calls (ideal 2 + MCP ratio)")  # fmt: skip
     print(f"wall time ratio agent / built-in: {agent_wall / builtin_wall:.2f}")
