@@ -205,9 +205,14 @@ class AgentEndpoint:
             ) from None
         latency = time.perf_counter() - started
         if not response.is_success:
+            # An error body may echo the request (a framework's validation error does): the
+            # episode token must not reach the record through it.
+            text = response.text
+            if handoff.episode_token:
+                text = text.replace(handoff.episode_token, "[episode token]")
             raise AgentEndpointError(
                 f"the agent at {self.url} answered HTTP {response.status_code}: "
-                f"{redact(response.text)[:200]}"
+                f"{redact(text)[:200]}"
             )
         try:
             data = safejson.loads(response.text)
