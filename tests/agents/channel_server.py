@@ -10,6 +10,9 @@ path being one of ``/v1/chat/completions``, ``/webhooks/rest/webhook``, ``/chat`
   the channel has usage;
 * ``no-usage`` / ``bad-usage`` -- as ``ok``, without usage / with invalid counts (-3, "five");
 * ``500`` -- HTTP 500;
+* ``echo-422`` -- HTTP 422 echoing the request's ``metadata`` (``mcp`` for ``plain``), as a web
+  framework's validation error echoes a field it rejects (FastAPI: ``{"detail": [{"loc",
+  "msg", "input"}]}``);
 * ``hang`` -- reads the request and answers nothing for 60 s;
 * ``malformed`` -- HTTP 200 with a body that is not JSON;
 * ``wrong-shape`` -- HTTP 200 with JSON that is not the channel's shape.
@@ -103,6 +106,11 @@ class Handler(BaseHTTPRequestHandler):
             self._json(200, _ok_body(channel, BAD_USAGE))
         elif mode == "500":
             self._json(500, {"error": "the agent crashed"})
+        elif mode == "echo-422":
+            field = "mcp" if channel == "plain" else "metadata"
+            echoed = body.get(field) if isinstance(body, dict) else None
+            detail = {"loc": ["body", field], "msg": "Extra inputs are not permitted"}
+            self._json(422, {"detail": [{**detail, "input": echoed}]})
         elif mode == "hang":
             time.sleep(HANG_S)
             self.close_connection = True

@@ -86,6 +86,7 @@ def header(request: dict[str, Any], name: str) -> str | None:
 FAILURES = {
     "down": "cannot reach the agent",
     "500": "answered HTTP 500",
+    "echo-422": "answered HTTP 422",
     "malformed": "a body that is not JSON",
     "wrong-shape": "answered a body",
 }
@@ -109,6 +110,11 @@ def test_a_failing_endpoint_is_a_system_error_not_retried(
     assert record["metrics"]["booking.booking_accuracy"] == 0.0  # counted, as a failure
     sent = [] if failure == "down" else server.requests_to(url)
     assert len(sent) == (0 if failure == "down" else 1)  # one request, never retried
+    if sent:  # an error body echoing the request never puts the episode token in the run
+        token = header(sent[0], "X-Todeval-Episode-Token")
+        assert token and len(token) >= 20
+        for path in (p for p in run.out.rglob("*") if p.is_file()):
+            assert token.encode() not in path.read_bytes(), path
     # resuming the run does not play a system error again
     argv = ["run", "booking", "--system", "agent", "--system-url", url, "--task-ids",
             "sng01936", "--out", str(run.out), "--quiet", "--channel", channel]  # fmt: skip
