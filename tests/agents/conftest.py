@@ -11,10 +11,11 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -23,6 +24,7 @@ from todeval.cli import main
 from todeval.testing.openai_server import ServerConfig, _messages
 from todeval.testing.server_process import ServerProcess
 
+T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "agents_sdk_agent.py"
 TASK_ID = "sng01936"
@@ -116,6 +118,17 @@ class AgentStack:
             body = entry["body"]
             out.append((body, self.script.select(_messages(body))))
         return out
+
+
+def eventually(probe: Callable[[], T], done: Callable[[T], bool], wait_s: float = 30.0) -> T:
+    """``probe()`` again until ``done`` holds of its value (or ``wait_s`` has passed): for what
+    a process does after the run returned. The caller asserts on the value it gets."""
+    deadline = time.monotonic() + wait_s
+    value = probe()
+    while not done(value) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        value = probe()
+    return value
 
 
 def _first_line(process: subprocess.Popen[str], timeout_s: float) -> str:

@@ -21,7 +21,7 @@ from todeval.agents.tool_server import MCP_PATH
 from todeval.cli import main
 
 from . import channel_server
-from .conftest import CHANNEL_PATHS, events, require, run_agent_booking
+from .conftest import CHANNEL_PATHS, events, eventually, require, run_agent_booking
 
 SERVER = Path(channel_server.__file__)
 CHANNELS = list(CHANNEL_PATHS)
@@ -141,7 +141,7 @@ def test_a_hanging_endpoint_is_a_system_error(server: ChannelServer) -> None:
             hub.tool_server.stop()
     assert record.outcome.value == "system_error"
     assert "no answer from the agent" in record.reason
-    assert len(server.requests_to(url)) == 1
+    assert len(eventually(lambda: server.requests_to(url), bool)) == 1
 
 
 # -- the handoff -------------------------------------------------------------------------------
