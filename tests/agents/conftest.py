@@ -180,10 +180,16 @@ def _stop(process: subprocess.Popen[str]) -> None:
 
 @pytest.fixture(scope="module")
 def booking_stack() -> Iterator[AgentStack]:
-    """The example agent with the model script that books test task 0; every model reply
-    reports 100 prompt and 7 completion tokens."""
+    """The example agent with the model script that books test task 0 (and answers the first
+    message of task mul1664 with two tool calls in one response); every model reply reports 100
+    prompt and 7 completion tokens."""
+    both = {"tool_calls": [
+        {"name": "retrievefromrestaurantdb", "arguments": {"name": "the varsity restaurant"}},
+        {"name": "retrievefromtraindb", "arguments": {"day": "friday", "destination": "ely"}},
+    ], "usage": {"prompt_tokens": 100, "completion_tokens": 7}}  # fmt: skip
+    parallel = {"match": "restaurant by the name of the varsity restaurant", "reply": both}
     script = make_script(
-        booking_rules({"prompt_tokens": 100, "completion_tokens": 7}),
+        [*booking_rules({"prompt_tokens": 100, "completion_tokens": 7}), parallel],
         {"text": "Sorry, could you say that again?", "usage": {"prompt_tokens": 100,
                                                               "completion_tokens": 7}},
     )  # fmt: skip

@@ -94,3 +94,31 @@ def test_example_agent_books_test_task_0(
     summary = run.summary["usage"]["system"]
     assert summary["tokens_unknown_calls"] == usage["tokens_unknown_calls"]
     assert summary["prompt_tokens"] == usage["prompt_tokens"]
+
+
+def test_two_calls_in_one_model_response_are_both_played(
+    booking_stack: AgentStack, tmp_path: Path
+) -> None:
+    """The Agents SDK runs the calls of one model response concurrently: both reach the game
+    master over MCP, are played one at a time, and each gets its own result."""
+    mark = booking_stack.mark()
+    url = booking_stack.url("openai-chat")
+    run = run_agent_booking(tmp_path / "run", url, "--max-turns", "1", task_id="mul1664")
+    record = run.record
+    assert record["outcome"] != "system_error", record["reason"]
+    served = booking_stack.served_since(mark)
+    calls = served_tool_calls(served)
+    assert len(calls) == 2
+    game = [e for e in record["events"] if e["kind"] not in ("user_message", "system_message")]
+    assert [e["kind"] for e in game[:4]] == ["db_query", "db_result"] * 2
+    assert all(e["turn"] == 1 for e in game[:4])
+    played = [(e["kind"], e["data"]["domain"], e["data"]["arguments"]) for e in game[0:4:2]]
+    expected = [as_event(name, arguments) for name, arguments in calls]
+    assert sorted(played, key=str) == sorted(expected, key=str)  # arrival order is the SDK's
+    for query, result in zip(game[0:4:2], game[1:4:2], strict=True):
+        assert result["data"]["domain"] == query["data"]["domain"]
+    # the model's next request answers both calls, each with its own result
+    last = served[-1][0]["messages"]
+    answers = {m["tool_call_id"]: text_of(m) for m in last if m["role"] == "tool"}
+    assert sorted(answers) == ["call_0", "call_1"]
+    assert all('"total"' in text for text in answers.values()), answers
