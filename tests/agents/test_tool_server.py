@@ -169,3 +169,38 @@ def test_a_call_with_no_open_turn_gets_an_error_result(server: ToolServer) -> No
     assert idle.is_error is True
     assert "no turn in progress" in text(idle)
     assert after_close.code == REFUSED
+
+
+def test_a_foreign_host_header_is_refused(server: ToolServer) -> None:
+    """DNS rebinding: a page on another origin that resolves to 127.0.0.1 cannot use the tools."""
+    import httpx2
+
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    }
+    headers = {"Accept": "application/json, text/event-stream"}
+    with httpx2.Client(timeout=30) as http:
+        local = http.post(server.url, json=initialize, headers=headers)
+        foreign = http.post(
+            server.url, json=initialize, headers={**headers, "Host": "tools.example:80"}
+        )
+        origin = http.post(
+            server.url, json=initialize, headers={**headers, "Origin": "http://tools.example"}
+        )
+    assert local.status_code == 200
+    assert foreign.status_code == 421
+    assert origin.status_code == 403
+
+
+def test_the_tool_server_binds_loopback_only() -> None:
+    from todeval.errors import UsageError
+
+    with pytest.raises(UsageError, match="loopback"):
+        ToolServer([], host="0.0.0.0")
