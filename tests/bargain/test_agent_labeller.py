@@ -36,8 +36,9 @@ def _gold_script() -> tuple[Script, int]:
 
 
 def _run(out: Path, *argv: str) -> dict[str, Any]:
+    # one dialogue at a time: the tests read the agent's requests in the order they were sent
     code = main(["run", "bargain", *IDS, "--labeller", "agent", "--out", str(out), "--quiet",
-                 *argv])  # fmt: skip
+                 "--max-concurrency", "1", *argv])  # fmt: skip
     assert code == 0, argv
     summary: dict[str, Any] = json.loads((out / "summary.json").read_text())
     return summary

@@ -19,11 +19,10 @@ down, times out, answers an error status or a body that is not the channel's sha
 
 from __future__ import annotations
 
-import uuid
 from typing import Self
 
-from todeval.agents.channels import DEFAULT_TIMEOUT_S, AgentEndpoint, ChatTurn, Handoff
-from todeval.agents.hub import AgentHub
+from todeval.agents.channels import AgentEndpoint, ChatTurn, Handoff
+from todeval.agents.hub import agent_endpoint, new_conversation_id
 from todeval.benchmarks.bargain.labellers import (
     LABELS_SCHEMA,
     LabellerContext,
@@ -32,7 +31,6 @@ from todeval.benchmarks.bargain.labellers import (
     render_turn,
 )
 from todeval.dialogue import PlayerOptions, PromptSet, ReplyChecker
-from todeval.errors import UsageError
 
 ROLE = "labeller"
 
@@ -47,22 +45,13 @@ class AgentLabeller:
 
     @classmethod
     def from_options(cls, options: PlayerOptions) -> Self:
-        hub = options.extra.get("agent_hub")
-        if not isinstance(hub, AgentHub):
-            raise UsageError("the agent labeller is built by a run (todeval run bargain)")
-        endpoint = AgentEndpoint(
-            str(options.extra.get("url") or ""),
-            str(options.extra.get("channel") or "openai-chat"),
-            role=ROLE,
-            timeout_s=float(options.extra.get("timeout_s", DEFAULT_TIMEOUT_S)),
-            clients=hub.clients,
-        )
+        endpoint, _ = agent_endpoint(options)
         return cls(endpoint, options.require_prompts())
 
     async def start(self, context: LabellerContext) -> None:
         self.context = context
         # The conversation ids name the remote sessions only; they never change what is played.
-        self.conversation = f"{context.seed:016x}-{uuid.uuid4().hex[:12]}"
+        self.conversation = new_conversation_id(context.seed)
 
     async def respond(self, observation: TurnView) -> LabelOutput:
         text = self.prompts.render(self.context.track, **render_turn(self.context, observation))

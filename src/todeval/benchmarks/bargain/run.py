@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from todeval.agents.hub import AGENT, AgentHub, check_agent_choice
 from todeval.benchmarks.bargain.baselines import Fits, random_expectation
 from todeval.benchmarks.bargain.data import (
     DEFAULT_K,
@@ -182,16 +183,7 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
     uses_model = config.labeller == "llm"
     if config.model is not None and not uses_model:
         raise UsageError(f"--model is for the llm labeller, not {config.labeller!r}")
-    if config.labeller != "agent":
-        if config.labeller_url is not None:
-            raise UsageError("--labeller-url is for --labeller agent")
-        if config.labeller_channel is not None:
-            raise UsageError("--channel is for --labeller agent")
-    else:
-        from todeval.agents.channels import check_channel, check_url
-
-        check_url(config.labeller_url, "--labeller-url")
-        check_channel(config.labeller_channel or "openai-chat")
+    check_agent_choice("labeller", config.labeller, config.labeller_url, config.labeller_channel)
     reads_prompts = config.labeller in ("llm", "agent")  # the track's template, rendered
     prompts = PromptSet.load("todeval.benchmarks.bargain", config.prompt_overrides)
     digest = prompts.digest_of([config.track])  # the labeller reads its track's template only
@@ -220,22 +212,10 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
     gold = {d.dialogue_id: {t.index: list(t.gold) for t in d.turns} for d in chosen}
     extra: dict[str, Any] = {"gold": gold} if config.labeller == "gold" else {}
     aclose = models.aclose
-    if config.labeller == "agent":
-        # one keep-alive client for every dialogue's agent labeller, closed with the run
-        from todeval.agents.hub import AgentHub
-
-        hub = AgentHub()
-        extra.update(
-            agent_hub=hub,
-            url=config.labeller_url,
-            channel=config.labeller_channel or "openai-chat",
-        )
-
-        async def aclose() -> None:
-            try:
-                await hub.aclose()
-            finally:
-                await models.aclose()
+    if config.labeller == AGENT:
+        hub = AgentHub()  # one keep-alive client for every dialogue's agent labeller
+        extra.update(hub.player_extra(config.labeller_url, config.labeller_channel))
+        aclose = hub.closing(models.aclose)
 
     options = PlayerOptions(
         role="labeller",

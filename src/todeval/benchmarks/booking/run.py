@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from todeval.agents.hub import AGENT, check_agent_choice
 from todeval.benchmarks.booking.game import BENCHMARK, GameRules, play_episode
 from todeval.benchmarks.booking.llm_systems.prompts import load_prompts
 from todeval.benchmarks.booking.players import SYSTEM, USER
@@ -112,26 +113,18 @@ def build_plan(
             raise UsageError("--few-shot is for --system hd-pipeline")
         system_extra["few_shot"] = config.few_shot
     aclose = models.aclose
-    if config.system_channel is not None and config.system != "agent":
-        raise UsageError("--channel is for --system agent")
-    if config.system == "agent":
+    check_agent_choice(
+        "system", config.system, config.system_url, config.system_channel, url_also_for=("http",)
+    )
+    if config.system == AGENT:
         # one MCP tool server and one keep-alive client for every episode's agent
-        from todeval.agents.channels import check_channel, check_url
         from todeval.benchmarks.booking.llm_systems.agent_system import booking_hub
 
-        check_url(config.system_url, "--system-url")
-        system_extra["channel"] = check_channel(config.system_channel or "openai-chat")
         if config.system_model is not None:
             raise UsageError("--system agent brings its own model: drop --system-model")
         hub = booking_hub(config.task_set)
-        system_extra["agent_hub"] = hub
-
-        async def aclose() -> None:
-            try:
-                await hub.aclose()
-            finally:
-                await models.aclose()
-
+        system_extra.update(hub.player_extra(config.system_url, config.system_channel))
+        aclose = hub.closing(models.aclose)
     elif config.system == "http":
         # one keep-alive client for every episode's http system, closed with the run
         from todeval.agents.http import HttpClients

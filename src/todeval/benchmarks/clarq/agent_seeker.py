@@ -17,16 +17,14 @@ times out, answers an error status or a body that is not the channel's shape rai
 
 from __future__ import annotations
 
-import uuid
 from typing import Self
 
-from todeval.agents.channels import DEFAULT_TIMEOUT_S, AgentEndpoint, ChatTurn, Handoff
-from todeval.agents.hub import AgentHub
+from todeval.agents.channels import AgentEndpoint, ChatTurn, Handoff
+from todeval.agents.hub import agent_endpoint, new_conversation_id
 from todeval.benchmarks.clarq.protocol import SeekerContext
 from todeval.benchmarks.clarq.seekers import background_text, clean_reply
 from todeval.dialogue.participants import PlayerOptions
 from todeval.dialogue.prompts import PromptSet
-from todeval.errors import UsageError
 
 ROLE = "seeker"
 
@@ -47,23 +45,14 @@ class AgentSeeker:
 
     @classmethod
     def from_options(cls, options: PlayerOptions) -> Self:
-        hub = options.extra.get("agent_hub")
-        if not isinstance(hub, AgentHub):
-            raise UsageError("the agent seeker is built by a run (todeval run clarq)")
-        endpoint = AgentEndpoint(
-            str(options.extra.get("url") or ""),
-            str(options.extra.get("channel") or "openai-chat"),
-            role=ROLE,
-            timeout_s=float(options.extra.get("timeout_s", DEFAULT_TIMEOUT_S)),
-            clients=hub.clients,
-        )
+        endpoint, _ = agent_endpoint(options)
         return cls(endpoint, options.require_prompts())
 
     async def start(self, context: SeekerContext) -> None:
         self.context = context
         self.history = []
         # The conversation id names the remote session only; it never changes what is played.
-        self.handoff = Handoff(conversation_id=f"{context.seed:016x}-{uuid.uuid4().hex[:12]}")
+        self.handoff = Handoff(conversation_id=new_conversation_id(context.seed))
         self.brief = agent_brief(context, self.prompts)
 
     async def respond(self, provider_message: str) -> str:

@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import Field
 
+from todeval.agents.hub import AGENT, AgentHub, check_agent_choice
 from todeval.backends.pool import ModelPool
 from todeval.benchmarks.clarq._judge import RECORDED_JUDGE, Judge, VerdictStore, recorded_verdicts
 from todeval.benchmarks.clarq._original import read_original
@@ -186,18 +187,9 @@ def _check(config: ClarqConfig) -> None:
         raise UsageError("--seeker replay needs --seeker-replay RUN_DIR|RESULT_FILE")
     if config.seeker_replay is not None and config.seeker != "replay":
         raise UsageError("--seeker-replay is for --seeker replay")
-    if config.seeker != "agent":
-        if config.seeker_url is not None:
-            raise UsageError("--seeker-url is for --seeker agent")
-        if config.seeker_channel is not None:
-            raise UsageError("--channel is for --seeker agent")
-    else:
-        from todeval.agents.channels import check_channel, check_url
-
-        check_url(config.seeker_url, "--seeker-url")
-        check_channel(config.seeker_channel or "openai-chat")
-        if config.seeker_model is not None:
-            raise UsageError("--seeker agent brings its own model: drop --seeker-model")
+    check_agent_choice("seeker", config.seeker, config.seeker_url, config.seeker_channel)
+    if config.seeker == AGENT and config.seeker_model is not None:
+        raise UsageError("--seeker agent brings its own model: drop --seeker-model")
 
 
 def _task_set_hash(tasks: Iterable[ClarqTask]) -> str:
@@ -246,20 +238,10 @@ def build_plan(config: ClarqConfig, runtime: RuntimeOptions | None = None) -> Ru
         if not any(f"{i}#0" in extra["replay"] for i in ids):
             raise BadInputError(f"{config.seeker_replay}: no dialogue of the selected tasks")
     aclose = models.aclose
-    if config.seeker == "agent":
-        # one keep-alive client for every episode's agent seeker, closed with the run
-        from todeval.agents.hub import AgentHub
-
-        hub = AgentHub()
-        extra.update(
-            agent_hub=hub, url=config.seeker_url, channel=config.seeker_channel or "openai-chat"
-        )
-
-        async def aclose() -> None:
-            try:
-                await hub.aclose()
-            finally:
-                await models.aclose()
+    if config.seeker == AGENT:
+        hub = AgentHub()  # one keep-alive client for every episode's agent seeker
+        extra.update(hub.player_extra(config.seeker_url, config.seeker_channel))
+        aclose = hub.closing(models.aclose)
 
     seeker_options = PlayerOptions(
         role="seeker", model=models.maybe(config.seeker_model), extra=extra, **common

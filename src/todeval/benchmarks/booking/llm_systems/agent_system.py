@@ -18,12 +18,11 @@ channel's shape is the system's error (``system_error``), never an infrastructur
 
 from __future__ import annotations
 
-import uuid
 from typing import Self
 
-from todeval.agents.channels import DEFAULT_TIMEOUT_S, AgentEndpoint, AgentReply
+from todeval.agents.channels import AgentEndpoint, AgentReply
 from todeval.agents.conversation import AgentConversation, ToolRequest
-from todeval.agents.hub import AgentHub
+from todeval.agents.hub import AgentHub, agent_endpoint, new_conversation_id
 from todeval.agents.tool_server import ToolAnswer, ToolSpec, tool_specs
 from todeval.benchmarks.booking.llm_systems._base import result_content
 from todeval.benchmarks.booking.protocol import (
@@ -38,7 +37,6 @@ from todeval.benchmarks.booking.protocol import (
 )
 from todeval.benchmarks.booking.schema import FOLLOWUP, tool_definitions
 from todeval.dialogue.participants import PlayerOptions
-from todeval.errors import UsageError
 
 SERVED_NAME = "todeval-booking"
 
@@ -63,24 +61,11 @@ class AgentSystem:
 
     @classmethod
     def from_options(cls, options: PlayerOptions) -> Self:
-        hub = options.extra.get("agent_hub")
-        if not isinstance(hub, AgentHub):
-            raise UsageError("the agent system is built by a run (todeval run booking)")
-        endpoint = AgentEndpoint(
-            str(options.extra.get("url") or ""),
-            str(options.extra.get("channel") or "openai-chat"),
-            role="system",
-            model=options.model.info.name if options.model is not None else "agent",
-            timeout_s=float(options.extra.get("timeout_s", DEFAULT_TIMEOUT_S)),
-            clients=hub.clients,
-        )
-        return cls(endpoint, hub)
+        return cls(*agent_endpoint(options))
 
     async def start(self, context: SystemContext) -> None:
-        # The conversation id names the remote session only; it never changes what is played.
-        conversation_id = f"{context.seed:016x}-{uuid.uuid4().hex[:12]}"
         self.conversation = AgentConversation(
-            self.endpoint, conversation_id, tools=self.hub.tool_server
+            self.endpoint, new_conversation_id(context.seed), tools=self.hub.tool_server
         )
         await self.conversation.open()
 

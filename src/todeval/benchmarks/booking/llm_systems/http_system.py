@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from typing import Any
 
 import httpx
 from pydantic import BaseModel, Field, ValidationError
 
 from todeval.agents.http import HttpClients
+from todeval.agents.hub import new_conversation_id
 from todeval.backends.accounting import valid_token_count
 from todeval.benchmarks.booking.protocol import (
     Observation,
@@ -141,7 +141,7 @@ class HttpSystem:
 
     async def start(self, context: SystemContext) -> None:
         # A session id only names the remote session; it never changes what is played.
-        self.session_id = f"{context.seed:016x}-{uuid.uuid4().hex[:12]}"
+        self.session_id = new_conversation_id(context.seed)
         self.first = True
         self.tools = context.tools
         self.task_set = context.task_set
