@@ -180,16 +180,22 @@ def _stop(process: subprocess.Popen[str]) -> None:
 
 @pytest.fixture(scope="module")
 def booking_stack() -> Iterator[AgentStack]:
-    """The example agent with the model script that books test task 0 (and answers the first
-    message of task mul1664 with two tool calls in one response); every model reply reports 100
-    prompt and 7 completion tokens."""
+    """The example agent with the model script that books test task 0 (in any trial's phrasing;
+    and answers the first message of task mul1664 with two tool calls in one response); every
+    model reply reports 100 prompt and 7 completion tokens."""
     both = {"tool_calls": [
         {"name": "retrievefromrestaurantdb", "arguments": {"name": "the varsity restaurant"}},
         {"name": "retrievefromtraindb", "arguments": {"day": "friday", "destination": "ely"}},
     ], "usage": {"prompt_tokens": 100, "completion_tokens": 7}}  # fmt: skip
     parallel = {"match": "restaurant by the name of the varsity restaurant", "reply": both}
+    usage = {"prompt_tokens": 100, "completion_tokens": 7}
+    rules = booking_rules(usage)
+    # the other trials' phrasings of test task 0 (after the DB result's rule: a result names
+    # the hotel too)
+    book_any = {**rules[2], "match": "(?=.*1 person)(?=.*5 nights)(?=.*friday)"}
+    search_any = {**rules[0], "match": HOTEL}
     script = make_script(
-        [*booking_rules({"prompt_tokens": 100, "completion_tokens": 7}), parallel],
+        [*rules, parallel, book_any, search_any],
         {"text": "Sorry, could you say that again?", "usage": {"prompt_tokens": 100,
                                                               "completion_tokens": 7}},
     )  # fmt: skip

@@ -3,12 +3,14 @@ task 0 through todeval's MCP tools, under each of the three chat channels."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from todeval.benchmarks.booking.schema import BOOKING_TOOLS, DB_TOOLS
+from todeval.cli import main
 
 from .conftest import AgentStack, events, run_agent_booking, text_of
 
@@ -122,3 +124,34 @@ def test_two_calls_in_one_model_response_are_both_played(
     answers = {m["tool_call_id"]: text_of(m) for m in last if m["role"] == "tool"}
     assert sorted(answers) == ["call_0", "call_1"]
     assert all('"total"' in text for text in answers.values()), answers
+
+
+@pytest.mark.parametrize("channel", ["openai-chat", "plain"])
+def test_concurrent_episodes_get_their_own_tool_calls(
+    booking_stack: AgentStack, tmp_path: Path, channel: str
+) -> None:
+    """Four episodes at once, one MCP server: every call reaches the episode whose token it
+    carries (each episode plays exactly its own search and booking), and each episode is
+    accounted its own agent's usage."""
+    mark = booking_stack.mark()
+    out = tmp_path / "run"
+    argv = ["run", "booking", "--system", "agent", "--system-url", booking_stack.url(channel),
+            "--channel", channel, "--task-ids", "sng01936", "--trials", "4",
+            "--max-concurrency", "4", "--out", str(out), "--quiet"]  # fmt: skip
+    assert main(argv) == 0
+    records = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert sorted(r["trial"] for r in records) == [0, 1, 2, 3]
+    openings = {r["events"][0]["data"]["text"] for r in records}
+    assert len(openings) > 1  # the trials are phrased differently: separate conversations
+    for record in records:
+        assert record["outcome"] == "success", (record["trial"], record["reason"])
+        assert record["metrics"]["booking.booking_accuracy"] == 1.0
+        game = [e["kind"] for e in record["events"] if e["actor"] == "game_master"]
+        assert game == ["db_result", "booking_result", "episode_end"], game
+        assert [e["kind"] for e in record["events"]].count("db_query") == 1
+        hotel = record["details"]["bookings"]["hotel"]
+        assert hotel["reference"] in events(record, "system_message")[-1]["data"]["text"]
+        usage = record["usage"]["system"]
+        assert (usage["calls"], usage["prompt_tokens"], usage["completion_tokens"]) == (2, 400, 28)
+    served = booking_stack.served_since(mark)
+    assert len(served_tool_calls(served)) == 2 * len(records)
