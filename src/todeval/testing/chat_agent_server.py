@@ -25,20 +25,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
-import tempfile
 import threading
-import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import TracebackType
-from typing import Any, TextIO
+from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
 from todeval.backends.scripted import Script, ScriptedReply, ScriptedUsage
 from todeval.backends.types import ChatMessage
+from todeval.testing.server_process import ChildServer
 
 OPENAI_PATH = "/v1/chat/completions"
 RASA_PATH = "/webhooks/rest/webhook"
@@ -185,88 +182,24 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-class ChatAgentProcess:
+class ChatAgentProcess(ChildServer):
     """The scripted agent in a child process; a context manager that stops it on exit."""
 
-    def __init__(self, config: AgentConfig | None = None, *, start_timeout_s: float = 30.0):
-        self.config = config or AgentConfig()
-        self.start_timeout_s = start_timeout_s
-        self.port: int | None = None
-        self._proc: subprocess.Popen[str] | None = None
-        self._dir: tempfile.TemporaryDirectory[str] | None = None
-        self._stderr: TextIO | None = None
+    module = "todeval.testing.chat_agent_server"
+    noun = "test agent"
+    config: AgentConfig
 
-    @property
-    def root_url(self) -> str:
-        if self.port is None:
-            raise RuntimeError("agent not started")
-        return f"http://127.0.0.1:{self.port}"
+    def __init__(self, config: AgentConfig | None = None, *, start_timeout_s: float = 30.0):
+        super().__init__(config or AgentConfig(), start_timeout_s=start_timeout_s)
 
     def url(self, channel: str) -> str:
         """The chat endpoint of ``channel`` (``openai-chat``, ``rasa-rest``, ``plain``)."""
         return self.root_url + PATHS[channel]
 
-    def start(self) -> ChatAgentProcess:
-        self._dir = tempfile.TemporaryDirectory(prefix="todeval-agent-")
-        config_path = Path(self._dir.name) / "agent.json"
-        config_path.write_text(self.config.model_dump_json(), encoding="utf-8")
-        stderr_path = Path(self._dir.name) / "stderr.log"
-        self._stderr = stderr_path.open("w", encoding="utf-8")
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", __name__, "--port", "0", "--config", str(config_path)],
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            stdin=subprocess.DEVNULL,
-            text=True,
-        )
-        line: list[str] = []
-        stdout = self._proc.stdout
-        assert stdout is not None
-        reader = threading.Thread(target=lambda: line.append(stdout.readline()), daemon=True)
-        reader.start()
-        reader.join(self.start_timeout_s)
-        if not line or not line[0].strip().isdigit():
-            error = stderr_path.read_text(encoding="utf-8", errors="replace")
-            self.close()
-            raise RuntimeError(f"test agent did not start: {error.strip()[:500]}")
-        self.port = int(line[0])
-        return self
-
     def requests(self) -> list[dict[str, Any]]:
         """The requests received so far: ``{"path", "body"}``."""
-        with urllib.request.urlopen(f"{self.root_url}/_requests", timeout=10) as response:
-            result: list[dict[str, Any]] = json.loads(response.read())
+        result: list[dict[str, Any]] = self._get("/_requests")
         return result
-
-    def close(self) -> None:
-        if self._proc is not None:
-            if self._proc.poll() is None:
-                self._proc.terminate()
-                try:
-                    self._proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    self._proc.kill()
-                    self._proc.wait()
-            if self._proc.stdout is not None:
-                self._proc.stdout.close()
-            self._proc = None
-        if self._stderr is not None:
-            self._stderr.close()
-            self._stderr = None
-        if self._dir is not None:
-            self._dir.cleanup()
-            self._dir = None
-
-    def __enter__(self) -> ChatAgentProcess:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Start :mod:`todeval.testing.openai_server` as a real process on 127.0.0.1.
+"""Start a test server (:mod:`todeval.testing.openai_server`, or any module run the same way:
+:class:`ChildServer`) as a real process on 127.0.0.1.
 
 with ServerProcess(ServerConfig(script=..., faults=FaultConfig(error_500=0.1))) as server:
     backend = make_backend(f"openai:scripted@{server.base_url}")
@@ -17,16 +18,23 @@ import threading
 import urllib.request
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TextIO
+from typing import Any, ClassVar, Self, TextIO
+
+from pydantic import BaseModel
 
 from todeval.testing.openai_server import ServerConfig
 
 
-class ServerProcess:
-    """The test server in a child process; a context manager that stops it on exit."""
+class ChildServer:
+    """A test server module (``python -m <module> --host 127.0.0.1 --port 0 --config FILE``)
+    in a child process that prints its port on its first stdout line; a context manager that
+    stops it on exit. Subclasses name the ``module`` and what ``config`` it reads."""
 
-    def __init__(self, config: ServerConfig | None = None, *, start_timeout_s: float = 30.0):
-        self.config = config or ServerConfig()
+    module: ClassVar[str]
+    noun: ClassVar[str] = "test server"
+
+    def __init__(self, config: BaseModel, *, start_timeout_s: float = 30.0) -> None:
+        self.config = config
         self.start_timeout_s = start_timeout_s
         self.port: int | None = None
         self._proc: subprocess.Popen[str] | None = None
@@ -35,40 +43,26 @@ class ServerProcess:
         self._stderr_path = Path()
 
     @property
-    def base_url(self) -> str:
-        """``http://127.0.0.1:<port>/v1``, what an OpenAI client takes as ``base_url``."""
-        return f"{self.root_url}/v1"
-
-    @property
     def root_url(self) -> str:
         if self.port is None:
-            raise RuntimeError("server not started")
+            raise RuntimeError(f"{self.noun} not started")
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> ServerProcess:
+    def start(self) -> Self:
         self._dir = tempfile.TemporaryDirectory(prefix="todeval-server-")
         config_path = Path(self._dir.name) / "config.json"
         config_path.write_text(self.config.model_dump_json(), encoding="utf-8")
         self._stderr_path = Path(self._dir.name) / "stderr.log"
         self._stderr = self._stderr_path.open("w", encoding="utf-8")  # never a full pipe
         self._proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "todeval.testing.openai_server",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                "0",
-                "--config",
-                str(config_path),
-            ],
+            [sys.executable, "-m", self.module, "--host", "127.0.0.1", "--port", "0",
+             "--config", str(config_path)],
             stdout=subprocess.PIPE,
             stderr=self._stderr,
             stdin=subprocess.DEVNULL,
             text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
+        )  # fmt: skip
         line: list[str] = []
         stdout = self._proc.stdout
         assert stdout is not None
@@ -79,23 +73,13 @@ class ServerProcess:
             self._proc.poll()
             error = self._stderr_path.read_text(encoding="utf-8", errors="replace")
             self.close()
-            raise RuntimeError(f"test server did not start: {error.strip()[:500]}")
+            raise RuntimeError(f"{self.noun} did not start: {error.strip()[:500]}")
         self.port = int(line[0])
         return self
 
     def _get(self, path: str) -> Any:
         with urllib.request.urlopen(f"{self.root_url}{path}", timeout=10) as response:
             return json.loads(response.read())
-
-    def stats(self) -> dict[str, Any]:
-        """Request and fault counts, peak requests in flight."""
-        result: dict[str, Any] = self._get("/_stats")
-        return result
-
-    def requests(self) -> list[dict[str, Any]]:
-        """The last request bodies received (``{"body": ..., "authorization_sent": bool}``)."""
-        result: list[dict[str, Any]] = self._get("/_requests")
-        return result
 
     def close(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
@@ -115,7 +99,7 @@ class ServerProcess:
             self._dir.cleanup()
             self._dir = None
 
-    def __enter__(self) -> ServerProcess:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(
@@ -125,3 +109,28 @@ class ServerProcess:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+class ServerProcess(ChildServer):
+    """The OpenAI-compatible test server in a child process."""
+
+    module = "todeval.testing.openai_server"
+    config: ServerConfig
+
+    def __init__(self, config: ServerConfig | None = None, *, start_timeout_s: float = 30.0):
+        super().__init__(config or ServerConfig(), start_timeout_s=start_timeout_s)
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>/v1``, what an OpenAI client takes as ``base_url``."""
+        return f"{self.root_url}/v1"
+
+    def stats(self) -> dict[str, Any]:
+        """Request and fault counts, peak requests in flight."""
+        result: dict[str, Any] = self._get("/_stats")
+        return result
+
+    def requests(self) -> list[dict[str, Any]]:
+        """The last request bodies received (``{"body": ..., "authorization_sent": bool}``)."""
+        result: list[dict[str, Any]] = self._get("/_requests")
+        return result
