@@ -8,7 +8,9 @@ come with every request. Each call reaches the game master as one output of this
 is parsed and validated by the run's ``--protocol``, recorded as an event and answered with the
 same result a built-in system reads (a validation failure under ``--on-violation reprompt`` is
 answered as a tool error; under ``abort`` the episode ends and the call gets an error). The
-agent's reply is the turn's follow-up: the ``followup`` tool is not served.
+agent's reply is the turn's follow-up: the ``followup`` tool is not served; a reply rejected
+under ``reprompt`` (an empty one, under ``strict``) is answered with the notice as the agent's
+next message.
 
 Accounting: one call per reply under the role ``system`` with the request's wall time (tool
 calls included) and the endpoint's token usage when it reports it, else ``tokens_unknown``.
@@ -78,6 +80,11 @@ class AgentSystem:
         elif self.pending is not None:
             self.pending.answer(_answer(observation))
             self.pending = None
+        elif isinstance(observation, ViolationNotice):
+            # The rejected output was the agent's reply: no call waits for the notice and no
+            # request is in flight, so it goes to the agent as its next message (else the
+            # episode would wait for an event that never comes).
+            conversation.say(f"call rejected: {observation.reason}")
         event = await conversation.next()  # AgentEndpointError: the system's error
         if isinstance(event, AgentReply):
             if self.pending is not None:
