@@ -8,6 +8,7 @@ path being one of ``/v1/chat/completions``, ``/webhooks/rest/webhook``, ``/chat`
 
 * ``ok`` -- a reply of the channel's shape, with usage 11 prompt / 5 completion tokens where
   the channel has usage;
+* ``empty`` -- as ``ok``, with an empty reply text;
 * ``no-usage`` / ``bad-usage`` -- as ``ok``, without usage / with invalid counts (-3, "five");
 * ``500`` -- HTTP 500;
 * ``echo-422`` -- HTTP 422 echoing the request's ``metadata`` (``mcp`` for ``plain``), as a web
@@ -43,13 +44,13 @@ _lock = threading.Lock()
 _received: list[dict[str, Any]] = []
 
 
-def _ok_body(channel: str, usage: dict[str, Any] | None) -> Any:
+def _ok_body(channel: str, usage: dict[str, Any] | None, text: str = REPLY) -> Any:
     if channel == "rasa-rest":
-        return [{"recipient_id": "user", "text": REPLY}]
+        return [{"recipient_id": "user", "text": text}]
     extra = {"usage": usage} if usage is not None else {}
     if channel == "plain":
-        return {"reply": REPLY, **extra}
-    message = {"role": "assistant", "content": REPLY}
+        return {"reply": text, **extra}
+    message = {"role": "assistant", "content": text}
     choice = {"index": 0, "message": message, "finish_reason": "stop"}
     return {"id": "chatcmpl-channel", "object": "chat.completion", "model": "channel-agent",
             "choices": [choice], **extra}  # fmt: skip
@@ -100,6 +101,8 @@ class Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": f"no route {self.path}"})
         elif mode == "ok":
             self._json(200, _ok_body(channel, USAGE))
+        elif mode == "empty":
+            self._json(200, _ok_body(channel, USAGE, ""))
         elif mode == "no-usage":
             self._json(200, _ok_body(channel, None))
         elif mode == "bad-usage":

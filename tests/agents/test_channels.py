@@ -280,3 +280,48 @@ def test_usage_counts_are_trusted_only_when_both_are_valid(
         assert (recorded.prompt_tokens, recorded.completion_tokens) == (3, 0)
     else:
         assert recorded.prompt_tokens == recorded.completion_tokens == 0
+
+
+@pytest.mark.parametrize("channel", CHANNELS)
+def test_a_rejected_reply_under_reprompt_is_sent_back_to_the_agent(
+    server: ChannelServer, tmp_path: Path, channel: str
+) -> None:
+    """Under strict an empty reply is a violation; with ``--on-violation reprompt`` the notice
+    goes to the agent as its next message (no tool call is waiting for it), and the second
+    empty reply aborts the episode. Run as a child process: a regression would hang."""
+    require("mcp")
+    url = server.url("empty", channel)
+    before = len(server.requests_to(url))
+    out = tmp_path / "run"
+    argv = ["run", "booking", "--system", "agent", "--system-url", url, "--channel", channel,
+            "--task-ids", "sng01936", "--protocol", "strict", "--on-violation", "reprompt",
+            "--out", str(out), "--quiet"]  # fmt: skip
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "todeval", *argv],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the episode waited for ever after the agent's reply was rejected")
+    assert done.returncode == 0, done.stderr
+    record = json.loads((out / "episodes.jsonl").read_text().splitlines()[0])
+    assert record["outcome"] == "aborted" and record["termination"] == "format_violation"
+    assert [e["kind"] for e in record["events"]] == [
+        "user_message", "violation", "violation", "episode_end"
+    ]  # fmt: skip
+    assert all(
+        e["data"]["reason"] == "empty follow-up message" for e in events(record, "violation")
+    )
+    sent = server.requests_to(url)[before:]
+    assert len(sent) == 2
+    second = sent[1]["body"]
+    if channel == "openai-chat":
+        assert second["messages"][-1] == {
+            "role": "user", "content": "call rejected: empty follow-up message"
+        }  # fmt: skip
+        assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
+    else:
+        assert second["message"] == "call rejected: empty follow-up message"
