@@ -143,7 +143,8 @@ def _reply(channel: Channel, url: str, data: Any) -> tuple[str, dict[str, Any] |
             raise _shape_error(url, 'a body without a "reply" string')
         return reply, usage, model
     choices = data.get("choices")
-    message = choices[0].get("message") if isinstance(choices, list) and choices else None
+    first = choices[0] if isinstance(choices, list) and choices else None
+    message = first.get("message") if isinstance(first, dict) else None
     content = message.get("content") if isinstance(message, dict) else 0
     if content is not None and not isinstance(content, str):
         raise _shape_error(url, "a body that is not a chat completion")

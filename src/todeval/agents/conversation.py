@@ -20,7 +20,7 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from todeval.agents.channels import AgentEndpoint, AgentEndpointError, AgentReply, ChatTurn, Handoff
+from todeval.agents.channels import AgentEndpoint, AgentReply, ChatTurn, Handoff
 from todeval.agents.tool_server import ToolAnswer, ToolServer
 
 CALL_TIMEOUT_S = 600.0
@@ -47,7 +47,7 @@ class ToolRequest:
 
 @dataclass(frozen=True)
 class _Failed:
-    error: AgentEndpointError
+    error: Exception
 
 
 class AgentConversation:
@@ -116,8 +116,8 @@ class AgentConversation:
         assert self._inbox is not None
         try:
             reply: AgentReply | _Failed = await self.endpoint.send(history, self.handoff)
-        except AgentEndpointError as exc:
-            reply = _Failed(exc)
+        except Exception as exc:  # every failure ends the turn: a task that died silently
+            reply = _Failed(exc)  # would leave next() waiting for ever
         self._inbox.put_nowait(reply)
 
     async def next(self) -> ToolRequest | AgentReply:
