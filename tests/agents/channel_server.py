@@ -16,7 +16,9 @@ path being one of ``/v1/chat/completions``, ``/webhooks/rest/webhook``, ``/chat`
   "msg", "input"}]}``);
 * ``hang`` -- reads the request and answers nothing for 60 s;
 * ``malformed`` -- HTTP 200 with a body that is not JSON;
-* ``wrong-shape`` -- HTTP 200 with JSON that is not the channel's shape.
+* ``wrong-shape`` -- HTTP 200 with JSON that is not the channel's shape;
+* ``bad-item`` -- HTTP 200 with the channel's outer shape holding an item of the wrong type
+  (``choices: ["..."]``, a Rasa list holding a string, a ``reply`` that is a list).
 
 ``GET /_requests`` returns every POST received, in order: ``{"path", "headers", "body"}``.
 """
@@ -62,6 +64,14 @@ def _wrong_shape(channel: str) -> Any:
     if channel == "plain":
         return {"text": REPLY}  # no "reply"
     return {"choices": [{"message": {"role": "assistant", "content": ["not", "text"]}}]}
+
+
+def _bad_item(channel: str) -> Any:
+    if channel == "rasa-rest":
+        return ["not a bot message"]
+    if channel == "plain":
+        return {"reply": ["not", "text"]}
+    return {"choices": ["not a choice"]}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -121,6 +131,8 @@ class Handler(BaseHTTPRequestHandler):
             self._send(200, b'{"reply": "Hello fr')
         elif mode == "wrong-shape":
             self._json(200, _wrong_shape(channel))
+        elif mode == "bad-item":
+            self._json(200, _bad_item(channel))
         else:
             self._json(404, {"error": f"no mode {mode}"})
 

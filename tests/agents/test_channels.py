@@ -282,6 +282,39 @@ def test_usage_counts_are_trusted_only_when_both_are_valid(
         assert recorded.prompt_tokens == recorded.completion_tokens == 0
 
 
+def run_in_child(out: Path, url: str, channel: str, *args: str) -> dict[str, Any]:
+    """``todeval run booking --system agent`` as a child process (a regression that hangs
+    fails the test instead of the suite); the run's only episode record."""
+    argv = ["run", "booking", "--system", "agent", "--system-url", url, "--channel", channel,
+            "--task-ids", "sng01936", "--out", str(out), "--quiet", *args]  # fmt: skip
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "todeval", *argv],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the episode waited for ever")
+    assert done.returncode == 0, done.stderr
+    [line] = (out / "episodes.jsonl").read_text().splitlines()
+    record: dict[str, Any] = json.loads(line)
+    return record
+
+
+@pytest.mark.parametrize("channel", CHANNELS)
+def test_an_item_of_the_wrong_type_is_a_system_error(
+    server: ChannelServer, tmp_path: Path, channel: str
+) -> None:
+    """``choices: ["..."]`` and the like: the agent's shape error, never a crash of the
+    conversation (which left the episode waiting for ever)."""
+    require("mcp")
+    record = run_in_child(tmp_path / "run", server.url("bad-item", channel), channel)
+    assert record["outcome"] == "system_error"
+    assert "AgentEndpointError" in record["reason"] and "answered a body" in record["reason"]
+
+
 @pytest.mark.parametrize("channel", CHANNELS)
 def test_a_rejected_reply_under_reprompt_is_sent_back_to_the_agent(
     server: ChannelServer, tmp_path: Path, channel: str
@@ -292,22 +325,8 @@ def test_a_rejected_reply_under_reprompt_is_sent_back_to_the_agent(
     require("mcp")
     url = server.url("empty", channel)
     before = len(server.requests_to(url))
-    out = tmp_path / "run"
-    argv = ["run", "booking", "--system", "agent", "--system-url", url, "--channel", channel,
-            "--task-ids", "sng01936", "--protocol", "strict", "--on-violation", "reprompt",
-            "--out", str(out), "--quiet"]  # fmt: skip
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "todeval", *argv],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail("the episode waited for ever after the agent's reply was rejected")
-    assert done.returncode == 0, done.stderr
-    record = json.loads((out / "episodes.jsonl").read_text().splitlines()[0])
+    args = ("--protocol", "strict", "--on-violation", "reprompt")
+    record = run_in_child(tmp_path / "run", url, channel, *args)
     assert record["outcome"] == "aborted" and record["termination"] == "format_violation"
     assert [e["kind"] for e in record["events"]] == [
         "user_message", "violation", "violation", "episode_end"
