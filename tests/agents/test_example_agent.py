@@ -45,7 +45,7 @@ def test_example_agent_books_test_task_0(
     assert record["outcome"] == "success", record["reason"]
     assert record["metrics"]["booking.booking_accuracy"] == 1.0
     assert run.manifest["config"]["system"] == "agent"
-    assert run.manifest["config"]["system_channel"] in (channel, None)
+    assert run.manifest["config"]["system_channel"] == channel
 
     # the game master's events for the agent's tool calls, in order, each answered at once
     played = [(i, e) for i, e in enumerate(record["events"]) if e["kind"] in CALL_EVENTS]
