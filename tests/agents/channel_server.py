@@ -32,6 +32,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from todeval.serving import serve_until_interrupted
+
 REPLY = "Hello from the channel server. How can I help?"
 USAGE = {"prompt_tokens": 11, "completion_tokens": 5}
 BAD_USAGE = {"prompt_tokens": -3, "completion_tokens": "five"}
@@ -149,12 +151,7 @@ class Server(ThreadingHTTPServer):
 def main() -> int:
     server = Server(("127.0.0.1", 0), Handler)
     print(server.server_address[1], flush=True)
-    try:
-        server.serve_forever(poll_interval=0.1)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    serve_until_interrupted(server)
     return 0
 
 

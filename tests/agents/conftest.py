@@ -22,7 +22,7 @@ import pytest
 from todeval.backends.scripted import Script, ScriptedReply
 from todeval.cli import main
 from todeval.testing.openai_server import ServerConfig, _messages
-from todeval.testing.server_process import ServerProcess
+from todeval.testing.server_process import ServerProcess, stop_process
 
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,24 +158,13 @@ def agent_stack(script: Script) -> Iterator[AgentStack]:
             text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1", "OPENAI_AGENTS_DISABLE_TRACING": "1"},
         )
-        stack.callback(_stop, process)
+        stack.callback(stop_process, process)
         line = _first_line(process, 60)
         if not line.isdigit():
             process.poll()
             stderr.seek(0)
             pytest.fail(f"the example agent did not start: {stderr.read()[-2000:]}")
         yield AgentStack(model=model, script=script, agent_port=int(line))
-
-
-def _stop(process: subprocess.Popen[str]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-    if process.stdout is not None:
-        process.stdout.close()
 
 
 @pytest.fixture(scope="module")

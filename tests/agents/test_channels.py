@@ -19,6 +19,7 @@ import pytest
 from todeval.agents.channels import AgentEndpoint, AgentEndpointError, ChatTurn, Handoff, _usage
 from todeval.agents.tool_server import MCP_PATH
 from todeval.cli import main
+from todeval.testing.server_process import stop_process
 
 from . import channel_server
 from .conftest import CHANNEL_PATHS, events, eventually, require, run_agent_booking
@@ -58,14 +59,7 @@ def server() -> Iterator[ChannelServer]:
         assert line.isdigit(), line
         yield ChannelServer(int(line))
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
+        stop_process(process)
 
 
 def closed_port_url(channel: str) -> str:

@@ -35,6 +35,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from todeval.backends.scripted import Script, ScriptedReply, ScriptedUsage
 from todeval.backends.types import ChatMessage
+from todeval.serving import serve_until_interrupted
 from todeval.testing.server_process import ChildServer
 
 OPENAI_PATH = "/v1/chat/completions"
@@ -173,12 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     server = make_server(config, args.host, args.port)
     print(server.server_address[1], flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    serve_until_interrupted(server)
     return 0
 
 

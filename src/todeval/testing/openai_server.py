@@ -42,6 +42,7 @@ from pydantic import BaseModel, Field, ValidationError
 from todeval.backends.scripted import Script, ScriptedReply, load_script
 from todeval.backends.types import ChatMessage
 from todeval.errors import TodevalError
+from todeval.serving import serve_until_interrupted
 
 FaultKind = Literal["ok", "500", "429", "hang", "reset", "malformed", "truncated"]
 _RATE_ORDER: tuple[FaultKind, ...] = ("500", "429", "hang", "reset", "malformed", "truncated")
@@ -412,12 +413,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     server = make_server(config, args.host, args.port)
     print(server.server_address[1], flush=True)
-    try:
-        server.serve_forever(poll_interval=0.1)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    serve_until_interrupted(server)
     return 0
 
 

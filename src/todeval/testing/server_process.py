@@ -25,6 +25,19 @@ from pydantic import BaseModel
 from todeval.testing.openai_server import ServerConfig
 
 
+def stop_process(process: subprocess.Popen[str]) -> None:
+    """Terminate a child (killed after 10 s) and close its stdout pipe."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    if process.stdout is not None:
+        process.stdout.close()
+
+
 class ChildServer:
     """A test server module (``python -m <module> --host 127.0.0.1 --port 0 --config FILE``)
     in a child process that prints its port on its first stdout line; a context manager that
@@ -82,15 +95,8 @@ class ChildServer:
             return json.loads(response.read())
 
     def close(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
-        if self._proc is not None and self._proc.stdout is not None:
-            self._proc.stdout.close()
+        if self._proc is not None:
+            stop_process(self._proc)
         self._proc = None
         if self._stderr is not None:
             self._stderr.close()
