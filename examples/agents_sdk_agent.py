@@ -24,7 +24,10 @@ The model key, if the model server needs one, is read from ``AGENT_MODEL_API_KEY
 is disabled: nothing leaves this machine but requests to the model server and the MCP server.
 With ``--port 0`` the OS picks a free port; the first line printed is the port. With
 ``--timing-log FILE`` every tool call's duration as the agent sees it (the MCP round trip) is
-appended to FILE as a JSON line (``bench/bench_agent_mcp.py`` reads it).
+appended to FILE as a JSON line (``bench/bench_agent_mcp.py`` reads it). With
+``--mcp-transport stdio`` the agent starts its tools as a subprocess speaking MCP on stdio
+(``todeval serve tools booking --transport stdio --connect URL``, the token in
+``TODEVAL_EPISODE_TOKEN``), which forwards every call to the run's tool server.
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ from agents import (  # imported after tracing is disabled
     Tool,
     set_tracing_disabled,
 )
-from agents.mcp import MCPServerStreamableHttp
+from agents.mcp import MCPServer, MCPServerStdio, MCPServerStreamableHttp
 from openai import AsyncOpenAI
 
 INSTRUCTIONS = """You are the booking assistant of a Cambridge travel information desk.
@@ -67,6 +70,7 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
         "model": args.model,
         "max_turns": args.max_turns,
         "timing_log": args.timing_log,
+        "mcp_transport": args.mcp_transport,
     }
 
 
@@ -89,6 +93,29 @@ class ToolTimer(RunHooks[Any]):
         line = json.dumps({"tool": tool.name, "seconds": round(seconds, 6)})
         with self.lock, open(self.path, "a", encoding="utf-8") as out:
             out.write(line + "\n")
+
+
+def tools_server(url: str, token: str, transport: str) -> MCPServer:
+    """The run's tools: over streamable HTTP, or through a stdio subprocess that forwards to
+    the same server (``todeval serve tools booking --transport stdio --connect URL``)."""
+    if transport == "stdio":
+        command = [sys.executable, "-m", "todeval", "serve", "tools", "booking"]
+        return MCPServerStdio(
+            params={
+                "command": command[0],
+                "args": [*command[1:], "--transport", "stdio", "--connect", url],
+                "env": {**os.environ, "TODEVAL_EPISODE_TOKEN": token},
+            },
+            name="todeval-booking",
+            cache_tools_list=True,
+            client_session_timeout_seconds=120,
+        )
+    return MCPServerStreamableHttp(
+        params={"url": url, "headers": {"Authorization": f"Bearer {token}"}},
+        name="todeval-booking",
+        cache_tools_list=True,
+        client_session_timeout_seconds=120,
+    )
 
 
 class BookingAgent:
@@ -118,16 +145,8 @@ class BookingAgent:
     async def _turn(
         self, history: list[dict[str, str]], mcp_url: str | None, token: str | None
     ) -> tuple[str, dict[str, int]]:
-        servers = []
-        if mcp_url and token:
-            servers.append(
-                MCPServerStreamableHttp(
-                    params={"url": mcp_url, "headers": {"Authorization": f"Bearer {token}"}},
-                    name="todeval-booking",
-                    cache_tools_list=True,
-                    client_session_timeout_seconds=120,
-                )
-            )
+        transport = self.config["mcp_transport"]
+        servers = [tools_server(mcp_url, token, transport)] if mcp_url and token else []
         agent = Agent(
             name="booking assistant",
             instructions=INSTRUCTIONS,
@@ -238,6 +257,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="default", help="model name at that server")
     parser.add_argument("--max-turns", type=int, default=20, help="agent loop steps per reply")
     parser.add_argument("--timing-log", default=None, help="append tool-call durations here")
+    parser.add_argument(
+        "--mcp-transport",
+        choices=("http", "stdio"),
+        default="http",
+        help="reach the run's tools over HTTP (default) or through a stdio subprocess",
+    )
     args = parser.parse_args(argv)
     set_tracing_disabled(True)
     AgentHandler.agent = BookingAgent(settings(args))

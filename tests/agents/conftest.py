@@ -142,8 +142,9 @@ def _first_line(process: subprocess.Popen[str], timeout_s: float) -> str:
 
 
 @contextlib.contextmanager
-def agent_stack(script: Script) -> Iterator[AgentStack]:
-    """Start the model server and the example agent (real processes); stop both on exit."""
+def agent_stack(script: Script, *agent_args: str) -> Iterator[AgentStack]:
+    """Start the model server and the example agent (real processes, the agent with
+    ``agent_args``); stop both on exit."""
     require("agents")
     require("mcp")
     with contextlib.ExitStack() as stack:
@@ -151,7 +152,7 @@ def agent_stack(script: Script) -> Iterator[AgentStack]:
         stderr = stack.enter_context(tempfile.TemporaryFile(mode="w+"))
         argv = [sys.executable, str(EXAMPLE), "--host", "127.0.0.1", "--port", "0"]
         process = subprocess.Popen(
-            [*argv, "--model-url", model.base_url],
+            [*argv, "--model-url", model.base_url, *agent_args],
             stdout=subprocess.PIPE,
             stderr=stderr,
             stdin=subprocess.DEVNULL,

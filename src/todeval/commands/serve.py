@@ -11,6 +11,10 @@ line per call, flushed at once) with the events the game master records for it.
   episode's token (``Authorization: Bearer TOKEN``). Ctrl-C or SIGTERM stops (exit 0).
 * ``--transport stdio``: MCP on stdin/stdout and nothing else on stdout; the connection is
   one sandbox episode (no token). Ends when the client closes stdin (or on SIGTERM).
+* ``--transport stdio --connect URL``: no sandbox; a bridge to a *run's* tool server (the MCP
+  URL an agent is handed), every call forwarded with the episode token of
+  ``TODEVAL_EPISODE_TOKEN`` (:mod:`todeval.agents.bridge`), for agents that start their tools
+  as a stdio subprocess.
 
 This module is imported by discovery: it imports nothing heavy until the command runs.
 """
@@ -23,7 +27,7 @@ import json
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from types import FrameType
 from typing import IO, TYPE_CHECKING, Any
@@ -75,6 +79,12 @@ def add_arguments(parser: argparse.ArgumentParser, registry: Registry) -> None:
     parser.add_argument(
         "-o", "--output", metavar="FILE", help="write every call as JSONL (flushed per call)"
     )
+    parser.add_argument(
+        "--connect",
+        metavar="URL",
+        help="stdio: forward to a run's MCP tool server (loopback URL) with the episode token "
+        "in TODEVAL_EPISODE_TOKEN, instead of a sandbox",
+    )
 
 
 def run_command(args: argparse.Namespace, registry: Registry) -> int:
@@ -86,6 +96,8 @@ def run_command(args: argparse.Namespace, registry: Registry) -> int:
     if surface is None:
         raise choice_error("benchmark with tools", args.name, list(registry.tool_surfaces))
     http = args.transport == "http"
+    if args.connect is not None:
+        return _bridge(args)
     if not http:
         given = [f"--{o}" for o in ("host", "port", "tokens") if getattr(args, o) is not None]
         if given:
@@ -232,27 +244,55 @@ def _serve_http(sandbox: ToolSandbox, calls: CallLog, host: str, port: int, toke
 
 
 def _serve_stdio(sandbox: ToolSandbox, calls: CallLog) -> int:
-    """Serve until the client closes stdin, or a signal. The event loop runs in a daemon
-    thread: its read of stdin blocks in a worker thread that no cancellation can wake, so on a
-    signal the process ends without waiting for it (every call is already written)."""
-    import asyncio
-
     from todeval.agents.tool_server import ToolServer
 
     server = ToolServer(
         sandbox.tools, name=sandbox.name, stdio_line=episode_line(1, sandbox.new_episode(), calls)
     )
+    return _until_stdin_closes(server.run_stdio, _banner(sandbox, "over stdio"))
+
+
+def _bridge(args: argparse.Namespace) -> int:
+    import os
+    from urllib.parse import urlsplit
+
+    from todeval.agents.bridge import TOKEN_ENV, serve_stdio_bridge
+    from todeval.errors import UsageError
+    from todeval.serving import is_loopback
+
+    others = ("tasks", "task_id", "protocol", "host", "port", "tokens", "output")
+    given = [f"--{o.replace('_', '-')}" for o in others if getattr(args, o) is not None]
+    if args.transport != "stdio" or given:
+        raise UsageError("--connect goes with --transport stdio alone (no sandbox options)")
+    url = urlsplit(args.connect)
+    if url.scheme != "http" or not is_loopback(url.hostname or ""):
+        raise UsageError(f"--connect {args.connect}: a run's tool server on loopback (http://)")
+    token = os.environ.get(TOKEN_ENV, "").strip()
+    if not token:
+        raise UsageError(f"--connect needs the episode token in the environment: {TOKEN_ENV}")
+    return _until_stdin_closes(
+        lambda: serve_stdio_bridge(args.connect, token),
+        f"todeval: forwarding stdio to {args.connect}",
+    )
+
+
+def _until_stdin_closes(serve: Callable[[], Coroutine[Any, Any, None]], banner: str) -> int:
+    """Serve until the client closes stdin, or a signal. The event loop runs in a daemon
+    thread: its read of stdin blocks in a worker thread that no cancellation can wake, so on a
+    signal the process ends without waiting for it (every call is already written)."""
+    import asyncio
+
     failed: list[BaseException] = []
 
-    def serve() -> None:
+    def run() -> None:
         try:
-            asyncio.run(server.run_stdio())
+            asyncio.run(serve())
         except BaseException as exc:  # re-raised in the main thread
             failed.append(exc)
 
-    thread = threading.Thread(target=serve, name="todeval-mcp-stdio", daemon=True)
+    thread = threading.Thread(target=run, name="todeval-mcp-stdio", daemon=True)
     with _stopped_by_signals():
-        print(_banner(sandbox, "over stdio"), file=sys.stderr, flush=True)
+        print(banner, file=sys.stderr, flush=True)
         thread.start()
         while thread.is_alive():
             thread.join(0.25)
