@@ -11,7 +11,11 @@ in one of its roles:
   belong to, where the benchmark's game master validates and answers them;
 * :mod:`.conversation` -- one episode's conversation with an agent: chat requests with the
   tool calls made while the agent works on each;
-* :mod:`.hub` -- what a run shares between its episodes (HTTP clients, the tool server).
+* :mod:`.hub` -- how a run puts an agent in a role, and what its episodes share (HTTP
+  clients, the tool server);
+* :mod:`.sandbox` -- a benchmark's tools on their own (``todeval serve tools NAME``);
+* :mod:`.bridge` -- a stdio MCP server forwarding to a run's tool server, for agents that
+  start their tools as a subprocess.
 
 See ``docs/agents.md``.
 """
