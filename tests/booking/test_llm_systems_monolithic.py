@@ -59,6 +59,7 @@ def test_llm_systems_mapping_resolves_to_booking_systems() -> None:
         "hd-pipeline",
         "hd-pipeline-zeroshot",
         "http",
+        "agent",
     }
     for name, reference in LLM_SYSTEMS.items():
         factory = SYSTEM.resolve(reference)
