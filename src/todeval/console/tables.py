@@ -100,7 +100,7 @@ def usage_table(summary: Summary) -> str:
                 str(u.calls - u.cached_calls),
                 f"{u.prompt_tokens:,}{u.token_marks}",
                 f"{u.completion_tokens:,}{u.token_marks}",
-                f"{u.cost_usd:.4f}",
+                f"{u.cost_usd:.4f}" + ("?" if u.tokens_unknown_calls else ""),
                 f"{u.flops:.3g}",
                 f"{lat['p50']:.3f}" if lat else "-",
                 f"{lat['p90']:.3f}" if lat else "-",

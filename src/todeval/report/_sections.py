@@ -426,7 +426,7 @@ def usage_section(runs: Sequence[RunInput]) -> Markup:
                     num_cell(f"{u.cached_calls:,}"),
                     num_cell(f"{u.prompt_tokens:,}{est}"),
                     num_cell(f"{u.completion_tokens:,}{est}"),
-                    num_cell(fmt_usd(u.cost_usd)),
+                    num_cell(fmt_usd(u.cost_usd) + ("?" if u.tokens_unknown_calls else "")),
                     num_cell(f"{u.flops:.3g}"),
                     num_cell(f"{lat['p50']:.3f}" if lat else "–"),
                     num_cell(f"{lat['p90']:.3f}" if lat else "–"),
