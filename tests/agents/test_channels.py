@@ -338,3 +338,35 @@ def test_a_rejected_reply_under_reprompt_is_sent_back_to_the_agent(
         assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
     else:
         assert second["message"] == "call rejected: empty follow-up message"
+
+
+def test_system_timeout_bounds_each_agent_request(server: ChannelServer, tmp_path: Path) -> None:
+    """``--system-timeout`` is the agent's time per reply: a hang ends the episode as the
+    system's error after that long (run as a child process: a regression would hang)."""
+    require("mcp")
+    url = server.url("hang", "plain")
+    record = run_in_child(tmp_path / "run", url, "plain", "--system-timeout", "0.5")
+    assert record["outcome"] == "system_error"
+    assert "within 0.5 s" in record["reason"]
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["config"]["system_timeout_s"] == 0.5
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--system", "agent", "--system-url", "http://127.0.0.1:9/", "--system-timeout", "0"],
+         "positive"),
+        (["--system", "agent", "--system-url", "http://127.0.0.1:9/", "--system-timeout", "inf"],
+         "positive"),
+        (["--system-timeout", "5"], "--system http and --system agent"),
+    ],
+)  # fmt: skip
+def test_bad_system_timeouts_are_usage_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], says: str
+) -> None:
+    argv = ["run", "booking", *args, "--limit", "1", "--out", str(tmp_path / "run"), "--quiet"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and says in err[0], err
+    assert not (tmp_path / "run" / "episodes.jsonl").exists()

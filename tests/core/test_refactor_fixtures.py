@@ -39,7 +39,7 @@ ALLOWED = {
     r"manifest:/config_hash": "follows from the new config fields",
     r"manifest:/config/(protocol|prompts_sha256|prompt_overrides|trials)": "new config fields",
     r"manifest:/config/(user_transcripts|few_shot)": "new config fields (issue 18)",
-    r"manifest:/config/system_channel": "new config field (issue 20)",
+    r"manifest:/config/system_(channel|timeout_s)": "new config fields (issue 20)",
     r"(summary:|episodes:\d+)/usage/[^/]+/tokens_unknown_calls": "new usage field (issue 20)",
     r"manifest:/players/models/scripted:.*": "the scripted model's path (the fixture dir)",
     r"manifest:/config/(system_model|model)": "the scripted model's path (the fixture dir)",

@@ -36,6 +36,7 @@ def test_booking_roles_selection_and_protocol() -> None:
         "module_model",
         "system_url",
         "system_channel",
+        "system_timeout_s",
         "few_shot",
     ]
     assert roles["user"].config_keys == ["user", "user_model", "user_transcripts"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from todeval.agents.channels import CHANNELS
@@ -107,6 +108,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="--system agent: the shape of its chat endpoint (default openai-chat)",
     )
     models.add_argument(
+        "--system-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="--system http|agent: seconds to wait for each request (default 60 for http, "
+        "300 for agent); no answer in time is the system's error",
+    )
+    models.add_argument(
         "--few-shot",
         type=int,
         default=None,
@@ -138,6 +147,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _positive(value: float | None, flag: str) -> float | None:
+    if value is not None and not (value > 0 and math.isfinite(value)):
+        raise UsageError(f"{flag} must be a positive number of seconds")
+    return value
+
+
 def _few_shot(value: int | None) -> int | None:
     if value is not None and value < 0:
         raise UsageError("--few-shot must be 0 or more")
@@ -158,6 +173,7 @@ def _config(args: argparse.Namespace) -> BookingConfig:
         models_file_sha256=models_file_digest(args.models_file),
         system_url=args.system_url,
         system_channel=args.channel,
+        system_timeout_s=_positive(args.system_timeout, "--system-timeout"),
         few_shot=_few_shot(args.few_shot),
         task_set=args.tasks,
         task_ids=settings.pop("ids"),

@@ -52,6 +52,12 @@ class BookingConfig(RunSettings):
     system_channel: str | None = Field(
         None, description="--system agent: the chat endpoint's shape (None: openai-chat)"
     )
+    system_timeout_s: float | None = Field(
+        None,
+        gt=0,
+        allow_inf_nan=False,
+        description="--system http|agent: seconds per request (None: the system's)",
+    )
     few_shot: int | None = Field(
         None, ge=0, description="hd-pipeline: retrieved examples per prompt (None: its default)"
     )
@@ -112,6 +118,10 @@ def build_plan(
         if not config.system.startswith("hd-pipeline"):
             raise UsageError("--few-shot is for --system hd-pipeline")
         system_extra["few_shot"] = config.few_shot
+    if config.system_timeout_s is not None:
+        if config.system not in ("http", AGENT):
+            raise UsageError("--system-timeout is for --system http and --system agent")
+        system_extra["timeout_s"] = config.system_timeout_s
     aclose = models.aclose
     check_agent_choice(
         "system", config.system, config.system_url, config.system_channel, url_also_for=("http",)
@@ -210,6 +220,7 @@ SYSTEM_CONFIG_KEYS = [
     "module_model",
     "system_url",
     "system_channel",
+    "system_timeout_s",
     "few_shot",
 ]
 """The config fields that say who the system is (its role identity)."""
