@@ -97,10 +97,7 @@ def hop(calls: int) -> tuple[float, float]:
     """p50 seconds of one DB search: in-process (game master code only) and over MCP."""
     import asyncio
 
-    import httpx2
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
-
+    from todeval.agents.client import mcp_session
     from todeval.agents.sandbox import SandboxOptions
     from todeval.benchmarks.booking.tool_sandbox import tool_sandbox
 
@@ -120,13 +117,7 @@ def hop(calls: int) -> tuple[float, float]:
     token = server.stdout.readline().split()[1]
 
     async def remote() -> list[float]:
-        headers = {"Authorization": f"Bearer {token}"}
-        async with (
-            httpx2.AsyncClient(headers=headers) as client,
-            streamable_http_client(url, http_client=client) as streams,
-            ClientSession(streams[0], streams[1]) as session,
-        ):
-            await session.initialize()
+        async with mcp_session(url, token) as session:
             await session.call_tool(name, arguments)  # warm-up
             out = []
             for _ in range(calls):

@@ -6,22 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import json
-import os
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
 from collections.abc import Iterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.agents.conftest import require
+from todeval.agents.client import mcp_session as session
 from todeval.benchmarks.booking.llm_systems._base import result_content
 from todeval.benchmarks.booking.protocols import handle_output
 from todeval.benchmarks.booking.schema import FOLLOWUP, tool_definitions
@@ -31,16 +30,6 @@ SERVE = [sys.executable, "-m", "todeval", "serve", "tools"]
 SEARCH = ("retrievefromrestaurantdb", {"area": "centre", "food": "italian"})
 # not in the schema (strict: a violation), dropped by the clemtodd rules (played)
 OFF_SCHEMA = ("retrievefromrestaurantdb", {"area": "centre", "food": "italian", "colour": "red"})
-
-
-def require(module: str) -> None:
-    """Import ``module``, or skip -- but fail under CI=true, where it must be installed."""
-    try:
-        importlib.import_module(module)
-    except ImportError:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{module} is not installed but CI=true requires it")
-        pytest.skip(f"{module} not installed")
 
 
 @pytest.fixture(autouse=True)
@@ -105,22 +94,6 @@ def serve_http(*args: str, tokens: int = 1) -> Iterator[Served]:
                 process.wait()
             assert process.stdout is not None
             process.stdout.close()
-
-
-@asynccontextmanager
-async def session(url: str, token: str | None = None) -> Any:
-    import httpx2
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
-
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=30) as http,
-        streamable_http_client(url, http_client=http) as (read, write),
-        ClientSession(read, write) as client,
-    ):
-        await client.initialize()
-        yield client
 
 
 def text(result: Any) -> str:

@@ -74,18 +74,10 @@ def _through(url: str, token: str | None, *calls: tuple[str, dict[str, Any]]) ->
 
 
 def _direct(url: str, token: str, name: str, arguments: dict[str, Any]) -> Any:
-    import httpx2
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
+    from todeval.agents.client import mcp_session
 
     async def call() -> Any:
-        headers = {"Authorization": f"Bearer {token}"}
-        async with (
-            httpx2.AsyncClient(headers=headers) as http,
-            streamable_http_client(url, http_client=http) as streams,
-            ClientSession(streams[0], streams[1]) as client,
-        ):
-            await client.initialize()
+        async with mcp_session(url, token) as client:
             return await client.list_tools(), await client.call_tool(name, arguments)
 
     return asyncio.run(call())

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
 
+from todeval.agents.client import mcp_session as session
 from todeval.agents.tool_server import REFUSED, TOKEN_META_KEY, ToolAnswer, ToolServer
 from todeval.benchmarks.booking.schema import FOLLOWUP, tool_definitions
 
@@ -27,23 +27,6 @@ def server() -> Iterator[ToolServer]:
         yield tools
     finally:
         tools.stop()
-
-
-@asynccontextmanager
-async def session(url: str, token: str | None = None) -> Any:
-    """An initialised SDK client session (with a bearer token when given)."""
-    import httpx2
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
-
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=30) as http,
-        streamable_http_client(url, http_client=http) as (read, write),
-        ClientSession(read, write) as client,
-    ):
-        await client.initialize()
-        yield client
 
 
 class Line:

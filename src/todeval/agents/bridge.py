@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from todeval.agents.client import mcp_session
+from todeval.agents.conversation import CALL_TIMEOUT_S
 from todeval.agents.tool_server import ToolAnswer, ToolServer, ToolSpec
 
 TOKEN_ENV = "TODEVAL_EPISODE_TOKEN"
@@ -19,18 +21,10 @@ TOKEN_ENV = "TODEVAL_EPISODE_TOKEN"
 
 async def serve_stdio_bridge(url: str, token: str) -> None:
     """Serve this process's stdin/stdout until the client closes it, forwarding to ``url``."""
-    import httpx2
     import mcp_types as types
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
 
-    headers = {"Authorization": f"Bearer {token}"}
-    async with (
-        httpx2.AsyncClient(headers=headers, trust_env=False) as client,
-        streamable_http_client(url, http_client=client) as streams,
-        ClientSession(streams[0], streams[1]) as upstream,
-    ):
-        started = await upstream.initialize()
+    async with mcp_session(url, token, timeout_s=CALL_TIMEOUT_S) as upstream:
+        started = await upstream.initialize()  # the session's (already made) handshake
         listed = await upstream.list_tools()
         tools = [
             ToolSpec(name=t.name, description=t.description or "", input_schema=t.input_schema)
