@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import subprocess
 import sys
 import urllib.request
@@ -19,7 +18,7 @@ import pytest
 from todeval.agents.channels import AgentEndpoint, AgentEndpointError, ChatTurn, Handoff, _usage
 from todeval.agents.tool_server import MCP_PATH
 from todeval.cli import main
-from todeval.testing.server_process import stop_process
+from todeval.testing.server_process import stop_process, unused_port
 
 from . import channel_server
 from .conftest import CHANNEL_PATHS, events, eventually, require, run_agent_booking
@@ -64,10 +63,7 @@ def server() -> Iterator[ChannelServer]:
 
 def closed_port_url(channel: str) -> str:
     """A URL on 127.0.0.1 where nothing listens (a port just bound and released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}{CHANNEL_PATHS[channel]}"
+    return f"http://127.0.0.1:{unused_port()}{CHANNEL_PATHS[channel]}"
 
 
 def header(request: dict[str, Any], name: str) -> str | None:

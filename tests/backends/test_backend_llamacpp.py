@@ -11,7 +11,6 @@ import asyncio
 import importlib.util
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ import pytest
 from tests.backends.backend_helpers import require_local_model, user_request
 from todeval.backends import Backend, GenerationRequest, GenerationResult, make_backend
 from todeval.backends.llamacpp_backend import SMOLLM2_PARAMETERS, find_smollm2
+from todeval.testing.server_process import unused_port
 
 SHORT_TOOL: dict[str, Any] = {
     "type": "function",
@@ -104,13 +104,6 @@ def test_smollm2_response_schema_is_enforced() -> None:
     jsonschema.validate(json.loads(result.text), schema)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
-
-
 def _wait_ready(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 120.0) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -131,7 +124,7 @@ def test_llama_cpp_server_with_openai_backend_and_tools() -> None:
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)
-    port = _free_port()
+    port = unused_port()
     command = [
         sys.executable,
         "-m",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from tests.backends.backend_helpers import FOLLOWUP_TOOL, FakeClock, user_reques
 from todeval.backends import InfrastructureError, ResponseCache, RetryPolicy, make_backend
 from todeval.errors import UsageError
 from todeval.testing.openai_server import FaultConfig, ServerConfig
-from todeval.testing.server_process import ServerProcess
+from todeval.testing.server_process import ServerProcess, unused_port
 
 
 def test_api_key_is_in_no_serialised_object(tmp_path: Path) -> None:
@@ -43,7 +42,7 @@ def test_api_key_is_in_no_serialised_object(tmp_path: Path) -> None:
                 dumps.extend([result.model_dump_json(), repr(result), str(result.usage)])
             await backend.aclose()
             failing = make_backend(
-                f"openai:m@http://127.0.0.1:{_closed_port()}/v1",
+                f"openai:m@http://127.0.0.1:{unused_port()}/v1",
                 api_key_env="TODEVAL_SECRET_KEY",
                 environ=environ,
                 retry=RetryPolicy(max_attempts=1),
@@ -69,13 +68,6 @@ def test_api_key_is_in_no_serialised_object(tmp_path: Path) -> None:
     assert key not in blob
     for path in tmp_path.iterdir():
         assert key.encode() not in path.read_bytes(), path
-
-
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
 
 
 def _script() -> Any:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from todeval.backends.scripted import Script
 from todeval.benchmarks.bargain.data import load_track
 from todeval.cli import main
 from todeval.testing.chat_agent_server import OPENAI_PATH, AgentConfig, ChatAgentProcess
+from todeval.testing.server_process import unused_port
 
 DIALOGUES = ("cb-000", "cb-001")
 IDS = ("--track", "craigslist", "--dialogue-ids", *DIALOGUES)
@@ -46,13 +46,6 @@ def _run(out: Path, *argv: str) -> dict[str, Any]:
 
 def _episodes(out: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
-
-
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-    return port
 
 
 @pytest.mark.parametrize("channel", ["openai-chat", "rasa-rest", "plain"])
@@ -121,7 +114,7 @@ def test_an_endpoint_answering_500_is_the_labellers_error(tmp_path: Path) -> Non
 
 
 def test_an_endpoint_that_is_down_is_the_labellers_error(tmp_path: Path) -> None:
-    url = f"http://127.0.0.1:{_closed_port()}/webhooks/rest/webhook"
+    url = f"http://127.0.0.1:{unused_port()}/webhooks/rest/webhook"
     s = _run(tmp_path / "down", "--labeller-url", url, "--channel", "rasa-rest")
     _assert_labeller_error(s, tmp_path / "down", "cannot reach the agent")
 

@@ -23,6 +23,7 @@ from todeval.cli import main
 from todeval.core.outcome import Outcome
 from todeval.dialogue.participants import PlayerOptions
 from todeval.errors import UsageError
+from todeval.testing.server_process import unused_port
 
 from .test_llm_systems_support import context, events, play
 
@@ -80,14 +81,8 @@ def test_example_server_keeps_sessions_apart(example_url: str) -> None:
     assert asyncio.run(two_episodes()) == ["success", "success"]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_unreachable_endpoint_is_a_system_error() -> None:
-    url = f"http://127.0.0.1:{_free_port()}/"
+    url = f"http://127.0.0.1:{unused_port()}/"
     system = http_system(url)
 
     async def respond() -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from tests.clarq.helpers import run_cli
 from tests.clarq.selfplay import episodes, messages, metric, run_clarq, summary
 from todeval.backends.scripted import Script
 from todeval.testing.chat_agent_server import OPENAI_PATH, AgentConfig, ChatAgentProcess
+from todeval.testing.server_process import unused_port
 
 TASK = ("--task-ids", "Escort_Mission-0")
 BRIEF = "You are playing the part of"  # the start of seeker_background_en
@@ -41,13 +41,6 @@ def _good_script(turns: list[str]) -> Script:
 
 def _run_agent(out: Path, url: str, *extra: str) -> Path:
     return run_clarq(out, *TASK, "--seeker", "agent", "--seeker-url", url, *extra)
-
-
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-    return port
 
 
 @pytest.mark.parametrize("channel", ["openai-chat", "rasa-rest", "plain"])
@@ -118,7 +111,7 @@ def test_an_endpoint_answering_500_is_the_seekers_error(tmp_path: Path) -> None:
 
 
 def test_an_endpoint_that_is_down_is_the_seekers_error(tmp_path: Path) -> None:
-    url = f"http://127.0.0.1:{_closed_port()}/chat"
+    url = f"http://127.0.0.1:{unused_port()}/chat"
     run = _run_agent(tmp_path / "down", url, "--channel", "plain")
     _assert_seeker_error(run, "cannot reach the agent")
 

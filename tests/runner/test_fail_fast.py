@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +20,7 @@ from todeval.backends.retry import SystemClock
 from todeval.cli import main
 from todeval.core.health import UNREACHABLE_AFTER_EPISODES
 from todeval.testing.openai_server import FaultConfig, ServerConfig
-from todeval.testing.server_process import ServerProcess
+from todeval.testing.server_process import ServerProcess, unused_port
 
 # every benchmark, with the options that make one of its players call a model
 BENCHMARKS = {
@@ -101,18 +100,11 @@ def test_a_refused_call_stops_the_run_at_once_exit_2(
     assert manifest["sessions"][-1]["episodes_run"] == 0
 
 
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port  # closed again: connections are refused
-
-
 @pytest.mark.parametrize("bench", sorted(BENCHMARKS))
 def test_a_refused_connection_stops_after_the_first_episodes_exit_2(
     bench: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    url = f"http://127.0.0.1:{unused_port()}/v1"
     out = tmp_path / "run"
     n = UNREACHABLE_AFTER_EPISODES
     assert main([*_argv(bench, f"openai:m@{url}", out, limit=12), "--max-concurrency", "1"]) == 2

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -23,6 +24,15 @@ from typing import Any, ClassVar, Self, TextIO
 from pydantic import BaseModel
 
 from todeval.testing.openai_server import ServerConfig
+
+
+def unused_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (just bound and released): connections to it
+    are refused, or a server started next may take it."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
 
 
 def stop_process(process: subprocess.Popen[str]) -> None:
