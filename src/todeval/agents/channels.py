@@ -28,18 +28,15 @@ recorded as *unknown* (``CallUsage.tokens_unknown``), never estimated.
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import httpx
 from pydantic import BaseModel
 
-from todeval.agents.http import HttpClients
+from todeval.agents.http import HttpClients, post_json
 from todeval.backends.accounting import valid_token_count
 from todeval.core import safejson
 from todeval.core.records import CallUsage
-from todeval.core.redact import redact
 from todeval.errors import UsageError, choice_error
 
 Channel = Literal["openai-chat", "rasa-rest", "plain"]
@@ -189,34 +186,14 @@ class AgentEndpoint:
         """One turn: the agent's reply to the last message of ``history``, with its accounting
         (wall time of the request, token usage when the endpoint reports it)."""
         content = json.dumps(_body(self.channel, self.model, history, handoff)).encode("utf-8")
-        headers = {"Content-Type": "application/json", **handoff.headers()}
-        client = self.clients.client()
-        started = time.perf_counter()
+        # An error body may echo the request (a framework's validation error does): the episode
+        # token must not reach the record through it.
+        body, latency = await post_json(
+            self.clients, self.url, content, timeout_s=self.timeout_s, error=AgentEndpointError,
+            who="the agent at ", headers=handoff.headers(), scrub=handoff.episode_token,
+        )  # fmt: skip
         try:
-            response = await client.post(
-                self.url, content=content, headers=headers, timeout=self.timeout_s
-            )
-        except httpx.TimeoutException:
-            raise AgentEndpointError(
-                f"no answer from the agent at {self.url} within {self.timeout_s:g} s"
-            ) from None
-        except httpx.HTTPError as exc:
-            raise AgentEndpointError(
-                f"cannot reach the agent at {self.url}: {type(exc).__name__}: {exc}"
-            ) from None
-        latency = time.perf_counter() - started
-        if not response.is_success:
-            # An error body may echo the request (a framework's validation error does): the
-            # episode token must not reach the record through it.
-            text = response.text
-            if handoff.episode_token:
-                text = text.replace(handoff.episode_token, "[episode token]")
-            raise AgentEndpointError(
-                f"the agent at {self.url} answered HTTP {response.status_code}: "
-                f"{redact(text)[:200]}"
-            )
-        try:
-            data = safejson.loads(response.text)
+            data = safejson.loads(body)
         except (json.JSONDecodeError, safejson.JsonDepthError):
             raise _shape_error(self.url, "a body that is not JSON") from None
         text, usage, model = _reply(self.channel, self.url, data)

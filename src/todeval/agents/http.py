@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import weakref
 
 import httpx
+
+from todeval.core.redact import redact
 
 
 class HttpClients:
@@ -39,3 +42,38 @@ class HttpClients:
         if client is not None:
             with contextlib.suppress(httpx.HTTPError, OSError):  # a connection already gone
                 await client.aclose()
+
+
+async def post_json(
+    clients: HttpClients,
+    url: str,
+    content: bytes,
+    *,
+    timeout_s: float,
+    error: type[Exception],
+    who: str = "",
+    headers: dict[str, str] | None = None,
+    scrub: str | None = None,
+) -> tuple[str, float]:
+    """POST a JSON body to an endpoint under test: its response text and the round trip's
+    seconds (the client is already open). A timeout, a connection failure or a non-2xx status
+    raises ``error`` with one line naming ``who`` and ``url``; an error body is redacted, and
+    ``scrub`` (a value of ours the endpoint may echo) replaced, before it enters the message."""
+    client = clients.client()
+    started = time.perf_counter()
+    try:
+        response = await client.post(
+            url,
+            content=content,
+            headers={"Content-Type": "application/json", **(headers or {})},
+            timeout=timeout_s,
+        )
+    except httpx.TimeoutException:
+        raise error(f"no answer from {who}{url} within {timeout_s:g} s") from None
+    except httpx.HTTPError as exc:
+        raise error(f"cannot reach {who}{url}: {type(exc).__name__}: {exc}") from None
+    latency = time.perf_counter() - started
+    if not response.is_success:
+        text = response.text.replace(scrub, "[episode token]") if scrub else response.text
+        raise error(f"{who}{url} answered HTTP {response.status_code}: {redact(text)[:200]}")
+    return response.text, latency

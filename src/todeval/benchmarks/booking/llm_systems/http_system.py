@@ -26,13 +26,11 @@ TCP handshake) on every call.
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
-import httpx
 from pydantic import BaseModel, Field, ValidationError
 
-from todeval.agents.http import HttpClients
+from todeval.agents.http import HttpClients, post_json
 from todeval.agents.hub import new_conversation_id
 from todeval.backends.accounting import valid_token_count
 from todeval.benchmarks.booking.protocol import (
@@ -43,7 +41,6 @@ from todeval.benchmarks.booking.protocol import (
 )
 from todeval.core import safejson
 from todeval.core.records import CallUsage
-from todeval.core.redact import redact
 from todeval.dialogue.participants import PlayerOptions
 from todeval.errors import UsageError
 
@@ -158,27 +155,8 @@ class HttpSystem:
 
     async def respond(self, observation: Observation) -> SystemOutput:
         content = json.dumps(self.payload(observation)).encode("utf-8")
-        client = self.clients.client()
-        started = time.perf_counter()  # the round trip only: the client is already open
-        try:
-            response = await client.post(
-                self.url,
-                content=content,
-                headers={"Content-Type": "application/json"},
-                timeout=self.timeout_s,
-            )
-        except httpx.TimeoutException:
-            raise SystemEndpointError(
-                f"no answer from {self.url} within {self.timeout_s:g} s"
-            ) from None
-        except httpx.HTTPError as exc:
-            raise SystemEndpointError(
-                f"cannot reach {self.url}: {type(exc).__name__}: {exc}"
-            ) from None
-        latency = time.perf_counter() - started
-        if not response.is_success:
-            raise SystemEndpointError(
-                f"{self.url} answered HTTP {response.status_code}: {redact(response.text)[:200]}"
-            )
+        body, latency = await post_json(
+            self.clients, self.url, content, timeout_s=self.timeout_s, error=SystemEndpointError
+        )
         self.first = False
-        return output_from_body(response.text, latency)
+        return output_from_body(body, latency)
