@@ -19,10 +19,13 @@ from todeval.agents.sandbox import SandboxCall, SandboxOptions, ToolSandbox
 from todeval.agents.tool_server import ToolAnswer
 from todeval.benchmarks.booking.game import episode_environment, play_action
 from todeval.benchmarks.booking.llm_systems._base import result_content
-from todeval.benchmarks.booking.llm_systems.agent_system import SERVED_NAME, booking_tools
+from todeval.benchmarks.booking.llm_systems.agent_system import (
+    SERVED_NAME,
+    booking_tools,
+    called_over_mcp,
+)
 from todeval.benchmarks.booking.protocol import FollowUp, SystemOutput, ToolCall, Violation
 from todeval.benchmarks.booking.protocols import PROTOCOLS, get_protocol
-from todeval.benchmarks.booking.schema import FOLLOWUP
 from todeval.benchmarks.booking.tasks import BookingTask, load_tasks, select_tasks
 from todeval.dialogue.episode import EpisodeLog, EpisodeStreams
 from todeval.errors import choice_error
@@ -58,8 +61,7 @@ class SandboxEpisode:
         self.log = EpisodeLog()
 
     def call(self, name: str, arguments: dict[str, Any] | str) -> SandboxCall:
-        if name.strip().lower() == FOLLOWUP:  # not served (as for the agent system in a run)
-            name = f"{name} (over MCP)"
+        name = called_over_mcp(name)  # followup is not served, as in a run
         output = SystemOutput(tool_call=ToolCall(name=name, arguments=arguments))
         first = len(self.log.events)
         action = self.protocol.parse(output.tool_call, output.text)

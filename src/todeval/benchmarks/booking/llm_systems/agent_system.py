@@ -48,6 +48,12 @@ def booking_tools(task_set: str) -> list[ToolSpec]:
     return tool_specs(tool_definitions(task_set), leave_out=(FOLLOWUP,))
 
 
+def called_over_mcp(name: str) -> str:
+    """The tool name a call over MCP is judged by: ``followup`` is not served (the agent's reply
+    is the follow-up), so a call of it is a call of an unknown tool."""
+    return f"{name} (over MCP)" if name.strip().lower() == FOLLOWUP else name
+
+
 def booking_hub(task_set: str) -> AgentHub:
     return AgentHub(booking_tools(task_set), name=SERVED_NAME)
 
@@ -93,10 +99,8 @@ class AgentSystem:
             message = ToolCall(name=FOLLOWUP, arguments={"message": event.text})
             return SystemOutput(tool_call=message, text=event.text, usage=[event.usage])
         self.pending = event
-        name = event.name
-        if name.strip().lower() == FOLLOWUP:  # not served: the reply is the follow-up
-            name = f"{name} (over MCP)"
-        return SystemOutput(tool_call=ToolCall(name=name, arguments=event.arguments))
+        call = ToolCall(name=called_over_mcp(event.name), arguments=event.arguments)
+        return SystemOutput(tool_call=call)
 
     async def finish(self) -> None:
         if self.pending is not None:
