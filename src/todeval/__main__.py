@@ -1,10 +1,16 @@
 """The ``todeval`` command (``python -m todeval``): the CLI of :mod:`todeval.cli`, quiet about a
-Ctrl-C that arrives while its modules are still being imported (exit 130, no traceback)."""
+Ctrl-C that arrives while its modules are still being imported (exit 130, no traceback).
+
+A Ctrl-C whose exception is raised inside a callback Python cannot propagate from (the import
+system's module-lock callback, a ``__del__``) would be printed as "Exception ignored" and lost,
+the command running on; :func:`deliver_again` signals it anew, to land outside the callback."""
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
+import threading
 from types import FrameType
 
 
@@ -13,8 +19,20 @@ def _interrupted_during_start_up(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(130)
 
 
+def deliver_again(unraisable: sys.UnraisableHookArgs) -> None:
+    """``sys.unraisablehook``: an interrupt raised where it could only be ignored is signalled
+    again (quietly); anything else is reported as Python reports it."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt | SystemExit):
+        # From another thread, a moment later: signalled here, the handler would run (and
+        # raise) inside this hook, still within the callback.
+        threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGINT)).start()
+        return
+    sys.__unraisablehook__(unraisable)
+
+
 def run() -> None:
     """Import the CLI with SIGINT ending the process quietly, then run it."""
+    sys.unraisablehook = deliver_again
     previous = signal.signal(signal.SIGINT, _interrupted_during_start_up)
     try:
         from todeval.cli import main
