@@ -202,7 +202,9 @@ def test_transcript_shows_gold_vs_predicted(
     paths = [v for k, v in runs.items() if k != "requests"]
     report = tmp_path / "report.html"
     report.write_text(build_html(load_inputs(paths, transcripts="all")), encoding="utf-8")
-    first = _episodes(runs["ca-llm"])[0]["episode_id"].replace("#", "%23")
+    episode = _episodes(runs["ca-llm"])[0]  # whichever finished first: the run is concurrent
+    first = episode["episode_id"].replace("#", "%23")
+    opening = episode["details"]["turns"][0]
     driver.get(report.as_uri() + f"#ep=ca-llm/{first}")
     wait(driver, lambda d: d.execute_script("return document.documentElement.dataset.ready"))
     wait(driver, lambda d: css(d, "#ep-detail .msg"))
@@ -211,6 +213,6 @@ def test_transcript_shows_gold_vs_predicted(
     text = str(driver.execute_script("return document.getElementById('ep-detail').textContent"))
     assert "gold:" in text and "predicted: self-need, small-talk" in text
     assert "Turns: gold vs predicted" in text and "Label provenance" in text
-    assert "utterance 0 · Camper 2 · depth 1 · K 10" in text
+    assert f"utterance 0 · {opening['speaker']} · depth 1 · K 10" in text
     assert "Camper 1" in text and "Confusion: gold label -> predicted" in text
     screenshot(driver, "bargain-transcript.png")
