@@ -23,6 +23,9 @@ A plug-in registers
 * tool surfaces (:meth:`Registry.tool_surface`): the tools a benchmark declares, served on
   their own by ``todeval serve tools NAME`` against a sandbox episode (``module:function``,
   imported only when serving).
+* controls (:meth:`Registry.controls`): the floor and ceiling controls ``todeval validate NAME``
+  plays (a ``module:attribute`` reference to a :class:`~todeval.validation.ControlSuite`,
+  imported only when validating).
 
 :meth:`Registry.lazy` registers a command whose module is imported only when it runs, so
 ``todeval --help`` imports no plug-in's heavy parts. Each call to :func:`discover` builds a
@@ -127,6 +130,7 @@ class Registry:
     profile_refs: dict[str, BenchmarkProfile | str] = field(default_factory=dict)
     annotation_sources: dict[str, AnnotationSource] = field(default_factory=dict)
     tool_surfaces: dict[str, ToolSurface] = field(default_factory=dict)
+    control_suites: dict[str, str] = field(default_factory=dict)  # name -> 'module:attr'
 
     def group(self, name: str, help: str) -> None:
         """Declare a command group of a plug-in's own (``todeval <name> <command>``)."""
@@ -214,6 +218,16 @@ class Registry:
         if ":" not in factory:
             raise ValueError(f"tool surface factory {factory!r} needs 'module:function'")
         self.tool_surfaces[name] = ToolSurface(name, help, factory)
+
+    def controls(self, name: str, suite: str) -> None:
+        """Register the controls ``todeval validate NAME`` plays: ``suite`` is a
+        ``"module:attribute"`` reference to a :class:`~todeval.validation.ControlSuite` named
+        ``name`` (imported only when validating)."""
+        if name in self.control_suites:
+            raise ValueError(f"two plug-ins define the controls of {name!r}")
+        if ":" not in suite:
+            raise ValueError(f"control suite {suite!r} needs 'module:attr'")
+        self.control_suites[name] = suite
 
 
 _BUILTIN_PACKAGES = ("todeval.benchmarks", "todeval.scoring", "todeval.commands")

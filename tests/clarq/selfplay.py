@@ -14,7 +14,7 @@ from todeval.benchmarks.clarq.protocol import (
     Decision,
     ProviderTurn,
     ProviderView,
-    SeekerContext,
+    SeekerView,
 )
 from todeval.benchmarks.clarq.seekers import task_question
 from todeval.cli import main
@@ -90,8 +90,8 @@ class CrashingProvider(GenerousProvider):
 class ThankingSeeker:
     """Asks about the task, then thanks Jax for ever (never a goodbye: the message cap)."""
 
-    async def start(self, context: SeekerContext) -> None:
-        self.task = context.task
+    async def start(self, context: SeekerView) -> None:
+        self.task = context  # the view: background and language, never the tree
         self.turn = 0
 
     async def respond(self, provider_message: str) -> str:

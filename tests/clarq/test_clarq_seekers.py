@@ -20,7 +20,7 @@ from tests.clarq.selfplay import HERE, episodes, messages, metric, need, run_cla
 from todeval.backends.factory import make_backend
 from todeval.backends.types import GenerationRequest
 from todeval.benchmarks.clarq import load_tasks, read_original
-from todeval.benchmarks.clarq.protocol import GREETINGS, SeekerContext
+from todeval.benchmarks.clarq.protocol import GREETINGS, SeekerContext, seeker_view
 from todeval.benchmarks.clarq.seekers import LLMSeeker, clean_reply, oracle_question
 from todeval.dialogue.prompts import PromptSet
 from todeval.testing.tmux import Tmux
@@ -96,7 +96,8 @@ def test_llm_seeker_prompt_modes(mode: str) -> None:
 
     async def play() -> list[str]:
         usage: list[object] = []
-        await seeker.start(SeekerContext(task=task, greeting=GREETINGS["zh"], seed=7, usage=usage))  # type: ignore[arg-type]
+        full = SeekerContext(task=task, greeting=GREETINGS["zh"], seed=7, usage=usage)  # type: ignore[arg-type]
+        await seeker.start(seeker_view(full))
         first = await seeker.respond(GREETINGS["zh"])
         second = await seeker.respond("Jax: 你可以到矿山去挖掘红宝石。")
         assert len(usage) == 2

@@ -30,6 +30,7 @@ from todeval.dialogue.replay import (
     recording_by_episode,
 )
 from todeval.dialogue.replies import CheckedReply, ReplyChecker
+from todeval.dialogue.views import is_privileged, same_view
 
 __all__ = [
     "CheckedReply",
@@ -55,8 +56,10 @@ __all__ = [
     "ToolChat",
     "guarded",
     "is_interactive",
+    "is_privileged",
     "json_reply",
     "read_overrides",
     "recorded_turns",
     "recording_by_episode",
+    "same_view",
 ]

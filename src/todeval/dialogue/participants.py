@@ -16,16 +16,21 @@ Optional hooks are small Protocols of their own, checked with ``isinstance``:
 * :class:`Finishes` -- ``finish()`` releases what the player holds for its episode (a
   connection, a token), awaited once the episode has ended, however it ended
   (:func:`finish_players`).
+
+Every role declares the *view* its players are handed (:mod:`todeval.dialogue.views`): the game
+master starts a player with :meth:`Role.start` and the full context, and a player sees the
+role's view of it unless its class declares itself ``privileged`` (a control).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from todeval.core.imports import is_reference, load_reference
+from todeval.dialogue.views import is_privileged
 from todeval.errors import UsageError, choice_error
 
 if TYPE_CHECKING:
@@ -54,6 +59,8 @@ class PlayerOptions:
     Backends are shared across episodes (they hold connection limits and the cache).
     ``prompts`` holds the run's prompt templates (package defaults, overridden by
     ``--prompts DIR``); ``extra`` carries a benchmark's own settings (a URL, a mode).
+    ``privileged`` carries what only a privileged player (a control) may be handed, such as an
+    answer key: :meth:`PlayerFactory.build` empties it for every other player.
     """
 
     role: str
@@ -64,6 +71,7 @@ class PlayerOptions:
     max_tokens: int | None = None
     prompts: PromptSet | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    privileged: Mapping[str, Any] = field(default_factory=dict)
 
     def require_model(self, player: str, flag: str) -> Backend:
         """The main model; a one-line usage error naming ``flag`` when none was configured."""
@@ -130,7 +138,14 @@ class PlayerFactory(Generic[P]):
     name: str
     cls: type
 
+    @property
+    def privileged(self) -> bool:
+        """Whether the class declares itself privileged: a control, handed the full context."""
+        return is_privileged(self.cls)
+
     def build(self, options: PlayerOptions) -> P:
+        if options.privileged and not self.privileged:
+            options = replace(options, privileged={})
         obj = (
             self.cls.from_options(options)
             if isinstance(self.cls, ConfiguredByOptions)
@@ -146,13 +161,25 @@ class PlayerFactory(Generic[P]):
 @dataclass(frozen=True)
 class Role(Generic[P]):
     """A role of a benchmark: its name, its noun in messages, the Protocol its players satisfy
-    (a ``runtime_checkable`` Protocol, checked when a player is built) and its built-ins
-    (name -> ``package.module:Class``)."""
+    (a ``runtime_checkable`` Protocol, checked when a player is built), its built-ins
+    (name -> ``package.module:Class``) and its ``view``: the function from the full start
+    context the game master holds to what the role's players are handed
+    (:mod:`todeval.dialogue.views`)."""
 
     name: str
     noun: str
     protocol: type
     builtins: Mapping[str, str] = field(default_factory=dict)
+    view: Callable[[Any], Any] = field(kw_only=True)
+
+    def context_for(self, player: object, context: Any) -> Any:
+        """What ``player`` is handed at the start: the full ``context`` for a privileged
+        player (a control), the role's view of it for every other."""
+        return context if is_privileged(player) else self.view(context)
+
+    async def start(self, player: Any, context: Any) -> None:
+        """Start ``player`` with what it may see of ``context``."""
+        await player.start(self.context_for(player, context))
 
     def resolve(self, name: str) -> PlayerFactory[P]:
         """The player class for a built-in name or a ``package.module:Class`` reference."""

@@ -25,6 +25,7 @@ from todeval.dialogue import (
     Termination,
     guarded,
     json_reply,
+    same_view,
 )
 
 BENCHMARK = "toy"
@@ -222,12 +223,14 @@ GUESSER: Role[Guesser] = Role(
         "llm": "todeval_toy.game:LLMGuesser",
         "human": "todeval_toy.game:HumanGuesser",
     },
+    view=same_view,  # a Game holds the range and the budget, never the secret
 )
 HOST: Role[Host] = Role(
     "host",
     "host",
     Host,
     {"rule": "todeval_toy.game:RuleHost", "vague": "todeval_toy.game:VagueHost"},
+    view=same_view,  # the host holds the task, secret included: that is its role
 )
 
 
@@ -238,8 +241,8 @@ async def play_episode(
     guesses: list[int] = []
     game = Game(1, task.high, task.max_guesses, streams.seed_of("guesser"), log.usage)
     try:
-        await guarded(guesser.start(game), "guesser", Termination.SYSTEM_ERROR)
-        await guarded(host.start(task), "host", Termination.SIMULATOR_ERROR)
+        await guarded(GUESSER.start(guesser, game), "guesser", Termination.SYSTEM_ERROR)
+        await guarded(HOST.start(host, task), "host", Termination.SIMULATOR_ERROR)
         answer: str | None = None
         while answer != "correct":
             if len(guesses) == task.max_guesses:

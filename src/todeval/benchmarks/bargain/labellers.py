@@ -23,6 +23,7 @@ from todeval.benchmarks.bargain.data import Track, Utterance
 from todeval.benchmarks.bargain.parser import classify
 from todeval.core.records import CallUsage
 from todeval.dialogue import Participant, PlayerOptions, ReplyChecker, Role, json_reply
+from todeval.dialogue.views import same_view
 from todeval.errors import UsageError
 
 LABELS_SCHEMA: dict[str, Any] = {
@@ -82,6 +83,7 @@ LABELLER: Role[Labeller] = Role(
         "parser": "todeval.benchmarks.bargain.labellers:ParserLabeller",
         "agent": "todeval.benchmarks.bargain.agent_labeller:AgentLabeller",
     },
+    view=same_view,
 )
 BASELINES = ("random", "majority", "keyword", "parser")
 

@@ -249,7 +249,7 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
         shown = 0
         end = EpisodeEnd(Outcome.SUCCESS, Termination.DONE, "")
         try:
-            await guarded(player.start(context), "labeller", Termination.SYSTEM_ERROR)
+            await guarded(LABELLER.start(player, context), "labeller", Termination.SYSTEM_ERROR)
             for view, gold_labels in views[dialogue.dialogue_id]:
                 for u in dialogue.utterances[shown : view.index + 1]:
                     log.add(_kind(u.speaker), u.speaker, text=u.text)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from todeval.benchmarks.booking.llm_systems import LLM_SYSTEMS
 from todeval.benchmarks.booking.protocol import BookingSystem, UserSimulator
 from todeval.dialogue.participants import Role
+from todeval.dialogue.views import same_view
 
 SYSTEMS: dict[str, str] = {
     "rule": "todeval.benchmarks.booking.systems.rule:RuleSystem",
@@ -22,5 +23,5 @@ USERS: dict[str, str] = {
     "replay": "todeval.benchmarks.booking.users.replay:ReplayUser",
 }
 
-SYSTEM: Role[BookingSystem] = Role("system", "system", BookingSystem, SYSTEMS)
-USER: Role[UserSimulator] = Role("user", "user simulator", UserSimulator, USERS)
+SYSTEM: Role[BookingSystem] = Role("system", "system", BookingSystem, SYSTEMS, view=same_view)
+USER: Role[UserSimulator] = Role("user", "user simulator", UserSimulator, USERS, view=same_view)

@@ -21,7 +21,7 @@ from typing import Self
 
 from todeval.agents.channels import AgentEndpoint, ChatTurn, Handoff
 from todeval.agents.hub import agent_endpoint, new_conversation_id
-from todeval.benchmarks.clarq.protocol import SeekerContext
+from todeval.benchmarks.clarq.protocol import SeekerView
 from todeval.benchmarks.clarq.seekers import background_text, clean_reply
 from todeval.dialogue.participants import PlayerOptions
 from todeval.dialogue.prompts import PromptSet
@@ -29,9 +29,9 @@ from todeval.dialogue.prompts import PromptSet
 ROLE = "seeker"
 
 
-def agent_brief(context: SeekerContext, prompts: PromptSet) -> str:
+def agent_brief(context: SeekerView, prompts: PromptSet) -> str:
     """What the agent is told before Jax's greeting: the chat-mode seeker's system message."""
-    background = background_text(context.task, prompts)
+    background = background_text(context, prompts)
     return prompts.render(f"seeker_chat_{context.lang}", background=background).rstrip()
 
 
@@ -48,7 +48,7 @@ class AgentSeeker:
         endpoint, _ = agent_endpoint(options)
         return cls(endpoint, options.require_prompts())
 
-    async def start(self, context: SeekerContext) -> None:
+    async def start(self, context: SeekerView) -> None:
         self.context = context
         self.history = []
         # The conversation id names the remote session only; it never changes what is played.

@@ -49,6 +49,7 @@ from todeval.benchmarks.clarq.protocol import (
     Seeker,
     SeekerContext,
 )
+from todeval.benchmarks.clarq.seekers import SEEKER
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord
 from todeval.dialogue.episode import EpisodeEnd, EpisodeLog, EpisodeStreams, Termination, guarded
@@ -156,7 +157,7 @@ async def play_dialogue(
     log.add("provider_message", "provider", text=greeting, decision="greeting", released=[])
     context = SeekerContext(task=task, greeting=greeting, seed=seed, usage=log.usage, trial=trial)
     try:
-        await guarded(seeker.start(context), "seeker", Termination.SYSTEM_ERROR)
+        await guarded(SEEKER.start(seeker, context), "seeker", Termination.SYSTEM_ERROR)
         message = greeting
         while True:
             log.turn += 1

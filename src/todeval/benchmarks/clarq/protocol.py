@@ -22,7 +22,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from todeval.benchmarks.clarq._tasks import ClarqTask, ResponseNode
+from todeval.benchmarks.clarq._tasks import Background, ClarqTask, ResponseNode
 from todeval.benchmarks.clarq._text import Language
 from todeval.core.records import CallUsage
 
@@ -110,8 +110,10 @@ class ProviderView:
 
 @dataclass(frozen=True)
 class SeekerContext:
-    """What a seeker knows at the start: its background (role, task, items, skills, scenes),
-    the language, and the provider's greeting."""
+    """What the game master knows when a seeker starts: the whole task (its response tree, node
+    texts and purposes), the greeting, the seeker's seed and the trial. Only a privileged
+    seeker (the ``oracle`` control) is handed this; every other seeker gets its
+    :func:`seeker_view`."""
 
     task: ClarqTask
     greeting: str
@@ -122,6 +124,38 @@ class SeekerContext:
     @property
     def lang(self) -> Language:
         return self.task.lang
+
+    @property
+    def background(self) -> Background:
+        return self.task.background
+
+
+@dataclass(frozen=True)
+class SeekerView:
+    """What a seeker under test is handed at the start: the task's id (to look a recording up),
+    its language, its background (role, task, items, skills, scenes: what the paper's seeker is
+    told), the provider's greeting, its seed and the trial. Never a node's text or purpose."""
+
+    task_id: str
+    lang: Language
+    background: Background
+    greeting: str
+    seed: int
+    usage: list[CallUsage] = field(default_factory=list)  # model calls are appended here
+    trial: int = 0
+
+
+def seeker_view(context: SeekerContext) -> SeekerView:
+    """The seeker role's view of the full start context."""
+    return SeekerView(
+        task_id=context.task.task_id,
+        lang=context.lang,
+        background=context.task.background.model_copy(deep=True),
+        greeting=context.greeting,
+        seed=context.seed,
+        usage=context.usage,
+        trial=context.trial,
+    )
 
 
 @runtime_checkable
@@ -135,6 +169,6 @@ class Provider(Protocol):
 class Seeker(Protocol):
     """The agent under test: asks until it has what it needs, then says goodbye."""
 
-    async def start(self, context: SeekerContext) -> None: ...
+    async def start(self, context: SeekerView) -> None: ...
 
     async def respond(self, provider_message: str) -> str: ...

@@ -1,7 +1,8 @@
 """The seeker role: the agent under test, and its built-in players.
 
 A seeker (:class:`~todeval.benchmarks.clarq.protocol.Seeker`) is started with its
-:class:`~todeval.benchmarks.clarq.protocol.SeekerContext` and answers every provider message
+:class:`~todeval.benchmarks.clarq.protocol.SeekerView` (never the tree: only the ``oracle``
+control is privileged and handed the whole task) and answers every provider message
 (the greeting first) with its next utterance; ``Goodbye`` / ``再见`` ends the dialogue.
 
 Built-ins (``--seeker NAME``; any ``package.module:Class`` works too):
@@ -38,13 +39,19 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from typing import Literal
+from typing import Literal, Protocol
 
 from todeval.backends.sampling import Sampling, generate_accounted
 from todeval.backends.types import Backend, ChatMessage
-from todeval.benchmarks.clarq._tasks import ClarqTask, ResponseNode
+from todeval.benchmarks.clarq._tasks import Background, ResponseNode
 from todeval.benchmarks.clarq._text import Language, strip_provider_prefix
-from todeval.benchmarks.clarq.protocol import GOODBYES, Seeker, SeekerContext
+from todeval.benchmarks.clarq.protocol import (
+    GOODBYES,
+    Seeker,
+    SeekerContext,
+    SeekerView,
+    seeker_view,
+)
 from todeval.dialogue.human import TerminalParticipant
 from todeval.dialogue.participants import PlayerOptions, Role
 from todeval.dialogue.prompts import PromptSet
@@ -72,17 +79,27 @@ def _bullets(lines: list[str], lang: Language) -> str:
     return "\n".join(f"- {line}" for line in lines) if lines else _NONE[lang]
 
 
-def background_text(task: ClarqTask, prompts: PromptSet) -> str:
-    """What the seeker is told: the ``seeker_background_<lang>`` template over the task's
-    role, task, items, skills and scenes."""
-    b = task.background
+class _Briefed(Protocol):
+    """A task or a seeker's view: what a background is rendered from."""
+
+    @property
+    def lang(self) -> Language: ...
+
+    @property
+    def background(self) -> Background: ...
+
+
+def background_text(source: _Briefed, prompts: PromptSet) -> str:
+    """What the seeker is told: the ``seeker_background_<lang>`` template over the
+    background's role, task, items, skills and scenes."""
+    b, lang = source.background, source.lang
     return prompts.render(
-        f"seeker_background_{task.lang}",
+        f"seeker_background_{lang}",
         role=b.role,
         task=b.task,
-        items=_bullets(b.items, task.lang),
-        skills=_bullets(b.skills, task.lang),
-        scenes=_bullets(b.scenes, task.lang),
+        items=_bullets(b.items, lang),
+        skills=_bullets(b.skills, lang),
+        scenes=_bullets(b.scenes, lang),
     )
 
 
@@ -126,10 +143,10 @@ class LLMSeeker:
             sampling=Sampling(False, options.temperature, options.max_tokens),
         )
 
-    async def start(self, context: SeekerContext) -> None:
+    async def start(self, context: SeekerView) -> None:
         self.context = context
         self.lang = context.lang
-        self.background = background_text(context.task, self.prompts)
+        self.background = background_text(context, self.prompts)
         self.history = []
 
     def messages(self) -> list[ChatMessage]:
@@ -174,13 +191,13 @@ class HumanSeeker:
     def from_options(cls, options: PlayerOptions) -> HumanSeeker:
         return cls(options.require_prompts())
 
-    async def start(self, context: SeekerContext) -> None:
+    async def start(self, context: SeekerView) -> None:
         how = {
             "en": "Type one message and press Enter; Goodbye ends the conversation.",
             "zh": "每次输入一条消息并按回车；输入“再见”结束对话。",
         }
-        brief = background_text(context.task, self.prompts)
-        await self.terminal.start(f"Task {context.task.task_id}\n{brief}\n\n{how[context.lang]}")
+        brief = background_text(context, self.prompts)
+        await self.terminal.start(f"Task {context.task_id}\n{brief}\n\n{how[context.lang]}")
 
     async def respond(self, provider_message: str) -> str:
         return await self.terminal.respond(strip_provider_prefix(provider_message))
@@ -189,7 +206,7 @@ class HumanSeeker:
 class QuitterSeeker:
     """Says goodbye at once (S = 0, AQD = -n: what quitting costs)."""
 
-    async def start(self, context: SeekerContext) -> None:
+    async def start(self, context: SeekerView) -> None:
         self.lang = context.lang
 
     async def respond(self, provider_message: str) -> str:
@@ -263,14 +280,17 @@ def oracle_question(node: ResponseNode, lang: Language, attempt: int) -> str:
     return templates[attempt % len(templates)].format(clause=clause)
 
 
-def task_question(task: ClarqTask) -> str:
-    return _TASK_QUESTION[task.lang].format(task=task.background.task)
+def task_question(source: _Briefed) -> str:
+    """The opening question about the task (a task or a seeker's view)."""
+    return _TASK_QUESTION[source.lang].format(task=source.background.task)
 
 
 class OracleSeeker:
     """Scripted, with the tree in hand: the upper bound a provider allows (S = 1 if the
-    provider releases every node asked for by its own text)."""
+    provider releases every node asked for by its own text). A privileged control: handed the
+    whole task, never ranked beside seekers under test."""
 
+    privileged = True
     tries = 3  # questions per node (one per template) before moving on
 
     async def start(self, context: SeekerContext) -> None:
@@ -363,40 +383,41 @@ def content_terms(question: str, lang: Language) -> list[str]:
     return [p for p in pairs if p not in _FUNCTION_PAIRS]
 
 
-def task_words(task: ClarqTask) -> str:
-    """Everything the task says (background, responses, purposes), lower-cased."""
-    b = task.background
-    parts = [b.role, b.task, *b.items, *b.skills, *b.scenes, *task.responses, *task.purposes]
+def task_words(source: _Briefed) -> str:
+    """Everything the seeker was told (the background), lower-cased."""
+    b = source.background
+    parts = [b.role, b.task, *b.items, *b.skills, *b.scenes]
     return "\n".join(parts).lower()
 
 
-def off_topic(question: str, task: ClarqTask) -> bool:
-    """No content term of ``question`` occurs in the task (English words as prefixes of the
-    task's words, so ``song`` also rules out ``songs``)."""
-    text = task_words(task)
-    terms = content_terms(question, task.lang)
-    if task.lang == "en":
+def off_topic(question: str, source: _Briefed) -> bool:
+    """No content term of ``question`` occurs in the background (English words as prefixes of
+    the background's words, so ``song`` also rules out ``songs``). Only what the seeker was
+    told is read: the tree stays hidden from this seeker too."""
+    text = task_words(source)
+    terms = content_terms(question, source.lang)
+    if source.lang == "en":
         return not any(re.search(rf"\b{re.escape(t)}", text) for t in terms)
     return not any(t in text for t in terms)
 
 
 class WrongSeeker:
-    """Asks about the task once, then five fluent questions about nothing in the task
+    """Asks about the task once, then five fluent questions about nothing in its background
     (:func:`off_topic`; drawn from the seeker's own random stream), then says goodbye."""
 
     questions = 5
 
-    async def start(self, context: SeekerContext) -> None:
-        self.task = context.task
+    async def start(self, context: SeekerView) -> None:
+        self.view = context
         self.lang = context.lang
-        pool = [q for q in _SMALL_TALK[context.lang] if off_topic(q, context.task)]
+        pool = [q for q in _SMALL_TALK[context.lang] if off_topic(q, context)]
         self.plan = random.Random(context.seed).sample(pool, min(self.questions, len(pool)))
         self.turn = 0
 
     async def respond(self, provider_message: str) -> str:
         self.turn += 1
         if self.turn == 1:
-            return task_question(self.task)
+            return task_question(self.view)
         if self.turn - 2 < len(self.plan):
             return self.plan[self.turn - 2]
         return GOODBYES[self.lang]
@@ -418,8 +439,8 @@ class ReplaySeeker:
     def from_options(cls, options: PlayerOptions) -> ReplaySeeker:
         return cls(options)
 
-    async def start(self, context: SeekerContext) -> None:
-        await self.replay.begin(context.task.task_id, context.trial, context)
+    async def start(self, context: SeekerView) -> None:
+        await self.replay.begin(context.task_id, context.trial, context)
 
     async def respond(self, provider_message: str) -> str:
         return await self.replay.respond(provider_message)
@@ -435,7 +456,7 @@ SEEKERS: dict[str, str] = {
     "agent": "todeval.benchmarks.clarq.agent_seeker:AgentSeeker",
 }
 
-SEEKER: Role[Seeker] = Role("seeker", "seeker", Seeker, SEEKERS)
+SEEKER: Role[Seeker] = Role("seeker", "seeker", Seeker, SEEKERS, view=seeker_view)
 
 
 __all__ = [

@@ -30,6 +30,7 @@ from todeval.benchmarks.clarq.providers._replies import (
     released_message,
 )
 from todeval.dialogue.participants import Role
+from todeval.dialogue.views import same_view
 
 PROVIDERS: dict[str, str] = {
     "rule": f"{__name__}.rule:RuleProvider",
@@ -41,7 +42,7 @@ PROVIDERS: dict[str, str] = {
 MODEL_PROVIDERS = frozenset({"llm", "llm-multi"})
 """Built-ins that need ``--provider-model``."""
 
-PROVIDER: Role[Provider] = Role("provider", "provider", Provider, PROVIDERS)
+PROVIDER: Role[Provider] = Role("provider", "provider", Provider, PROVIDERS, view=same_view)
 """The provider role: ``PROVIDER.resolve(name).build(options)``."""
 
 __all__ = [

@@ -1,0 +1,287 @@
+"""``todeval validate NAME``: play a benchmark's declared controls and check their bands.
+
+Every control of the suite registered as ``NAME`` is played offline with the run's seed (a
+``run`` control through :func:`todeval.api.run`, its episodes concurrent; a ``score`` control
+by its function), then judged by its headline: inside the band is PASS. The table shows the
+control, its kind (floor or ceiling), the headline with its 95% CI, the band and the verdict;
+``-o FILE`` writes the :class:`~todeval.validation.ValidationReport` as JSON. Exit 0 when every
+control passed, 4 when one did not (the benchmark is refused as valid).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from todeval.core.files import write_output
+from todeval.core.imports import load_reference
+from todeval.core.records import Estimate, Summary
+from todeval.errors import EXIT_OK, EXIT_REFUSED, TodevalError, UsageError, choice_error
+from todeval.registry import Registry, discover
+from todeval.validation.controls import (
+    Control,
+    ControlJob,
+    ControlResult,
+    ControlSuite,
+    ValidationReport,
+)
+
+ScoreFunction = Callable[[ControlJob], Summary]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("suite", metavar="NAME", help="the benchmark whose controls to play")
+    parser.add_argument(
+        "--only",
+        metavar="NAMES",
+        help="comma-separated control names or groups (default: every control)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="the runs' seed (default 0)")
+    parser.add_argument(
+        "--limit",
+        type=int,
+        metavar="N",
+        help="at most N tasks per run control (a quick look; the bands are set for full runs)",
+    )
+    parser.add_argument(
+        "--max-concurrency", type=int, default=8, metavar="N", help="episodes at once (default 8)"
+    )
+    parser.add_argument("--out", metavar="DIR", help="keep every control's run directory under DIR")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the results as JSON here")
+    parser.add_argument("--list", action="store_true", help="list the controls and exit")
+    parser.add_argument("--quiet", action="store_true", help="print the table only")
+
+
+def load_suite(name: str, registry: Registry | None = None) -> ControlSuite:
+    """The suite registered as ``name``; a usage error listing the suites otherwise."""
+    suites = (registry or discover()).control_suites
+    if name not in suites:
+        raise choice_error("control suite", name, sorted(suites))
+    suite = load_reference(suites[name], what="control suite")
+    if not isinstance(suite, ControlSuite) or suite.name != name:
+        raise UsageError(f"{suites[name]} is not the control suite {name!r}")
+    return suite
+
+
+def select(suite: ControlSuite, only: str | None) -> list[Control]:
+    """The controls ``--only`` names (by name or group); every control without it."""
+    if not only:
+        return list(suite.controls)
+    wanted = [w.strip() for w in only.split(",") if w.strip()]
+    known = {c.name for c in suite.controls} | {c.group for c in suite.controls if c.group}
+    unknown = [w for w in wanted if w not in known]
+    if unknown:
+        raise choice_error("control", unknown[0], sorted(known))
+    return [c for c in suite.controls if c.name in wanted or c.group in wanted]
+
+
+def headline(summary: Summary, control: Control) -> Estimate:
+    """The control's metric in ``summary``; a clear error when the summary lacks it."""
+    metric = summary.metrics.get(control.metric)
+    if metric is None:
+        raise UsageError(f"control {control.name!r}: the summary has no metric {control.metric!r}")
+    estimate = metric.macro if control.aggregate == "macro" else metric.micro
+    if estimate is None:
+        raise UsageError(f"control {control.name!r}: {control.metric} has no macro average")
+    return estimate
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "control"
+
+
+def play(
+    suite: ControlSuite,
+    control: Control,
+    *,
+    seed: int,
+    limit: int | None,
+    max_concurrency: int,
+    workdir: Path,
+) -> tuple[Summary, Path]:
+    """Play one control; its summary and the directory it wrote."""
+    where = workdir / _slug(control.name)
+    if control.run is not None:
+        from todeval import api
+
+        config: dict[str, Any] = {"seed": seed, **dict(control.run)}
+        if limit is not None:
+            config["limit"] = limit
+        result = api.run(
+            control.benchmark or suite.name,
+            config,
+            out=where,
+            max_concurrency=max_concurrency,
+            quiet=True,
+        )
+        return result.summary, where
+    assert control.score is not None
+    function: ScoreFunction = load_reference(  # type: ignore[assignment]
+        control.score, what="control score function"
+    )
+    where.mkdir(parents=True, exist_ok=True)
+    return function(ControlJob(control=control, seed=seed, workdir=where, limit=limit)), where
+
+
+def judge(control: Control, summary: Summary) -> ControlResult:
+    est = headline(summary, control)
+    ok = est.value is not None and control.low <= est.value <= control.high
+    return ControlResult(
+        name=control.name,
+        kind=control.kind,
+        group=control.group,
+        description=control.description,
+        metric=control.metric,
+        aggregate=control.aggregate,
+        value=est.value,
+        ci_low=est.ci_low,
+        ci_high=est.ci_high,
+        n=est.n,
+        low=control.low,
+        high=control.high,
+        passed=ok,
+    )
+
+
+def failed(control: Control, error: str) -> ControlResult:
+    return ControlResult(
+        name=control.name,
+        kind=control.kind,
+        group=control.group,
+        description=control.description,
+        metric=control.metric,
+        aggregate=control.aggregate,
+        value=None,
+        low=control.low,
+        high=control.high,
+        passed=False,
+        error=error,
+    )
+
+
+def validate(
+    suite: ControlSuite,
+    controls: Sequence[Control],
+    *,
+    seed: int = 0,
+    limit: int | None = None,
+    max_concurrency: int = 8,
+    workdir: Path,
+    progress: Callable[[str], None] | None = None,
+) -> ValidationReport:
+    """Play ``controls`` of ``suite`` one after the other and judge each."""
+    results: list[ControlResult] = []
+    for i, control in enumerate(controls, 1):
+        started = time.monotonic()
+        try:
+            summary, where = play(
+                suite,
+                control,
+                seed=seed,
+                limit=limit,
+                max_concurrency=max_concurrency,
+                workdir=workdir,
+            )
+            result = judge(control, summary).model_copy(update={"run_dir": str(where)})
+        except TodevalError as exc:  # a control that cannot be played fails, with its cause
+            result = failed(control, exc.message)
+        result = result.model_copy(update={"seconds": round(time.monotonic() - started, 3)})
+        results.append(result)
+        if progress is not None:
+            verdict = "PASS" if result.passed else "FAIL"
+            progress(f"[{i}/{len(controls)}] {control.name}: {_value(result)} {verdict}")
+    return ValidationReport(
+        suite=suite.name,
+        seed=seed,
+        limit=limit,
+        passed=all(r.passed for r in results),
+        results=results,
+        notes=list(suite.notes),
+    )
+
+
+def _value(result: ControlResult) -> str:
+    if result.value is None:
+        return f"error: {result.error}" if result.error else "-"
+    if result.ci_low is None or result.ci_high is None:
+        return f"{result.value:.3f}"
+    return f"{result.value:.3f} [{result.ci_low:.3f}, {result.ci_high:.3f}]"
+
+
+def table(report: ValidationReport) -> str:
+    """The console table: control, kind, metric, headline with CI, band, n, verdict."""
+    from todeval.console.tables import render_rows
+
+    header = ["control", "kind", "metric", "headline [95% CI]", "band", "n", "verdict"]
+    rows = [
+        [
+            r.name,
+            r.kind,
+            r.metric + (" (macro)" if r.aggregate == "macro" else ""),
+            _value(r),
+            f"[{r.low:g}, {r.high:g}]",
+            str(r.n) if r.value is not None else "-",
+            "PASS" if r.passed else "FAIL",
+        ]
+        for r in report.results
+    ]
+    failed_n = sum(not r.passed for r in report.results)
+    verdict = (
+        f"{report.suite}: all {len(report.results)} controls inside their bands"
+        if report.passed
+        else f"{report.suite}: {failed_n} of {len(report.results)} controls FAILED"
+    )
+    limit = [f"(--limit {report.limit}: bands are set for full runs)"] if report.limit else []
+    return "\n".join([render_rows(header, rows), *report.notes, *limit, verdict])
+
+
+def run_command(args: argparse.Namespace) -> int:
+    suite = load_suite(args.suite)
+    controls = select(suite, args.only)
+    if args.list:
+        from todeval.console.tables import render_rows
+
+        rows = [[c.name, c.kind, c.group, c.band, c.description] for c in controls]
+        print(render_rows(["control", "kind", "group", "band", "what it does"], rows))
+        return EXIT_OK
+    if args.limit is not None and args.limit < 1:
+        raise UsageError("--limit must be at least 1")
+    if args.max_concurrency < 1:
+        raise UsageError("--max-concurrency must be at least 1")
+
+    def say(line: str) -> None:
+        if not args.quiet:
+            print(f"validate {suite.name} {line}", file=sys.stderr, flush=True)
+
+    def go(workdir: Path) -> ValidationReport:
+        return validate(
+            suite,
+            controls,
+            seed=args.seed,
+            limit=args.limit,
+            max_concurrency=args.max_concurrency,
+            workdir=workdir,
+            progress=say,
+        )
+
+    if args.out:
+        report = go(Path(args.out))
+    else:
+        with tempfile.TemporaryDirectory(prefix="todeval-validate-") as tmp:
+            report = go(Path(tmp))
+            report = report.model_copy(
+                update={"results": [r.model_copy(update={"run_dir": None}) for r in report.results]}
+            )
+    print(table(report))
+    if args.output:
+        write_output(args.output, report.model_dump_json(indent=2) + "\n")
+    return EXIT_OK if report.passed else EXIT_REFUSED
+
+
+__all__ = ["add_arguments", "headline", "load_suite", "run_command", "select", "table", "validate"]
