@@ -24,6 +24,10 @@ from pydantic import BaseModel, ConfigDict, Field
 SelectionMode = Literal["all", "ids", "first", "stratified"]
 
 
+CONTROL_MARK = "[control]"
+"""After a privileged player's name wherever runs are listed (console, report, exports)."""
+
+
 class RoleIdentity(BaseModel):
     """Who played one role of a run."""
 
@@ -38,12 +42,18 @@ class RoleIdentity(BaseModel):
         description="the config keys this role's choice sets (what else is equal across a "
         "panel of this role)",
     )
+    privileged: bool = Field(
+        False,
+        description="the player was handed more than the role's view (the answer key): a "
+        "control, never ranked beside agents under test",
+    )
 
     @property
     def label(self) -> str:
-        """``player (model)``, or the player alone."""
+        """``player (model)``, or the player alone; ``[control]`` after a privileged player."""
         model = self.model_name or self.model
-        return f"{self.player} ({model})" if model and model != self.player else self.player
+        name = f"{self.player} ({model})" if model and model != self.player else self.player
+        return f"{name} {CONTROL_MARK}" if self.privileged else name
 
 
 class Selection(BaseModel):

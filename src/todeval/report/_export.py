@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from todeval.report._leaderboard import (
+    CONTROL_NOTE,
     WILSON_NOTE,
     Board,
     Row,
@@ -27,11 +28,12 @@ from todeval.results.profile import Column
 TableFormat = Literal["csv", "md", "latex"]
 TABLE_FORMATS: tuple[TableFormat, ...] = ("csv", "md", "latex")
 
-_IDENTITY = ("run", "benchmark", "task_set", "selection", "protocol")
+_IDENTITY = ("run", "benchmark", "task_set", "selection", "protocol", "control")
 
 
 def _identity(row: Row, roles: Sequence[str]) -> list[str]:
-    ident = [row.key, row.benchmark, row.task_set, row.selection, row.protocol or ""]
+    control = "yes" if row.control else ""
+    ident = [row.key, row.benchmark, row.task_set, row.selection, row.protocol or "", control]
     return ident + [row.roles.get(r, "") for r in roles] + [str(row.n)]
 
 
@@ -105,6 +107,7 @@ def _row_parts(board: Board, row: Row) -> list[tuple[str, str]]:
         ident = [row.key, row.subject, str(row.n)]
     else:
         key = row.key + (" (in progress)" if row.provisional else "")
+        key += " (control, not ranked)" if row.control else ""
         flag = board.size_flag(row)
         n = f"{row.n} (of {board.full_n})" if flag else str(row.n)
         ident = [key, *(row.roles.get(r, "–") for r in board.roles), row.selection, n]
@@ -122,6 +125,8 @@ def _notes(board: Board) -> list[str]:
             f"Sizes differ: rows marked '(of {board.full_n})' are over fewer episodes; their "
             "ranks are not comparable."
         )
+    if board.has_controls:
+        out.append(CONTROL_NOTE)
     return out
 
 

@@ -2,6 +2,8 @@
 
 Rows within a board are sorted by the benchmark's primary metric (micro), best first; the CI
 of every cell travels with it, so every rendering (HTML, CSV, Markdown, LaTeX) can show it.
+A run with a privileged player (a control, handed the answer key) is never ranked beside the
+agents: its row follows every ranked row, marked as a control and without a rank.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class Row:
     provisional: bool = False
     excluded: int = 0
     protocol: str | None = None
+    control: bool = False  # a role was played by a privileged player: shown, never ranked
 
     @property
     def subject(self) -> str:
@@ -83,6 +86,23 @@ class Board:
     def sizes_differ(self) -> bool:
         return len({r.n for r in self.rows}) > 1
 
+    def rank(self, row: Row) -> str:
+        """The row's rank among the ranked rows (controls follow them, unranked: ``ctrl``)."""
+        if row.control:
+            return CONTROL_RANK
+        return str([r.key for r in self.rows if not r.control].index(row.key) + 1)
+
+    @property
+    def has_controls(self) -> bool:
+        return any(r.control for r in self.rows)
+
+
+CONTROL_RANK = "ctrl"
+CONTROL_NOTE = (
+    "ctrl: a control run (a player marked [control] was handed more than its role's view, "
+    "e.g. the answer key): shown for reference below the ranked runs, never ranked."
+)
+
 
 def estimate(summary: Summary, column: Column) -> Estimate | None:
     m = summary.metrics.get(column.metric)
@@ -115,6 +135,7 @@ def run_row(run: RunInput, profile: Profile) -> Row:
         provisional=run.provisional,
         excluded=sum(s.excluded.values()),
         protocol=run.protocol,
+        control=any(identity.privileged for identity in run.roles.values()),
     )
 
 
@@ -142,10 +163,10 @@ def score_row(score: ScoreInput, profile: Profile) -> Row:
     )
 
 
-def _sort_key(row: Row, profile: Profile) -> tuple[float, str]:
+def _sort_key(row: Row, profile: Profile) -> tuple[bool, float, str]:
     est = row.cells.get(Column(metric=profile.primary, title="").key)
     value = est.value if est is not None and est.value is not None else float("-inf")
-    return (-value, row.key)
+    return (row.control, -value, row.key)
 
 
 def boards(inputs: ReportInputs) -> list[Board]:

@@ -23,7 +23,14 @@ from todeval.report._blocks import (
     txt_cell,
 )
 from todeval.report._inputs import ReportInputs, RunInput
-from todeval.report._leaderboard import WILSON_NOTE, Board, Row, any_wilson, fmt_usd
+from todeval.report._leaderboard import (
+    CONTROL_NOTE,
+    WILSON_NOTE,
+    Board,
+    Row,
+    any_wilson,
+    fmt_usd,
+)
 from todeval.report._markup import Markup, anchor, el, join, void
 from todeval.report._svg import (
     BarSeries,
@@ -97,9 +104,11 @@ def leaderboard_table(board: Board, num: Numbering) -> Markup:
     lo, hi = _axis_range(board, primary)
     runs = board.kind == "run"
     body = []
-    for i, row in enumerate(board.rows, start=1):
+    for row in board.rows:
         href = anchor(run=row.key) if runs else None
         name: list[object] = [el("a", {"href": href}, row.key) if href else row.key]
+        if row.control:
+            name.append(el("span", {"class": "badge warn", "title": CONTROL_NOTE}, "control"))
         if row.provisional:
             name.append(el("span", {"class": "badge live"}, "in progress"))
         if row.excluded:
@@ -107,7 +116,8 @@ def leaderboard_table(board: Board, num: Numbering) -> Markup:
         flag = board.size_flag(row)
         if flag:
             name.append(el("span", {"class": "badge warn", "title": _SIZE_NOTE}, flag))
-        cells = [el("td", {"class": "rank"}, str(i)), el("td", {"class": "txt name"}, *name)]
+        rank = el("td", {"class": "rank"}, board.rank(row))
+        cells = [rank, el("td", {"class": "txt name"}, *name)]
         if runs:
             cells += [el("td", {"class": "txt"}, row.roles.get(r, "–")) for r in board.roles]
             cells.append(el("td", {"class": "txt"}, row.selection))
@@ -129,6 +139,8 @@ def leaderboard_table(board: Board, num: Numbering) -> Markup:
         extra.append(" " + _SIZE_NOTE)
     if any_wilson([board]):
         extra.append(" " + WILSON_NOTE)
+    if board.has_controls:
+        extra.append(" " + CONTROL_NOTE)
     caption = table_caption(
         num,
         f"{board.title}: one row per {what}, best first by {p.primary_title.lower()} (micro). "

@@ -120,6 +120,16 @@ class RunResult:
     first_cause: str | None = None
 
 
+def control_notes(manifest: Manifest) -> list[str]:
+    """One line per privileged player: the run is a control, never ranked beside agents."""
+    return [
+        f"note: the {role} player {identity.player!r} is privileged (handed more than the "
+        f"{role}'s view): this run is a control, shown apart from the agents under test"
+        for role, identity in manifest.roles.items()
+        if identity.privileged
+    ]
+
+
 def config_hash(config: dict[str, Any]) -> str:
     blob = json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -415,6 +425,7 @@ def execute_plan(
             package_version=__version__,
             git_commit=_git_commit(),
         )
+    notes.extend(control_notes(manifest))
     finished = {
         r.key
         for r in store.iter_episodes(light=True)

@@ -29,15 +29,18 @@ def role_identity(
     infos: Mapping[str, Any] | None = None,
     prompts_sha256: str | None = None,
     config_keys: Sequence[str] = (),
+    privileged: bool = False,
 ) -> RoleIdentity:
     """One role: its player, its model (as the config names it) with the display name from
-    ``infos``, the digest of the templates it reads, and the config keys its choice sets."""
+    ``infos``, the digest of the templates it reads, the config keys its choice sets, and
+    whether the player is privileged (a control: ``PlayerFactory.privileged``)."""
     return RoleIdentity(
         player=player,
         model=model,
         model_name=model_name(model, infos or {}),
         prompts_sha256=prompts_sha256,
         config_keys=list(config_keys),
+        privileged=privileged,
     )
 
 

@@ -102,6 +102,7 @@ def build_plan(config: ToyConfig, runtime: RuntimeOptions | None = None) -> RunP
                 infos=models.infos(),
                 prompts_sha256=prompts.digest if config.guesser_model else None,
                 config_keys=["guesser", "guesser_model"],
+                privileged=guesser.privileged,
             ),
             "host": role_identity(config.host, config_keys=["host"]),
         },

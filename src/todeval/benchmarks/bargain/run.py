@@ -350,6 +350,7 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
                 infos=models.infos(),
                 prompts_sha256=digest if reads_prompts else None,
                 config_keys=["labeller", "model", "labeller_url", "labeller_channel"],
+                privileged=factory.privileged,
             )
         },
         selection=selection,

@@ -241,6 +241,7 @@ def _roles(
             infos=infos,
             prompts_sha256=prompts.digest_of(system_templates) if llm_system else None,
             config_keys=SYSTEM_CONFIG_KEYS,
+            privileged=SYSTEM.resolve(config.system).privileged,
         ),
         "user": role_identity(
             config.user,

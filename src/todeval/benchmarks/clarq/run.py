@@ -406,6 +406,7 @@ def _roles(
                 "seeker_url",
                 "seeker_channel",
             ],
+            privileged=SEEKER.resolve(config.seeker).privileged,
         ),
         "provider": role_identity(
             config.provider,
