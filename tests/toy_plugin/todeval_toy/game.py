@@ -71,6 +71,19 @@ class Game:
 
 
 @dataclass(frozen=True)
+class Round:
+    """What the game master knows when a guesser starts: the game and the task, secret included.
+    Guessers are handed its :func:`guesser_view`; only a privileged one (the oracle) all of it."""
+
+    game: Game
+    task: Task
+
+
+def guesser_view(full: Round) -> Game:
+    return full.game
+
+
+@dataclass(frozen=True)
 class Unreadable:
     """An output that holds no guess: a format violation."""
 
@@ -137,6 +150,25 @@ class RandomGuess(Bisect):
         self.narrow(observation)
         self.last = self.rng.randint(self.low, self.high)
         return self.last
+
+
+class Repeat(Bisect):
+    """A control with no skill: guesses the lowest number every time."""
+
+    async def respond(self, observation: str | None) -> int | Unreadable:
+        return self.low
+
+
+class Oracle:
+    """A privileged control: handed the task, it names the secret at once (the ceiling)."""
+
+    privileged = True
+
+    async def start(self, context: Round) -> None:
+        self.secret = context.task.secret
+
+    async def respond(self, observation: str | None) -> int | Unreadable:
+        return self.secret
 
 
 GUESS_SCHEMA = {
@@ -222,8 +254,10 @@ GUESSER: Role[Guesser] = Role(
         "random": "todeval_toy.game:RandomGuess",
         "llm": "todeval_toy.game:LLMGuesser",
         "human": "todeval_toy.game:HumanGuesser",
+        "repeat": "todeval_toy.game:Repeat",
+        "oracle": "todeval_toy.game:Oracle",
     },
-    view=same_view,  # a Game holds the range and the budget, never the secret
+    view=guesser_view,  # the range and the budget, never the secret
 )
 HOST: Role[Host] = Role(
     "host",
@@ -241,7 +275,9 @@ async def play_episode(
     guesses: list[int] = []
     game = Game(1, task.high, task.max_guesses, streams.seed_of("guesser"), log.usage)
     try:
-        await guarded(GUESSER.start(guesser, game), "guesser", Termination.SYSTEM_ERROR)
+        await guarded(
+            GUESSER.start(guesser, Round(game, task)), "guesser", Termination.SYSTEM_ERROR
+        )
         await guarded(HOST.start(host, task), "host", Termination.SIMULATOR_ERROR)
         answer: str | None = None
         while answer != "correct":

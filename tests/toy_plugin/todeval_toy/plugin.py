@@ -16,6 +16,7 @@ def register(registry: Registry) -> None:
         cli="todeval_toy.cli",
         plan_factory="todeval_toy.run:plan_from_config",
     )
+    registry.controls("toy", "todeval_toy.controls:SUITE")
     registry.group("toy", "commands of the toy benchmark")
     registry.lazy(
         "toy",
