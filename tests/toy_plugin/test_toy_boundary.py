@@ -91,3 +91,14 @@ def _walk(obj: object) -> list[object]:
         out.append(item)
         stack.extend(_children(item))
     return out
+
+
+def test_a_privileged_guesser_in_a_panel_is_a_control_never_ranked(tmp_path: Path) -> None:
+    out = tmp_path / "panel"
+    argv = ["run", "toy", "--guessers", "bisect,repeat,oracle", "--hosts", "rule,vague"]
+    assert main([*argv, "--out", str(out), "--quiet"]) == 0
+    panel = json.loads((out / "panel.json").read_text())
+    assert panel["controls"] == ["oracle"]
+    assert "oracle" in panel["spread"]  # its scores are shown ...
+    for ranking in panel["rank_stability"]["rankings"].values():
+        assert sorted(ranking) == ["bisect", "repeat"]  # ... but it is never ranked

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from todeval.console.tables import fmt_estimate, render_rows, wilson_note
+from todeval.core.identity import CONTROL_MARK
 from todeval.panels.model import PanelSummary
 from todeval.panels.words import PanelWords
 
 
 def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
+
+
+def _named(panel: PanelSummary, subject: str) -> str:
+    """A subject member's name, marked when a privileged player (a control) played it."""
+    return f"{subject} {CONTROL_MARK}" if subject in panel.controls else subject
 
 
 def panel_table(panel: PanelSummary, words: PanelWords) -> str:
@@ -20,14 +26,14 @@ def panel_table(panel: PanelSummary, words: PanelWords) -> str:
         if subject in panel.spread
         for varied in panel.varied_members
     ]
-    rows = [[subject, varied, fmt_estimate(est)] for subject, varied, est in cells]
+    rows = [[_named(panel, subject), varied, fmt_estimate(est)] for subject, varied, est in cells]
     out = [
         f"{panel.metric} per {w.varied_noun} (micro, 95% CI)",
         render_rows([w.subject_noun, w.varied_noun, "value [95% CI]"], rows),
     ]
     spread_rows = [
         [
-            subject,
+            _named(panel, subject),
             _num(sp.spread_max_min),
             _num(sp.std_sample),
             f"{sp.best} / {sp.worst}" if sp.best else "-",

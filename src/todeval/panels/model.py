@@ -100,7 +100,12 @@ class PanelSummary(BaseModel):
     )
     spread: dict[str, SubjectSpread] = Field(default_factory=dict, description="per subject member")
     rank_stability: RankStability | None = Field(
-        None, description="with two or more subject members"
+        None, description="with two or more subject members that are not controls"
+    )
+    controls: list[str] = Field(
+        default_factory=list,
+        description="subject members played by a privileged player (controls): in the spread, "
+        "never in the rankings",
     )
 
     @property

@@ -32,6 +32,7 @@ from todeval.panels.words import PanelWords
 from todeval.results.profile import BenchmarkProfile, PanelRoles
 from todeval.runner.execute import RunPlan, RunResult
 from todeval.runner.naming import slug
+from todeval.runner.store import RunDirectory
 
 C = TypeVar("C", bound=BaseModel)
 
@@ -130,9 +131,13 @@ def run_panel(
                 raise
             raise BadInputError(f"{members.file}: {exc.message}") from None
     summaries: dict[tuple[str, str], Summary] = {}
+    controls: set[str] = set()
     for pair in pairs:
         result = execute(pair.config, out / pair.dirname)
         summaries[(pair.subject.name, pair.varied.name)] = result.summary
+        subject = RunDirectory(result.run_dir).read_manifest().roles.get(roles.subject)
+        if subject is not None and subject.privileged:
+            controls.add(pair.subject.name)
     metric = metric or profile.primary
     panel = summarize_panel(
         summaries,
@@ -142,6 +147,7 @@ def run_panel(
         metric,
         roles=roles,
         benchmark=profile.benchmark,
+        controls=sorted(controls),
     )
     write_panel(out, panel)
     if show:

@@ -86,13 +86,16 @@ def summarize_panel(
     *,
     roles: PanelRoles,
     benchmark: str | None = None,
+    controls: Sequence[str] = (),
 ) -> PanelSummary:
     """The panel of ``summaries`` (``(subject member, varied member) -> Summary``).
 
     ``benchmark`` defaults to the summaries' own; pairs without a summary, or whose summary
-    lacks ``metric``, are left out of the spread (and rank last)."""
+    lacks ``metric``, are left out of the spread (and rank last). Subject members in
+    ``controls`` (played by a privileged player) keep their spread but are never ranked."""
     if benchmark is None:
         benchmark = next((s.benchmark for s in summaries.values()), "")
+    ranked = [s for s in subjects if s not in controls]
     spread: dict[str, SubjectSpread] = {}
     for s in subjects:
         per_member: dict[str, Estimate] = {}
@@ -109,5 +112,6 @@ def summarize_panel(
         members={roles.subject: list(subjects), roles.varied: list(varied)},
         runs=dict(runs),
         spread=spread,
-        rank_stability=rank_stability(spread, subjects, varied) if len(subjects) > 1 else None,
+        rank_stability=rank_stability(spread, ranked, varied) if len(ranked) > 1 else None,
+        controls=[s for s in subjects if s in controls],
     )
