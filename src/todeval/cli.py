@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from todeval import __version__
 from todeval.core.redact import redact
@@ -29,10 +29,30 @@ from todeval.registry import TOP, discover
 
 
 class _Parser(argparse.ArgumentParser):
-    """Usage errors as one line (naming the valid choices) and exit code 2."""
+    """Usage errors as one line (naming the valid choices) and exit code 2. No abbreviated
+    options: ``--model`` is never taken for ``--models-file``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+    def unknown(self, extras: Sequence[str]) -> NoReturn:
+        """Unrecognized arguments, with the options of this command that share a word with an
+        unknown flag (``--model``: ``--system-model``, ``--user-model``)."""
+        hints: list[str] = []
+        for extra in extras:
+            word = extra.lstrip("-").partition("=")[0]
+            if not extra.startswith("--") or not word:
+                continue
+            for option in self._option_string_actions:
+                parts = option.lstrip("-").split("-")
+                if option.startswith("--") and word in parts and option not in hints:
+                    hints.append(option)
+        hint = f"; did you mean {', '.join(sorted(hints))}?" if hints else ""
+        self.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -53,7 +73,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         sub = verbs.add_parser(name, help=command.help, description=command.help)
         if wanted(name):
             command.add_arguments(sub)
-        sub.set_defaults(_run=command.run)
+        sub.set_defaults(_run=command.run, _parser=sub)
     for verb, verb_help in registry.groups.items():
         commands = registry.commands[verb]
         verb_parser = verbs.add_parser(verb, help=verb_help, description=verb_help)
@@ -63,7 +83,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
             sub = subs.add_parser(name, help=command.help, description=command.help)
             if wanted(verb, name):
                 command.add_arguments(sub)
-            sub.set_defaults(_run=command.run)
+            sub.set_defaults(_run=command.run, _parser=sub)
     return parser
 
 
@@ -86,7 +106,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: list[str]) -> int:
     argv, debug = _split_debug(argv)
     parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        leaf = getattr(args, "_parser", parser)
+        (leaf if isinstance(leaf, _Parser) else _Parser()).unknown(extras)
     args._argv = argv  # the command as given, recorded in the run's manifest
     args._results = []  # every run's result (see todeval.runner.command)
     try:

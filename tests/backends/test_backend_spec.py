@@ -19,9 +19,35 @@ def test_openai_spec_with_url_splits_at_last_at() -> None:
     assert parsed.base_url == "http://localhost:11434/v1"
 
 
-def test_openai_spec_without_url_uses_openai() -> None:
+def test_openai_spec_without_url_uses_openai(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     parsed = parse_model_spec("openai:gpt-4o-mini")
     assert (parsed.target, parsed.base_url) == ("gpt-4o-mini", DEFAULT_OPENAI_URL)
+
+
+def test_openai_base_url_variable_is_honoured_like_the_sdk() -> None:
+    env = {"OPENAI_BASE_URL": "http://127.0.0.1:8000/v1/"}
+    parsed = parse_model_spec("openai:gpt-4o-mini", env)
+    assert (parsed.base_url, parsed.url_from_env) == ("http://127.0.0.1:8000/v1", True)
+    # an explicit @URL wins over the variable
+    explicit = parse_model_spec("openai:m@http://127.0.0.1:9/v1", env)
+    assert (explicit.base_url, explicit.url_from_env) == ("http://127.0.0.1:9/v1", False)
+    with pytest.raises(UsageError, match="OPENAI_BASE_URL 'localhost:8000' must start with"):
+        parse_model_spec("openai:m", {"OPENAI_BASE_URL": "localhost:8000"})
+
+
+@pytest.mark.parametrize(
+    ("spec", "backend", "target"),
+    [
+        ("openai/gpt-4o-mini", "openai", "gpt-4o-mini"),
+        ("openai/meta-llama/Llama-3-8B", "openai", "meta-llama/Llama-3-8B"),
+        ("openai:meta-llama/Llama-3-8B", "openai", "meta-llama/Llama-3-8B"),
+        ("llamacpp/smollm2", "llamacpp", "smollm2"),
+    ],
+)
+def test_provider_slash_model_specs(spec: str, backend: str, target: str) -> None:
+    parsed = parse_model_spec(spec, {})
+    assert (parsed.backend, parsed.target) == (backend, target)
 
 
 def test_model_name_may_contain_at_sign() -> None:

