@@ -29,7 +29,7 @@ from todeval.errors import BadInputError, UsageError, choice_error
 from todeval.registry import discover
 from todeval.results.compare import compare_runs
 from todeval.results.comparison import Comparison
-from todeval.runner.execute import RunPlan, RunResult, execute_plan
+from todeval.runner.execute import RunPlan, RunResult, execute_plan, release_plan
 from todeval.runner.options import RuntimeOptions
 from todeval.runner.store import RunDirectory
 
@@ -46,7 +46,18 @@ def build_plan(
     config: Mapping[str, Any] | BaseModel | None = None,
     runtime: RuntimeOptions | None = None,
 ) -> RunPlan:
-    """The run plan of ``benchmark`` for ``config`` (the fields of its config model)."""
+    """The run plan of ``benchmark`` for ``config`` (the fields of its config model); a key
+    the config model does not have (``"sytem"``) is a usage error naming the valid keys."""
+    return _plan(benchmark, config, runtime, check_keys=True)
+
+
+def _plan(
+    benchmark: str,
+    config: Mapping[str, Any] | BaseModel | None,
+    runtime: RuntimeOptions | None,
+    *,
+    check_keys: bool,
+) -> RunPlan:
     entries = discover().benchmarks
     if benchmark not in entries:
         raise choice_error("benchmark", benchmark, list(entries))
@@ -54,7 +65,14 @@ def build_plan(
         entries[benchmark].plan_factory, what="plan factory"
     )
     fields = config.model_dump(mode="json") if isinstance(config, BaseModel) else dict(config or {})
-    return factory(fields, runtime)
+    plan = factory(fields, runtime)
+    unknown = sorted(set(fields) - set(plan.config)) if check_keys else []
+    if unknown:
+        release_plan(plan)
+        valid = ", ".join(sorted(plan.config))
+        keys = ", ".join(repr(k) for k in unknown)
+        raise UsageError(f"unknown {benchmark} config key(s) {keys}; valid keys: {valid}")
+    return plan
 
 
 def run(
@@ -67,10 +85,12 @@ def run(
     ray_address: str | None = None,
     quiet: bool = True,
     runtime: RuntimeOptions | None = None,
+    _check_keys: bool = True,
 ) -> RunResult:
-    """Run (or continue) a benchmark into the run directory ``out``."""
+    """Run (or continue) a benchmark into the run directory ``out``; an unknown config key
+    is refused (a usage error), as :func:`build_plan` does."""
     runtime = runtime or RuntimeOptions(out=Path(out))
-    plan = build_plan(benchmark, config, runtime)
+    plan = _plan(benchmark, config, runtime, check_keys=_check_keys)
     return execute_plan(
         plan,
         Path(out),
@@ -86,7 +106,8 @@ def resume(run_dir: str | Path, **options: Any) -> RunResult:
     """Continue the run in ``run_dir`` with the config its manifest records (``options`` as for
     :func:`run`: max_concurrency, executor, ray_address, quiet, runtime)."""
     manifest = RunDirectory(Path(run_dir)).read_manifest()
-    return run(manifest.benchmark, manifest.config, out=run_dir, **options)
+    # a manifest of an older version may hold keys this version's config no longer has
+    return run(manifest.benchmark, manifest.config, out=run_dir, _check_keys=False, **options)
 
 
 @dataclass

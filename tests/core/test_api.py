@@ -38,3 +38,19 @@ def test_run_load_resume_compare_report(tmp_path: Path) -> None:
 def test_unknown_benchmark_names_the_choices() -> None:
     with pytest.raises(UsageError, match=r"valid choices: .*booking"):
         td.run("nonesuch", {}, out="unused")
+
+
+@pytest.mark.parametrize(
+    ("name", "base"),
+    [("booking", {}), ("clarq", {}), ("bargain", {"labeller": "keyword"}), ("toy", {})],
+)
+def test_an_unknown_config_key_is_refused_not_dropped(
+    name: str, base: dict[str, str], tmp_path: Path
+) -> None:
+    with pytest.raises(
+        UsageError, match=r"unknown \w+ config key\(s\) 'sytem'; valid keys: .*seed"
+    ):
+        td.run(name, {**base, "sytem": "rule", "limit": 1}, out=tmp_path / "run")
+    assert not (tmp_path / "run" / "manifest.json").exists()
+    with pytest.raises(UsageError, match="'sytem'"):
+        td.build_plan(name, {**base, "sytem": "rule"})

@@ -294,7 +294,7 @@ def _unreachable_error(endpoint: str, cause: str, episodes: int) -> UsageError:
     )
 
 
-def _release(plan: RunPlan) -> None:
+def release_plan(plan: RunPlan) -> None:
     """Close a plan's backends when no episode ran (its workers never opened and closed them)."""
     close = plan.aclose
     if close is not None:
@@ -375,7 +375,7 @@ def execute_plan(
     session's episode count are on disk.
     """
     if max_concurrency < 1:
-        _release(plan)
+        release_plan(plan)
         raise UsageError("--max-concurrency must be at least 1")
     store = RunDirectory(run_dir)
     wanted = {job.key for job in plan.jobs}
@@ -396,7 +396,7 @@ def execute_plan(
             )
         _check_episodes(store, plan, wanted)
     except TodevalError:
-        _release(plan)
+        release_plan(plan)
         raise
     if resuming:
         commit = _git_commit()
@@ -435,7 +435,7 @@ def execute_plan(
     if not pending and store.read_summary() is not None and manifest.sessions:
         summary = store.read_summary()
         assert summary is not None
-        _release(plan)  # nothing runs, so the plan's backends are closed here
+        release_plan(plan)  # nothing runs, so the plan's backends are closed here
         return RunResult(summary, run_dir, 0, already_complete=True, notes=notes)
     if resuming and not quiet:
         done = len(plan.jobs) - len(pending)
