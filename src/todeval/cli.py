@@ -59,6 +59,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The full parser; with ``argv``, only the chosen command's options are built (the
     others' modules are never imported, which keeps start-up fast)."""
     registry = discover()
+    for problem in registry.broken:
+        print(f"todeval: warning: {problem}", file=sys.stderr)
     words = [a for a in (argv or []) if not a.startswith("-")]
 
     def wanted(*path: str) -> bool:

@@ -131,6 +131,7 @@ class Registry:
     annotation_sources: dict[str, AnnotationSource] = field(default_factory=dict)
     tool_surfaces: dict[str, ToolSurface] = field(default_factory=dict)
     control_suites: dict[str, str] = field(default_factory=dict)  # name -> 'module:attr'
+    broken: list[str] = field(default_factory=list)  # installed plug-ins that failed to load
 
     def group(self, name: str, help: str) -> None:
         """Declare a command group of a plug-in's own (``todeval <name> <command>``)."""
@@ -246,8 +247,14 @@ def discover() -> Registry:
             if callable(register):
                 register(registry)
     for ep in entry_points(group="todeval.plugins"):
-        module = ep.load()
-        register = getattr(module, "register", None)
-        if callable(register):
-            register(registry)
+        try:
+            module = ep.load()
+            register = getattr(module, "register", None)
+            if callable(register):
+                register(registry)
+        except Exception as exc:  # a third party's bug must not take todeval down with it
+            registry.broken.append(
+                f"plug-in {ep.name!r} ({ep.value}) failed to load and is left out: "
+                f"{type(exc).__name__}: {exc}".splitlines()[0]
+            )
     return registry

@@ -37,3 +37,22 @@ def test_an_unknown_flag_without_a_near_option_has_no_hint(
 def test_an_unknown_flag_of_a_top_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["compare", "a", "--metric", "x"]) == 2
     assert "did you mean --metrics?" not in capsys.readouterr().err  # 'metric' != 'metrics'
+
+
+def test_a_broken_plugin_is_one_warning_line_and_the_rest_works(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from importlib.metadata import EntryPoint, entry_points
+
+    real = list(entry_points(group="todeval.plugins"))
+    broken = EntryPoint(name="broken", value="todeval_no_such_plugin_xyz", group="todeval.plugins")
+    monkeypatch.setattr(
+        "todeval.registry.entry_points", lambda group: [*real, broken] if group else []
+    )
+    assert main(["--version"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("todeval ")
+    (warning,) = captured.err.strip().splitlines()
+    assert warning.startswith("todeval: warning: plug-in 'broken' (todeval_no_such_plugin_xyz)")
+    assert "ModuleNotFoundError" in warning and "Traceback" not in captured.err
+    assert main(["validate", "toy", "--list"]) == 0  # the other plug-ins still work
