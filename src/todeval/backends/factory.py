@@ -20,7 +20,6 @@ from todeval.backends.llamacpp_backend import (
     LlamaCppBackend,
     find_smollm2,
 )
-from todeval.backends.openai_backend import OpenAIBackend
 from todeval.backends.retry import Clock, LimiterPool, RetryingBackend, RetryPolicy
 from todeval.backends.scripted import ReplyFunction, Script, ScriptedBackend, load_script
 from todeval.backends.spec import (
@@ -117,6 +116,8 @@ def raw_backend(
 ) -> Backend:
     """The backend that talks to the model, without retries or cache."""
     if info.backend == "openai":
+        from todeval.backends.openai_backend import OpenAIBackend  # the SDK: only when used
+
         return OpenAIBackend(
             info, api_key=_api_key(info, os.environ if environ is None else environ)
         )
