@@ -116,6 +116,20 @@ def test_a_refused_connection_stops_after_the_first_episodes_exit_2(
     assert {x["outcome"] for x in lines} == {"infrastructure_error"}
 
 
+@pytest.mark.parametrize("limit", [1, 2])
+def test_an_unreachable_model_stops_a_run_of_fewer_episodes_too(
+    limit: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"http://127.0.0.1:{unused_port()}/v1"
+    out = tmp_path / "run"
+    bench = sorted(BENCHMARKS)[0]
+    assert main(_argv(bench, f"openai:m@{url}", out, limit=limit)) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    first = "the only episode" if limit == 1 else f"the first {limit} episodes"
+    assert url in line and f"answered none of the calls of {first} (" in line
+    assert {x["outcome"] for x in _lines(out)} == {"infrastructure_error"}  # re-run on resume
+
+
 @pytest.mark.parametrize("bench", sorted(BENCHMARKS))
 def test_a_run_ending_with_infrastructure_errors_exits_5(
     bench: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

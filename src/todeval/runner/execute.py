@@ -253,7 +253,7 @@ async def _run_jobs(
                 return
             state.done += 1
             progress.finished(record)
-            if state.done >= UNREACHABLE_AFTER_EPISODES:
+            if state.done >= min(UNREACHABLE_AFTER_EPISODES, len(jobs)):
                 dead = health.unreachable()
                 if dead is not None:
                     stop(_unreachable_error(*dead, state.done))
@@ -288,8 +288,9 @@ async def _run_jobs(
 
 
 def _unreachable_error(endpoint: str, cause: str, episodes: int) -> UsageError:
+    first = "the only episode" if episodes == 1 else f"the first {episodes} episodes"
     return UsageError(
-        f"{endpoint} answered none of the calls of the first {episodes} episodes ({cause}); "
+        f"{endpoint} answered none of the calls of {first} ({cause}); "
         "stopped: check the URL and that the server is running, then run the same command"
     )
 
