@@ -74,7 +74,6 @@ def header(request: dict[str, Any], name: str) -> str | None:
 # -- a failing endpoint is the system's error ------------------------------------------------
 
 FAILURES = {
-    "down": "cannot reach the agent",
     "500": "answered HTTP 500",
     "echo-422": "answered HTTP 422",
     "malformed": "a body that is not JSON",
@@ -88,7 +87,7 @@ def test_a_failing_endpoint_is_a_system_error_not_retried(
     server: ChannelServer, tmp_path: Path, failure: str, channel: str
 ) -> None:
     require("mcp")
-    url = closed_port_url(channel) if failure == "down" else server.url(failure, channel)
+    url = server.url(failure, channel)
     run = run_agent_booking(tmp_path / "run", url, channel=channel)
     record = run.record
     assert run.exit_code == 0  # a system error is a result of the run
@@ -98,8 +97,8 @@ def test_a_failing_endpoint_is_a_system_error_not_retried(
     assert run.summary["outcomes"]["system_error"] == 1
     assert run.summary["outcomes"]["infrastructure_error"] == 0
     assert record["metrics"]["booking.booking_accuracy"] == 0.0  # counted, as a failure
-    sent = [] if failure == "down" else server.requests_to(url)
-    assert len(sent) == (0 if failure == "down" else 1)  # one request, never retried
+    sent = server.requests_to(url)
+    assert len(sent) == 1  # one request, never retried
     if sent:  # an error body echoing the request never puts the episode token in the run
         token = header(sent[0], "X-Todeval-Episode-Token")
         assert token and len(token) >= 20
@@ -110,8 +109,26 @@ def test_a_failing_endpoint_is_a_system_error_not_retried(
             "sng01936", "--out", str(run.out), "--quiet", "--channel", channel]  # fmt: skip
     assert main(argv) == 0
     assert len((run.out / "episodes.jsonl").read_text().splitlines()) == 1
-    if failure != "down":
-        assert len(server.requests_to(url)) == 1
+    assert len(server.requests_to(url)) == 1
+
+
+@pytest.mark.parametrize("channel", CHANNELS)
+def test_an_endpoint_that_is_not_running_stops_the_run_and_stays_rerunnable(
+    tmp_path: Path, channel: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing ever answered: not the system's failure but a setup error (exit 2, one line
+    naming the URL and the cause); the episode is not scored, and the same command plays it."""
+    require("mcp")
+    url = closed_port_url(channel)
+    run = run_agent_booking(tmp_path / "run", url, channel=channel)
+    assert run.exit_code == 2
+    (line,) = [x for x in capsys.readouterr().err.splitlines() if x.startswith("todeval:")]
+    assert url in line and "cannot reach the agent" in line and "the only episode" in line
+    assert run.record["outcome"] == "infrastructure_error"
+    argv = ["run", "booking", "--system", "agent", "--system-url", url, "--task-ids",
+            "sng01936", "--out", str(run.out), "--quiet", "--channel", channel]  # fmt: skip
+    assert main(argv) == 2  # played again, not "already complete"
+    assert len((run.out / "episodes.jsonl").read_text().splitlines()) == 2
 
 
 def test_a_hanging_endpoint_is_a_system_error(server: ChannelServer) -> None:

@@ -113,10 +113,17 @@ def test_an_endpoint_answering_500_is_the_labellers_error(tmp_path: Path) -> Non
     _assert_labeller_error(s, tmp_path / "e500", "HTTP 500")
 
 
-def test_an_endpoint_that_is_down_is_the_labellers_error(tmp_path: Path) -> None:
+def test_an_endpoint_that_is_down_stops_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     url = f"http://127.0.0.1:{unused_port()}/webhooks/rest/webhook"
-    s = _run(tmp_path / "down", "--labeller-url", url, "--channel", "rasa-rest")
-    _assert_labeller_error(s, tmp_path / "down", "cannot reach the agent")
+    out = tmp_path / "down"
+    argv = ["run", "bargain", *IDS, "--labeller", "agent", "--out", str(out), "--quiet",
+            "--labeller-url", url, "--channel", "rasa-rest"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert url in err and "cannot reach the agent" in err and "Traceback" not in err
+    assert {r["outcome"] for r in _episodes(out)} == {"infrastructure_error"}
 
 
 @pytest.mark.parametrize(

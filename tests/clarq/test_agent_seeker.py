@@ -14,6 +14,7 @@ import pytest
 from tests.clarq.helpers import run_cli
 from tests.clarq.selfplay import episodes, messages, metric, run_clarq, summary
 from todeval.backends.scripted import Script
+from todeval.cli import main
 from todeval.testing.chat_agent_server import OPENAI_PATH, AgentConfig, ChatAgentProcess
 from todeval.testing.server_process import unused_port
 
@@ -110,10 +111,17 @@ def test_an_endpoint_answering_500_is_the_seekers_error(tmp_path: Path) -> None:
     _assert_seeker_error(run, "HTTP 500")
 
 
-def test_an_endpoint_that_is_down_is_the_seekers_error(tmp_path: Path) -> None:
+def test_an_endpoint_that_is_down_stops_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     url = f"http://127.0.0.1:{unused_port()}/chat"
-    run = _run_agent(tmp_path / "down", url, "--channel", "plain")
-    _assert_seeker_error(run, "cannot reach the agent")
+    out = tmp_path / "down"
+    argv = ["run", "clarq", "--task-ids", "Escort_Mission-0", "--seeker", "agent",
+            "--seeker-url", url, "--channel", "plain", "--out", str(out), "--quiet"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert url in err and "cannot reach the agent" in err and "Traceback" not in err
+    assert episodes(out)[0]["outcome"] == "infrastructure_error"  # re-run by the same command
 
 
 @pytest.mark.parametrize(

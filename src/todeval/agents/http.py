@@ -12,6 +12,8 @@ import weakref
 
 import httpx
 
+from todeval.backends.errors import InfrastructureError
+from todeval.core.health import current_health
 from todeval.core.redact import redact
 
 
@@ -58,7 +60,13 @@ async def post_json(
     """POST a JSON body to an endpoint under test: its response text and the round trip's
     seconds (the client is already open). A timeout, a connection failure or a non-2xx status
     raises ``error`` with one line naming ``who`` and ``url``; an error body is redacted, and
-    ``scrub`` (a value of ours the endpoint may echo) replaced, before it enters the message."""
+    ``scrub`` (a value of ours the endpoint may echo) replaced, before it enters the message.
+
+    Every call is reported to the run's health (:mod:`todeval.core.health`). An endpoint that
+    cannot be reached and has not answered once in this run raises
+    :class:`~todeval.backends.errors.InfrastructureError` instead: the episode is not scored (it
+    is re-run by the same command), and the runner stops after the first episodes with one line
+    naming the URL and the cause -- a server that is not running is not a system's failure."""
     client = clients.client()
     started = time.perf_counter()
     try:
@@ -71,7 +79,16 @@ async def post_json(
     except httpx.TimeoutException:
         raise error(f"no answer from {who}{url} within {timeout_s:g} s") from None
     except httpx.HTTPError as exc:
-        raise error(f"cannot reach {who}{url}: {type(exc).__name__}: {exc}") from None
+        cause = f"cannot reach {who}{url}: {type(exc).__name__}: {exc}"
+        health = current_health()
+        if health is not None and isinstance(exc, httpx.ConnectError):
+            health.call_failed(url, connection=True, cause=cause)
+            if health.endpoints[url].ok == 0:  # never answered in this run: nothing to score
+                raise InfrastructureError(cause) from None
+        raise error(cause) from None
+    health = current_health()
+    if health is not None:
+        health.call_ok(url)  # it answered (whatever the status): it is running
     latency = time.perf_counter() - started
     if not response.is_success:
         text = response.text.replace(scrub, "[episode token]") if scrub else response.text
