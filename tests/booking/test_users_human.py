@@ -35,12 +35,15 @@ def test_a_person_plays_the_user_in_the_terminal(tmp_path: Path) -> None:
         tmux.start(shell)
         screen = tmux.wait_for(r"^you> ")
         assert "Your goal (test/000" in screen  # the goal is shown to the person
+        tmux.type("")  # an empty Enter is asked for again, not sent (nor the end)
+        tmux.wait_for(r"type a message and press Enter; /quit gives up\)\n.*you> ")
         for line in HUMAN_LINES[:-1]:
             tmux.type(line)
             tmux.wait_for(r"^system: .*\n(.*\n)*you> ")
         tmux.type("done")
         screen = tmux.wait_for(r"EXIT=\d+")
     assert "EXIT=0" in screen, screen
+    assert "=== dialogue ended: success (user said done" in screen  # the outcome is shown
     assert "in flight" not in screen  # interactive: no progress line over the dialogue
     (line,) = (out / "episodes.jsonl").read_text().splitlines()
     record = json.loads(line)
@@ -59,6 +62,23 @@ def test_a_person_plays_the_user_in_the_terminal(tmp_path: Path) -> None:
     assert replayed["details"]["bookings"] == record["details"]["bookings"]
     assert replayed["metrics"] == record["metrics"]
     assert [e["data"]["text"] for e in replayed["events"] if e["kind"] == "user_message"] == said
+
+
+def test_quit_gives_up_and_an_empty_line_is_asked_again() -> None:
+    import asyncio
+    import io
+
+    from todeval.dialogue.human import HumanQuit, TerminalParticipant
+
+    out = io.StringIO()
+    person = TerminalParticipant(name="you", other="Jax", stdin=io.StringIO("\n  \nhi\n/quit\n"))
+    person._out = out
+    assert asyncio.run(person.respond("hello")) == "hi"
+    with pytest.raises(HumanQuit, match="/quit"):
+        asyncio.run(person.respond("and?"))
+    assert out.getvalue().count("/quit gives up") == 2  # once per empty line
+    with pytest.raises(HumanQuit, match="closed"):
+        asyncio.run(person.respond("still there?"))  # end of input
 
 
 def test_replay_needs_a_recording_and_refuses_missing_episodes(

@@ -343,7 +343,8 @@ def test_a_person_plays_the_guesser_under_tmux(tmp_path: Path) -> None:
     finally:
         tmux.close()
     assert "EXIT=0" in screen, screen
-    assert "you are the guesser" in screen
+    assert "new dialogue with host (/quit gives up)" in screen
+    assert "=== dialogue ended: success" in screen  # the outcome is shown to the person
     assert "in flight" not in screen  # interactive: no progress line over the dialogue
     (episode,) = _episodes(out)
     assert episode["outcome"] == "success"

@@ -3,8 +3,10 @@
 The other side's message is printed, the person types one line (Enter sends it). A benchmark
 adapts it to its role (a person standing in for a simulated user sees the goal at the start; a
 question-asker sees its background). A run with a terminal participant is *interactive*: the
-runner plays one episode at a time and prints no progress line over the conversation. End of
-input (Ctrl-D) raises :class:`HumanQuit`, which ends the episode as that participant's failure.
+runner plays one episode at a time, prints no progress line over the conversation and shows
+each dialogue's outcome when it ends. An empty line is ignored (the prompt is shown again);
+``/quit`` or the end of input (Ctrl-D) raises :class:`HumanQuit`: the person gave up, which
+ends the episode as that participant's failure.
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ import asyncio
 import sys
 from typing import TextIO
 
+QUIT = "/quit"
+"""What a person types to give up the dialogue."""
+
 
 class HumanQuit(Exception):
-    """The person closed the input (end of file)."""
+    """The person gave up: typed ``/quit`` or closed the input (end of file)."""
 
 
 class TerminalParticipant:
@@ -51,16 +56,23 @@ class TerminalParticipant:
     async def start(self, brief: str | None) -> None:
         """Start an episode; ``brief`` (what the person should know: a goal) is shown."""
         self.show("")
-        self.show(f"=== new dialogue: you are the {self.name} ===")
+        self.show(f"=== new dialogue with {self.other} ({QUIT} gives up) ===")
         if brief:
             self.show(brief)
 
     async def respond(self, observation: str | None) -> str:
-        """Show the other side's message (``None``: the person speaks first) and read a line."""
+        """Show the other side's message (``None``: the person speaks first) and read a line;
+        an empty line is asked for again, ``/quit`` or Ctrl-D raises :class:`HumanQuit`."""
         if observation is not None:
             self.show(f"{self.other}: {observation}")
-        print(f"{self.name}> ", end="", file=self.stdout, flush=True)
-        line = await asyncio.to_thread(self.stdin.readline)
-        if not line:
-            raise HumanQuit("the input was closed")
-        return line.rstrip("\r\n")
+        while True:
+            print(f"{self.name}> ", end="", file=self.stdout, flush=True)
+            line = await asyncio.to_thread(self.stdin.readline)
+            if not line:
+                raise HumanQuit("the input was closed")
+            text = line.rstrip("\r\n")
+            if text.strip() == QUIT:
+                raise HumanQuit(f"the person typed {QUIT}")
+            if text.strip():
+                return text
+            self.show(f"(type a message and press Enter; {QUIT} gives up)")

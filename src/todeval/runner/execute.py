@@ -120,6 +120,14 @@ class RunResult:
     first_cause: str | None = None
 
 
+def outcome_line(record: EpisodeRecord, metric: str | None) -> str:
+    """``=== dialogue ended: success (user said done); booking accuracy 1.000 ===``."""
+    why = f" ({record.reason})" if record.reason else ""
+    value = record.metrics.get(metric) if metric else None
+    score = f"; {metric} {value:.3f}" if metric and value is not None else ""
+    return f"=== dialogue ended: {record.outcome.value}{why}{score} ==="
+
+
 def control_notes(manifest: Manifest) -> list[str]:
     """One line per privileged player: the run is a control, never ranked beside agents."""
     return [
@@ -253,6 +261,8 @@ async def _run_jobs(
                 return
             state.done += 1
             progress.finished(record)
+            if plan.interactive:  # a person played: show how the dialogue ended
+                print(outcome_line(record, plan.success_metric), flush=True)
             if state.done >= min(UNREACHABLE_AFTER_EPISODES, len(jobs)):
                 dead = health.unreachable()
                 if dead is not None:
