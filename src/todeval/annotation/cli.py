@@ -63,6 +63,9 @@ def _load_items(spec: str) -> list[GoldItem]:
         name, rest, config = manifest.benchmark, "", dict(manifest.config)
     else:
         name, _, rest = spec.partition(":")
+        looks_like_path = "/" in spec or spec.startswith(".") or (name not in sources and not rest)
+        if name not in sources and looks_like_path and not path.exists():
+            raise BadInputError(f"{spec}: no such run directory")
     if name not in sources:
         raise choice_error("annotation source", name, list(sources))
     return _call(sources[name], rest, config)
