@@ -92,3 +92,18 @@ def test_replayed_user_turns_give_the_same_bookings(tmp_path: Path) -> None:
     short = ReplayParticipant([])
     with pytest.raises(ReplayExhausted):
         asyncio.run(short.respond(None))
+
+
+def test_the_episode_module_docstring_example_runs() -> None:
+    import textwrap
+
+    import todeval.dialogue.episode as episode
+
+    doc = episode.__doc__ or ""
+    start = doc.index("runs it)::\n") + len("runs it)::\n")
+    end = doc.index("\nThe rule for crashes")
+    code = textwrap.dedent(doc[start:end])
+    namespace: dict[str, object] = {}
+    exec(compile(code, "episode-docstring", "exec"), namespace)  # noqa: S102
+    record = namespace["record"]
+    assert record.metrics == {"demo.ok": 1.0}  # type: ignore[attr-defined]

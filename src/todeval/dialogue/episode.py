@@ -1,17 +1,35 @@
 """Helpers every episode loop uses: the log, guarded participant calls, the typed end of an
 episode, per-stream RNGs and the record.
 
-A benchmark's game master keeps only its rules; the bookkeeping is here::
+A benchmark's game master keeps only its rules; the bookkeeping is here (a whole episode, runnable
+as it stands; ``tests/core/test_dialogue.py`` runs it)::
 
-    streams = EpisodeStreams(run_seed, task_id, trial)
-    log = EpisodeLog()
-    try:
-        text = await guarded(user.respond(msg), "user", Termination.SIMULATOR_ERROR)
-        ...
-        end = EpisodeEnd(Outcome.SUCCESS, Termination.DONE, "user said done")
-    except EpisodeEnd as exc:
-        end = exc
-    record = log.record(benchmark=..., task_id=..., trial=..., seed=streams.seed, end=end, ...)
+    import asyncio
+
+    from todeval.core.outcome import Outcome
+    from todeval.dialogue import EpisodeEnd, EpisodeLog, EpisodeStreams, Termination, guarded
+
+
+    class Echo:  # a user simulator that repeats what it was told
+        async def respond(self, message: str) -> str:
+            return message
+
+
+    async def play(user: Echo, run_seed: int, task_id: str, trial: int) -> object:
+        streams = EpisodeStreams(run_seed, task_id, trial)
+        log = EpisodeLog()
+        try:
+            log.turn += 1
+            text = await guarded(user.respond("done"), "user", Termination.SIMULATOR_ERROR)
+            log.add("user_message", "user", text=text)
+            raise EpisodeEnd(Outcome.SUCCESS, Termination.DONE, f"user said {text}")
+        except EpisodeEnd as exc:
+            end = exc
+        return log.record(benchmark="demo", streams=streams, end=end, metrics={"demo.ok": 1.0})
+
+
+    record = asyncio.run(play(Echo(), 0, "task-1", 0))
+    assert record.outcome is Outcome.SUCCESS and record.reason == "user said done"
 
 The rule for crashes (:func:`guarded`): our own model backends failing after every retry
 (:class:`~todeval.errors.InfrastructureError`) is infrastructure -- excluded from metrics and
