@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -78,3 +79,16 @@ def test_public_scorer_api_still_imports_on_use() -> None:
     assert incar.SPLITS and multiwoz.SCHEME
     with pytest.raises(AttributeError):
         _ = incar.no_such_name  # type: ignore[attr-defined]
+
+
+def test_an_offline_run_does_not_import_the_openai_sdk(tmp_path: Path) -> None:
+    """Issue 27.10: re-running a complete offline run cost 2.5-3.8 s CPU through the SDK."""
+    code = (
+        "import sys\n"
+        "from todeval.cli import main\n"
+        f"rc = main(['run', 'booking', '--limit', '2', '--quiet', '--out', {str(tmp_path)!r}])\n"
+        "assert rc == 0, rc\n"
+        "print('openai' in sys.modules, 'mcp' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1].split() == ["False", "False"]
