@@ -102,3 +102,12 @@ def test_a_privileged_guesser_in_a_panel_is_a_control_never_ranked(tmp_path: Pat
     assert "oracle" in panel["spread"]  # its scores are shown ...
     for ranking in panel["rank_stability"]["rankings"].values():
         assert sorted(ranking) == ["bisect", "repeat"]  # ... but it is never ranked
+
+
+def test_a_panels_default_directory_carries_its_selection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    argv = ["run", "toy", "--guessers", "bisect,repeat", "--hosts", "rule", "--limit", "6"]
+    assert main([*argv, "--quiet"]) == 0
+    assert (tmp_path / "runs" / "panel-toy-bisect+repeat-s0-n6" / "panel.json").exists()

@@ -31,7 +31,8 @@ from todeval.panels.summary import summarize_panel
 from todeval.panels.words import PanelWords
 from todeval.results.profile import BenchmarkProfile, PanelRoles
 from todeval.runner.execute import RunPlan, RunResult
-from todeval.runner.naming import slug
+from todeval.runner.naming import selection_suffix, slug
+from todeval.runner.options import RunSettings
 from todeval.runner.store import RunDirectory
 
 C = TypeVar("C", bound=BaseModel)
@@ -156,7 +157,17 @@ def run_panel(
     return panel
 
 
-def default_panel_out(subjects: Sequence[Member], seed: int, *parts: str) -> str:
-    """``runs/panel-<parts>-<subjects joined by +>-s<seed>`` (e.g. ``runs/panel-toy-bisect-s0``)."""
+def default_panel_out(
+    subjects: Sequence[Member],
+    settings: RunSettings,
+    *parts: str,
+    ids: Sequence[str] | None = None,
+) -> str:
+    """``runs/panel-<parts>-<subjects joined by +>-s<seed>`` and the selection's suffix as a
+    single run's directory has it (``-n<limit>``, ``-ids<hash>``, ``-k<trials>``; e.g.
+    ``runs/panel-toy-bisect-s0-n10``)."""
     names = "+".join(m.dirname for m in subjects)
-    return "-".join(["runs/panel", *(slug(p) for p in parts), names, f"s{seed}"])
+    base = "-".join(["runs/panel", *(slug(p) for p in parts), names, f"s{settings.seed}"])
+    return base + selection_suffix(
+        limit=settings.limit, limit_mode=settings.limit_mode, ids=ids, trials=settings.trials
+    )

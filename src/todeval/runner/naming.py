@@ -21,6 +21,26 @@ def slug(text: str, *, default: str = "run") -> str:
     return _UNSAFE.sub("_", text).strip("_") or default
 
 
+def selection_suffix(
+    *,
+    limit: int | None = None,
+    limit_mode: str = "stratified",
+    ids: Sequence[str] | None = None,
+    trials: int = 1,
+) -> str:
+    """``[-n<limit>[-first]][-ids<hash>][-k<trials>]``: what a directory name says of the
+    selection (runs and panels alike)."""
+    suffix = ""
+    if limit is not None:
+        suffix += f"-n{limit}" + ("-first" if limit_mode == "first" else "")
+    if ids:
+        digest = hashlib.sha256(",".join(sorted(ids)).encode()).hexdigest()[:8]
+        suffix += f"-ids{digest}"
+    if trials > 1:
+        suffix += f"-k{trials}"
+    return suffix
+
+
 def run_dir_name(
     benchmark: str,
     parts: Sequence[str],
@@ -43,13 +63,7 @@ def run_dir_name(
     name = "-".join([f"runs/{benchmark}", *(slug(p) for p in parts), f"s{seed}"])
     if constrained:
         name += "-constrained"
-    if limit is not None:
-        name += f"-n{limit}" + ("-first" if limit_mode == "first" else "")
-    if ids:
-        digest = hashlib.sha256(",".join(sorted(ids)).encode()).hexdigest()[:8]
-        name += f"-ids{digest}"
-    if trials > 1:
-        name += f"-k{trials}"
+    name += selection_suffix(limit=limit, limit_mode=limit_mode, ids=ids, trials=trials)
     if protocol:
         name += f"-p{protocol}"
     return name

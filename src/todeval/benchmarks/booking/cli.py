@@ -199,7 +199,8 @@ def run_command(args: argparse.Namespace) -> int:
     config = _config(args)
     members = members_from_args(args, panel_roles(PROFILE), lambda r: member_by_field(config, r))
     if members is not None:
-        out = Path(args.out or default_panel_out(members.subjects, config.seed, config.task_set))
+        default = default_panel_out(members.subjects, config, config.task_set, ids=config.task_ids)
+        out = Path(args.out or default)
         run_panel(
             PROFILE,
             config,

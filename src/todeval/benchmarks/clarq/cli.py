@@ -166,7 +166,9 @@ def run_command(args: argparse.Namespace) -> int:
             assign=assign_by_field,
             check=lambda c: build_plan(c, RuntimeOptions(cache=False)),
             execute=lambda c, run_dir: _execute(c, run_dir, args),
-            out=Path(args.out or default_panel_out(members.subjects, config.seed, *parts)),
+            out=Path(
+                args.out or default_panel_out(members.subjects, config, *parts, ids=config.ids)
+            ),
             show=not args.quiet,
         )
         return 0
