@@ -10,7 +10,7 @@ import pytest
 import todeval.api as td
 from todeval.benchmarks.booking.run import BookingConfig
 from todeval.cli import main
-from todeval.errors import UsageError
+from todeval.errors import RefusedError, UsageError
 
 
 def test_run_load_resume_compare_report(tmp_path: Path) -> None:
@@ -54,3 +54,33 @@ def test_an_unknown_config_key_is_refused_not_dropped(
     assert not (tmp_path / "run" / "manifest.json").exists()
     with pytest.raises(UsageError, match="'sytem'"):
         td.build_plan(name, {**base, "sytem": "rule"})
+
+
+@pytest.mark.parametrize(
+    ("name", "config"),
+    [
+        ("booking", {"limit": 2}),
+        ("clarq", {"limit": 2}),
+        ("bargain", {"labeller": "keyword", "limit": 2}),
+        ("toy", {"limit": 2}),
+        ("multiwoz-turns", {"limit": 1, "limit_mode": "first"}),
+        ("incar-turns", {"limit": 1, "limit_mode": "first"}),
+    ],
+)
+def test_resume_refuses_changed_prompt_templates_for_every_benchmark(
+    name: str, config: dict[str, object], tmp_path: Path
+) -> None:
+    """A run continued after its prompt templates changed is refused (CLI, API, Ray alike):
+    the manifest's digest stands for the templates the finished episodes were played with."""
+    if name.endswith("-turns"):
+        script = tmp_path / "script.json"
+        script.write_text(json.dumps({"default": json.dumps({"response": "ok"})}), "utf-8")
+        config = {**config, "model": f"scripted:{script}"}
+    out = tmp_path / "run"
+    td.run(name, config, out=out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["config"]["prompts_sha256"]
+    manifest["config"]["prompts_sha256"] = "0" * 64  # as if the package's templates changed
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(RefusedError, match="prompt templates differ from the run's"):
+        td.resume(out)

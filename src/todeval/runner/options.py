@@ -15,11 +15,11 @@ import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, Field
 
-from todeval.errors import UsageError
+from todeval.errors import RefusedError, UsageError
 from todeval.runner.selection import LIMIT_MODES, LimitMode
 
 if TYPE_CHECKING:
@@ -203,6 +203,18 @@ class RunSettings(BaseModel):
     )
 
 
+S = TypeVar("S", bound=RunSettings)
+
+
+def pin_prompts(config: S, digest: str, what: str) -> S:
+    """``config`` with ``prompts_sha256`` set to ``digest`` (the templates the run reads); a
+    :class:`~todeval.errors.RefusedError` when the config already names another digest: a run
+    continued (CLI, ``api.resume``, a Ray worker) after ``what`` templates changed."""
+    if config.prompts_sha256 not in (None, digest):
+        raise RefusedError(f"this todeval's {what} prompt templates differ from the run's")
+    return config.model_copy(update={"prompts_sha256": digest})
+
+
 __all__ = [
     "RunSettings",
     "RuntimeOptions",
@@ -210,6 +222,7 @@ __all__ = [
     "add_run_arguments",
     "generation_settings",
     "model_pool",
+    "pin_prompts",
     "run_settings",
     "runtime_options",
 ]

@@ -12,11 +12,10 @@ from todeval_toy.game import BENCHMARK, GUESSER, HOST, PROTOCOLS, load_tasks, pl
 from todeval.backends.pool import ModelPool
 from todeval.core.records import EpisodeRecord
 from todeval.dialogue import EpisodeStreams, PlayerOptions, PromptSet
-from todeval.errors import RefusedError
 from todeval.runner.execute import EpisodeJob, RunPlan
 from todeval.runner.identity import role_identity
 from todeval.runner.naming import run_dir_name
-from todeval.runner.options import RunSettings, RuntimeOptions
+from todeval.runner.options import RunSettings, RuntimeOptions, pin_prompts
 from todeval.runner.selection import select_for_run
 
 TASK_SET = "numbers"
@@ -55,9 +54,7 @@ class ToyConfig(RunSettings):
 def build_plan(config: ToyConfig, runtime: RuntimeOptions | None = None) -> RunPlan:
     runtime = runtime or RuntimeOptions()
     prompts = PromptSet.load("todeval_toy", config.prompt_overrides)
-    if config.prompts_sha256 not in (None, prompts.digest):
-        raise RefusedError("this toy package's prompt templates differ from the run's")
-    config = config.model_copy(update={"prompts_sha256": prompts.digest})
+    config = pin_prompts(config, prompts.digest, "toy")
     guesser, host = GUESSER.resolve(config.guesser), HOST.resolve(config.host)
     tasks = {t.task_id: t for t in load_tasks()}
     groups = {t.task_id: t.group for t in tasks.values()}  # the range size: n10, n100, n1000

@@ -30,7 +30,7 @@ from todeval.dialogue.prompts import PromptSet
 from todeval.dialogue.replies import ReplyChecker
 from todeval.runner.execute import EpisodeJob, RunPlan
 from todeval.runner.identity import role_identity
-from todeval.runner.options import model_pool
+from todeval.runner.options import model_pool, pin_prompts
 from todeval.runner.selection import select_for_run
 from todeval.runner.store import cannot_write
 
@@ -145,8 +145,7 @@ def build_turns_plan(
     )
     chosen = [by_id[i] for i in ids]
     prompts = PromptSet.load(spec.prompts_package, config.prompt_overrides)
-    if config.prompts_sha256 is None:
-        config = config.model_copy(update={"prompts_sha256": prompts.digest})
+    config = pin_prompts(config, prompts.digest, spec.benchmark)
     pool = model_pool(config.models_file, runtime, seed=config.seed)
     model = pool.get(config.model)  # a bad model spec is reported before any dialogue runs
     sampling = Sampling(config.constrained, config.temperature, config.max_tokens)

@@ -41,11 +41,11 @@ from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord, Summary, SummaryTable
 from todeval.dialogue import EpisodeEnd, EpisodeLog, EpisodeStreams, PlayerOptions, PromptSet
 from todeval.dialogue.episode import Termination, guarded
-from todeval.errors import RefusedError, UsageError
+from todeval.errors import UsageError
 from todeval.runner.execute import EpisodeJob, RunPlan
 from todeval.runner.identity import role_identity
 from todeval.runner.naming import run_dir_name
-from todeval.runner.options import RunSettings, RuntimeOptions, model_pool
+from todeval.runner.options import RunSettings, RuntimeOptions, model_pool, pin_prompts
 from todeval.runner.selection import select_for_run
 from todeval.runner.summary import summarize
 from todeval.stats.bootstrap import DEFAULT_RESAMPLES
@@ -187,9 +187,7 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
     reads_prompts = config.labeller in ("llm", "agent")  # the track's template, rendered
     prompts = PromptSet.load("todeval.benchmarks.bargain", config.prompt_overrides)
     digest = prompts.digest_of([config.track])  # the labeller reads its track's template only
-    if config.prompts_sha256 not in (None, digest):
-        raise RefusedError("this package's bargain prompt templates differ from the run's")
-    config = config.model_copy(update={"prompts_sha256": digest})
+    config = pin_prompts(config, digest, "bargain")
     dialogues = load_track(config.track, config.split, config.scripted_set)
     by_id = {d.dialogue_id: d for d in dialogues}
     groups = {d.dialogue_id: d.group for d in dialogues}

@@ -26,7 +26,7 @@ from todeval.errors import UsageError, choice_error
 from todeval.runner.execute import EpisodeJob, RunPlan
 from todeval.runner.identity import role_identity
 from todeval.runner.naming import run_dir_name
-from todeval.runner.options import RunSettings, RuntimeOptions, model_pool
+from todeval.runner.options import RunSettings, RuntimeOptions, model_pool, pin_prompts
 from todeval.runner.selection import selection_seed, settings_selection
 
 __all__ = ["PROTOCOLS", "BookingConfig", "RuntimeOptions", "build_plan", "plan_from_config"]
@@ -93,8 +93,7 @@ def build_plan(
     if config.protocol not in PROTOCOLS:
         raise choice_error("protocol", config.protocol, list(PROTOCOLS))
     prompts = load_prompts(config.prompt_overrides)
-    if config.prompts_sha256 is None:
-        config = config.model_copy(update={"prompts_sha256": prompts.digest})
+    config = pin_prompts(config, prompts.digest, "booking")
     system = SYSTEM.resolve(config.system)
     user = USER.resolve(config.user)
     user.check_selection(config.task_set)

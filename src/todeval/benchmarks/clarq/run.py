@@ -54,7 +54,7 @@ from todeval.errors import BadInputError, RefusedError, UsageError, choice_error
 from todeval.runner.execute import EpisodeJob, RunPlan
 from todeval.runner.identity import role_identity
 from todeval.runner.naming import run_dir_name
-from todeval.runner.options import RunSettings, RuntimeOptions, model_pool
+from todeval.runner.options import RunSettings, RuntimeOptions, model_pool, pin_prompts
 from todeval.runner.selection import select_for_run
 from todeval.runner.summary import summarize
 
@@ -203,9 +203,8 @@ def build_plan(config: ClarqConfig, runtime: RuntimeOptions | None = None) -> Ru
     runtime = runtime or RuntimeOptions()
     _check(config)
     prompts = PromptSet.load(PROMPTS_PACKAGE, config.prompt_overrides)
-    if config.prompts_sha256 not in (None, prompts.digest):
-        raise RefusedError("this todeval's ClarQ prompt templates differ from the run's")
-    update: dict[str, Any] = {"prompts_sha256": prompts.digest}
+    config = pin_prompts(config, prompts.digest, "ClarQ")
+    update: dict[str, Any] = {}
     if config.seeker_replay is not None:
         digest = file_digest(replay_source(config.seeker_replay))
         if config.seeker_replay_sha256 not in (None, digest):
