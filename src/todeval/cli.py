@@ -22,6 +22,7 @@ from todeval.errors import (
     EXIT_OK,
     EXIT_RETRY,
     EXIT_USAGE,
+    InfrastructureError,
     InterruptedRunError,
     TodevalError,
 )
@@ -122,6 +123,13 @@ def _main(argv: list[str]) -> int:
     except TodevalError as exc:  # server text in the message is redacted again here
         print(f"todeval: error: {redact(exc.message)}", file=sys.stderr)
         return exc.exit_code
+    except InfrastructureError as exc:  # a model that never answered, outside a run
+        line = f"{exc}".splitlines()[0] if str(exc) else type(exc).__name__
+        print(
+            f"todeval: error: {redact(line)}; check the URL and that the server is running",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     except BrokenPipeError:  # output piped into e.g. `head`: not an error
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

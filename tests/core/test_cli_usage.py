@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from todeval.cli import main as _main
@@ -56,3 +58,16 @@ def test_a_broken_plugin_is_one_warning_line_and_the_rest_works(
     assert warning.startswith("todeval: warning: plug-in 'broken' (todeval_no_such_plugin_xyz)")
     assert "ModuleNotFoundError" in warning and "Traceback" not in captured.err
     assert main(["validate", "toy", "--list"]) == 0  # the other plug-ins still work
+
+
+def test_an_unreachable_model_outside_a_run_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from todeval.testing.server_process import unused_port
+
+    url = f"http://127.0.0.1:{unused_port()}/v1"
+    argv = ["data", "bargain-factory", "--model", f"openai:m@{url}", "-o", str(tmp_path / "f.json")]
+    assert main([*argv, "--limit", "1"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("todeval: error: model call failed") and url in line
+    assert line.endswith("check the URL and that the server is running")

@@ -12,9 +12,9 @@ import weakref
 
 import httpx
 
-from todeval.backends.errors import InfrastructureError
 from todeval.core.health import current_health
 from todeval.core.redact import redact
+from todeval.errors import InfrastructureError
 
 
 class HttpClients:
@@ -64,7 +64,7 @@ async def post_json(
 
     Every call is reported to the run's health (:mod:`todeval.core.health`). An endpoint that
     cannot be reached and has not answered once in this run raises
-    :class:`~todeval.backends.errors.InfrastructureError` instead: the episode is not scored (it
+    :class:`~todeval.errors.InfrastructureError` instead: the episode is not scored (it
     is re-run by the same command), and the runner stops after the first episodes with one line
     naming the URL and the cause -- a server that is not running is not a system's failure."""
     client = clients.client()
