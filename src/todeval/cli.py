@@ -124,9 +124,9 @@ def _main(argv: list[str]) -> int:
         print(f"todeval: error: {redact(exc.message)}", file=sys.stderr)
         return exc.exit_code
     except InfrastructureError as exc:  # a model that never answered, outside a run
-        line = f"{exc}".splitlines()[0] if str(exc) else type(exc).__name__
+        first = f"{exc}".splitlines()[0] if str(exc) else type(exc).__name__
         print(
-            f"todeval: error: {redact(line)}; check the URL and that the server is running",
+            f"todeval: error: {redact(first)}; check the URL and that the server is running",
             file=sys.stderr,
         )
         return EXIT_USAGE
@@ -151,9 +151,9 @@ def _main(argv: list[str]) -> int:
     if code == EXIT_OK:
         from todeval.runner.command import retry_exit
 
-        line = retry_exit(args)
-        if line is not None:
-            print(f"todeval: {redact(line)}", file=sys.stderr)
+        retry = retry_exit(args)
+        if retry is not None:
+            print(f"todeval: {redact(retry)}", file=sys.stderr)
             return EXIT_RETRY
     return code
 
