@@ -151,3 +151,18 @@ def test_the_release_record_decides_only_unreleased_responses() -> None:
     assert c.success is None  # no release record: the rule does not apply
     assert score.summary.judge.from_release == 1
     assert any("release record" in w for w in score.summary.warnings)
+
+
+def test_the_strict_neutral_reply_is_the_no_release_reply_word_for_word() -> None:
+    """Under strict, 'nothing is left' must look exactly like a detail question that released
+    nothing: a seeker that says goodbye right after it learns nothing from it."""
+    from todeval.benchmarks.clarq._text import provider_message
+    from todeval.benchmarks.clarq.protocol import SeekerKind
+    from todeval.benchmarks.clarq.providers._replies import canned
+    from todeval.benchmarks.clarq.providers.rule import RuleProvider  # noqa: F401
+
+    for lang in ("en", "zh"):
+        replies = canned(lang)  # type: ignore[arg-type]
+        no_release = provider_message(replies.for_kind(SeekerKind.UNANSWERABLE))
+        assert NEUTRAL_REPLIES[lang] == no_release  # type: ignore[index]
+        assert NEUTRAL_REPLIES[lang] != provider_message(replies.enough)  # type: ignore[index]

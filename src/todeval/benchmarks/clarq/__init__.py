@@ -141,6 +141,7 @@ def register(registry: Registry) -> None:
     registry.lazy(
         "clarq", "audit", AUDIT_HELP, _AUDIT_CLI, add="add_audit_arguments", run="run_audit"
     )
+    registry.controls("clarq", f"{__name__}.controls:SUITE")
 
 
 __all__ = [

@@ -44,10 +44,13 @@ PROTOCOLS = ("clarq", "strict")
 :data:`NEUTRAL_REPLIES` (a reply that releases nothing and does not say the seeker is done)."""
 
 NEUTRAL_REPLIES: dict[Language, str] = {
-    "en": "Jax: I don't have anything specific to tell you about that.",
-    "zh": "Jax: 关于这一点，我没有什么具体的可以告诉你。",
+    "en": "Jax: Don't worry about that part; it won't stand in your way. Just carry on with what "
+    "you already know.",
+    "zh": "Jax: 这一点不用担心，它不会妨碍你完成任务。按你已经知道的去做就好。",
 }
-"""What the seeker hears instead of an ``enough`` turn under the ``strict`` protocol."""
+"""What the seeker hears instead of an ``enough`` turn under the ``strict`` protocol: word for
+word the reply to any detail question that releases nothing (the canned ``unanswerable``), so
+a seeker cannot tell "nothing is left" from "that was not it" (a test keeps them equal)."""
 
 
 class Decision(StrEnum):

@@ -454,6 +454,12 @@ SEEKERS: dict[str, str] = {
     "quitter": f"{__name__}:QuitterSeeker",
     "replay": f"{__name__}:ReplaySeeker",
     "agent": "todeval.benchmarks.clarq.agent_seeker:AgentSeeker",
+    # floor controls: ask without clarifying (:mod:`.controls`)
+    "dump": "todeval.benchmarks.clarq.controls:DumpSeeker",
+    "echo-dump": "todeval.benchmarks.clarq.controls:EchoDumpSeeker",
+    "cycle": "todeval.benchmarks.clarq.controls:CycleSeeker",
+    "repeat-purpose": "todeval.benchmarks.clarq.controls:RepeatPurposeSeeker",
+    "generic": "todeval.benchmarks.clarq.controls:GenericSeeker",
 }
 
 SEEKER: Role[Seeker] = Role("seeker", "seeker", Seeker, SEEKERS, view=seeker_view)
