@@ -145,6 +145,7 @@ def test_provider_panel_from_a_panel_file(tmp_path: Path) -> None:
     panel_file.write_text(
         '[[seeker]]\nname = "oracle"\nplayer = "oracle"\n\n'
         '[[seeker]]\nname = "wrong"\nplayer = "wrong"\n\n'
+        '[[seeker]]\nname = "dump"\nplayer = "dump"\n\n'
         '[[provider]]\nname = "rule"\nplayer = "rule"\n\n'
         f'[[provider]]\nname = "generous"\nplayer = "{generous}"\n',
         encoding="utf-8",
@@ -155,12 +156,17 @@ def test_provider_panel_from_a_panel_file(tmp_path: Path) -> None:
     panel = json.loads((out / "panel.json").read_text())
     assert panel["benchmark"] == "clarq" and panel["metric"] == "clarq.success"
     assert panel["subject"] == "seeker" and panel["varied"] == "provider"
-    assert panel["members"] == {"seeker": ["oracle", "wrong"], "provider": ["rule", "generous"]}
+    assert panel["members"] == {
+        "seeker": ["oracle", "wrong", "dump"],
+        "provider": ["rule", "generous"],
+    }
     assert (out / "wrong__generous" / "summary.json").exists()
     spread = panel["spread"]
     assert spread["oracle"]["spread_max_min"] == 0.0  # every node released under both
     assert spread["wrong"]["spread_max_min"] > 0.5  # the generous provider gives it away
-    assert panel["rank_stability"] is not None
+    assert panel["controls"] == ["oracle"]  # privileged: in the spread, never ranked
+    rankings = panel["rank_stability"]["rankings"]
+    assert all(sorted(r) == ["dump", "wrong"] for r in rankings.values())
 
 
 @pytest.mark.parametrize(

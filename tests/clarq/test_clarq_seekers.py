@@ -49,7 +49,9 @@ def test_scripted_seekers_against_the_rule_provider(
     assert metric(oracle, "clarq.success") == 1.0  # the rule provider releases every node
     assert metric(oracle, "clarq.released") == 1.0
     assert metric(wrong, "clarq.success") <= 0.05
-    assert metric(wrong, "clarq.released") == 0.0  # fluent questions about nothing in the tree
+    # fluent questions about nothing in its background (it no longer reads the tree to avoid
+    # it, so a question may brush a node now and then)
+    assert metric(wrong, "clarq.released") <= 0.05
     assert metric(quitter, "clarq.success") == 0.0 and metric(quitter, "clarq.aqd") < 0
     assert summary(quitter)["labels"]["clarq.end"] == {"quit": 52}
     judge = summary(wrong)["judge"]  # offline: the release record decided the leftovers

@@ -140,7 +140,7 @@ CEILING_LOW = 0.95
 def _control(seeker: str, lang: Language, kind: str, low: float, high: float, what: str) -> Control:
     return Control(
         name=f"{seeker}/{lang}",
-        kind=kind,  # type: ignore[arg-type]
+        kind=kind,
         description=what,
         metric="clarq.success",
         low=low,
@@ -160,7 +160,5 @@ SUITE = ControlSuite(
             _control("oracle", lang, "ceiling", CEILING_LOW, 1.0, "privileged: asks from the tree"),
         )
     ),
-    notes=(
-        "S over all 260 test tasks of a language against the offline rule provider, no judge.",
-    ),
+    notes=("S over all 260 test tasks of a language against the offline rule provider, no judge.",),
 )
