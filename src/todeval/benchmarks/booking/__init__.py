@@ -44,6 +44,7 @@ def register(registry: Registry) -> None:
         "the six DB and booking tools of a task set, answered on one task's fresh DB",
         factory="todeval.benchmarks.booking.tool_sandbox:tool_sandbox",
     )
+    registry.controls("booking", "todeval.benchmarks.booking.systems.controls:SUITE")
 
 
 __all__ = ["register"]

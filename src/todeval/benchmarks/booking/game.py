@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from todeval.benchmarks.booking.db import load_database
 from todeval.benchmarks.booking.environment import BookingEnvironment
+from todeval.benchmarks.booking.players import SYSTEM, USER
 from todeval.benchmarks.booking.protocol import (
     Action,
     BookingRequest,
@@ -35,6 +36,7 @@ from todeval.benchmarks.booking.protocol import (
     ObservesQueuedCalls,
     SystemContext,
     SystemOutput,
+    SystemStart,
     ToolCall,
     UserContext,
     UserMessage,
@@ -129,24 +131,24 @@ class GameMaster:
 
     async def _start_players(self) -> None:
         streams = self.streams
-        start_user = self.user.start(
+        start_user = USER.start(
+            self.user,
             UserContext(
                 task=self.task,
                 rng=streams.rng("user"),
                 seed=streams.seed_of("user"),
                 trial=self.trial,
-            )
+            ),
         )
         await guarded(start_user, "user simulator", Termination.SIMULATOR_ERROR)
-        start_system = self.system.start(
-            SystemContext(
-                task_set=self.task.task_set,
-                tools=tool_definitions(self.task.task_set),
-                rng=streams.rng("system"),
-                seed=streams.seed_of("system"),
-                queues_calls=self.protocol.queues_calls,
-            )
+        context = SystemContext(
+            task_set=self.task.task_set,
+            tools=tool_definitions(self.task.task_set),
+            rng=streams.rng("system"),
+            seed=streams.seed_of("system"),
+            queues_calls=self.protocol.queues_calls,
         )
+        start_system = SYSTEM.start(self.system, SystemStart(context, self.task))
         await guarded(start_system, "system", Termination.SYSTEM_ERROR)
 
     async def _user_turn(self, system_message: str | None) -> str:

@@ -7,13 +7,19 @@ demand, so users can plug in their own system without editing todeval.
 from __future__ import annotations
 
 from todeval.benchmarks.booking.llm_systems import LLM_SYSTEMS
-from todeval.benchmarks.booking.protocol import BookingSystem, UserSimulator
+from todeval.benchmarks.booking.protocol import BookingSystem, UserSimulator, system_view
 from todeval.dialogue.participants import Role
 from todeval.dialogue.views import same_view
 
+_CONTROLS = "todeval.benchmarks.booking.systems.controls"
 SYSTEMS: dict[str, str] = {
     "rule": "todeval.benchmarks.booking.systems.rule:RuleSystem",
     **LLM_SYSTEMS,
+    # controls (docs/validation.md): no skill, or the goal in hand (privileged)
+    "silent": f"{_CONTROLS}:SilentSystem",
+    "echo": f"{_CONTROLS}:EchoSystem",
+    "first-row": f"{_CONTROLS}:FirstRowSystem",
+    "oracle": f"{_CONTROLS}:OracleSystem",
 }
 USERS: dict[str, str] = {
     "agenda": "todeval.benchmarks.booking.users.agenda:AgendaUser",
@@ -23,5 +29,6 @@ USERS: dict[str, str] = {
     "replay": "todeval.benchmarks.booking.users.replay:ReplayUser",
 }
 
-SYSTEM: Role[BookingSystem] = Role("system", "system", BookingSystem, SYSTEMS, view=same_view)
+SYSTEM: Role[BookingSystem] = Role("system", "system", BookingSystem, SYSTEMS, view=system_view)
+# the user's view is its own goal: the UserContext is built for the user alone
 USER: Role[UserSimulator] = Role("user", "user simulator", UserSimulator, USERS, view=same_view)

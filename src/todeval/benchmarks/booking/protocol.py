@@ -223,6 +223,21 @@ class SystemContext:
     :meth:`ObservesQueuedCalls.observe`."""
 
 
+@dataclass
+class SystemStart:
+    """What the game master knows when a system starts: the system's context and the task, goal
+    included. A system is handed :func:`system_view` of it; only a privileged one (the
+    ``oracle`` control) is handed all of it."""
+
+    context: SystemContext
+    task: BookingTask
+
+
+def system_view(full: SystemStart) -> SystemContext:
+    """The system role's view: the task set, its tools and random stream, never the goal."""
+    return full.context
+
+
 @runtime_checkable
 class ObservesQueuedCalls(Protocol):
     """Optional: a system that wants the results of its queued calls (see ``more_calls``).

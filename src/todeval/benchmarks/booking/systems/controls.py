@@ -1,0 +1,195 @@
+"""Booking controls: systems that have no skill, and one that has the goal in hand.
+
+Floors (they see only the system's view, as any system under test):
+
+* ``silent`` -- does nothing: the same empty-handed reply every turn, never a tool;
+* ``echo`` -- says the user's message back, never a tool;
+* ``first-row`` -- books without asking: on the first turn it searches each booking domain with
+  no constraint and books the first row it finds, with booking details of its own (1 person,
+  Monday, 12:00, 1 night), then passes the references on.
+
+Ceiling (privileged: handed :class:`~todeval.benchmarks.booking.protocol.SystemStart`, the goal
+included, so it is a control and never ranked beside systems under test):
+
+* ``oracle`` -- searches each goal domain with the goal's final constraints and books the first
+  match with the goal's booking details, then tells the user the references and every
+  attribute it was asked for.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from todeval.benchmarks.booking.protocol import (
+    BookingResult,
+    DbResult,
+    Observation,
+    SystemContext,
+    SystemOutput,
+    SystemStart,
+    ToolCall,
+    UserMessage,
+)
+from todeval.benchmarks.booking.schema import (
+    BOOKING_TOOLS,
+    DB_TOOLS,
+    FOLLOWUP,
+    REQUIRED_BOOKING_ARGS,
+)
+from todeval.benchmarks.booking.tasks import BookingTask
+
+_DB_TOOL = {domain: tool for tool, domain in DB_TOOLS.items()}
+_BOOK_TOOL = {domain: tool for tool, domain in BOOKING_TOOLS.items()}
+_MADE_UP = {"people": "1", "day": "monday", "time": "12:00", "stay": "1"}
+_OPERATOR = {"stars": "=", "arriveby": "<=", "leaveat": ">="}
+
+
+def _query(info: dict[str, str]) -> dict[str, Any]:
+    """A goal's constraints as search arguments (times and stars with their operator)."""
+    return {
+        k: {"operator": _OPERATOR[k], "value": v} if k in _OPERATOR else v for k, v in info.items()
+    }
+
+
+def followup(message: str) -> SystemOutput:
+    return SystemOutput(tool_call=ToolCall(name=FOLLOWUP, arguments={"message": message}))
+
+
+def call(name: str, arguments: dict[str, Any]) -> SystemOutput:
+    return SystemOutput(tool_call=ToolCall(name=name, arguments=arguments))
+
+
+class SilentSystem:
+    """Does nothing: one fixed reply, no tool, every turn."""
+
+    async def start(self, context: SystemContext) -> None:
+        self.context = context
+
+    async def respond(self, observation: Observation) -> SystemOutput:
+        return followup("How can I help you?")
+
+
+class EchoSystem(SilentSystem):
+    """Says the user's message back."""
+
+    async def respond(self, observation: Observation) -> SystemOutput:
+        text = observation.text if isinstance(observation, UserMessage) else "Sorry?"
+        return followup(text or "Sorry?")
+
+
+class _Booker:
+    """Plays a list of (domain, constraints, booking details) one after the other: a search,
+    then a booking of the first row with the required arguments from the row and the details;
+    then one follow-up with the references (and the asked-for attributes of the rows)."""
+
+    started: bool = False
+    row: dict[str, str]
+
+    def plan(self) -> list[tuple[str, dict[str, Any], dict[str, str]]]:
+        raise NotImplementedError
+
+    def asked(self, domain: str) -> list[str]:
+        return []
+
+    async def respond(self, observation: Observation) -> SystemOutput:
+        if isinstance(observation, UserMessage):
+            if self.started:
+                return followup("Is there anything else I can do for you?")
+            self.started = True
+            self.todo = self.plan()
+            self.done: list[str] = []
+            return self._next()
+        if isinstance(observation, DbResult):
+            domain, _, details = self.todo[0]
+            if not observation.rows:
+                self.todo.pop(0)
+                self.done.append(f"no {domain} matched")
+                return self._next()
+            self.row = observation.rows[0]
+            args = {k: self.row.get(k, details.get(k, "")) for k in REQUIRED_BOOKING_ARGS[domain]}
+            args.update({k: v for k, v in details.items() if k in args})
+            return call(_BOOK_TOOL[domain], args)
+        if isinstance(observation, BookingResult):
+            domain, _, _ = self.todo.pop(0)
+            facts = ", ".join(f"{k} {self.row[k]}" for k in self.asked(domain) if k in self.row)
+            said = (
+                f"{domain} booked, reference {observation.reference}"
+                if observation.ok
+                else (f"the {domain} booking failed")
+            )
+            self.done.append(said + (f" ({facts})" if facts else ""))
+            return self._next()
+        return followup("Sorry?")
+
+    def _next(self) -> SystemOutput:
+        if not self.todo:
+            return followup("; ".join(self.done) + ". Anything else?")
+        domain, constraints, _ = self.todo[0]
+        return call(_DB_TOOL[domain], constraints)
+
+
+class FirstRowSystem(_Booker):
+    """Books the first row of every booking domain without asking anything."""
+
+    async def start(self, context: SystemContext) -> None:
+        self.started = False
+
+    def plan(self) -> list[tuple[str, dict[str, Any], dict[str, str]]]:
+        return [(domain, {}, dict(_MADE_UP)) for domain in _BOOK_TOOL]
+
+
+class OracleSystem(_Booker):
+    """Privileged: books what the goal asks for, as the goal asks for it."""
+
+    privileged = True
+
+    async def start(self, context: SystemStart) -> None:
+        self.task: BookingTask = context.task
+        self.started = False
+
+    def plan(self) -> list[tuple[str, dict[str, Any], dict[str, str]]]:
+        out = []
+        for domain, goal in self.task.domains.items():
+            if domain in _BOOK_TOOL and goal.book:
+                out.append((domain, _query(goal.info), dict(goal.book)))
+        return out
+
+    def asked(self, domain: str) -> list[str]:
+        goal = self.task.domains.get(domain)
+        return list(goal.reqt) if goal is not None else []
+
+
+_WHAT: dict[str, tuple[Literal["floor", "ceiling"], str]] = {
+    "silent": ("floor", "one fixed reply, never a tool"),
+    "echo": ("floor", "says the user's message back"),
+    "first-row": ("floor", "books the first row of every domain without asking"),
+    "oracle": ("ceiling", "privileged: books exactly what the goal asks for"),
+    "rule": ("ceiling", "the offline rule system (not privileged): the benchmark can be won"),
+}
+
+
+def _suite() -> Any:
+    from todeval.validation import Control, ControlSuite
+
+    controls = [
+        Control(
+            name=f"{system}/{protocol}",
+            kind=kind,
+            description=what,
+            metric="booking.booking_accuracy",
+            low=0.0 if kind == "floor" else 0.95,
+            high=0.05 if kind == "floor" else 1.0,
+            run={"system": system, "user": "agenda", "protocol": protocol},
+            group=protocol,
+        )
+        for protocol in ("clemtodd", "strict")
+        for system, (kind, what) in _WHAT.items()
+    ]
+    return ControlSuite(
+        name="booking",
+        controls=tuple(controls),
+        notes=("Booking accuracy over the 117 test goals against the agenda user.",),
+    )
+
+
+SUITE = _suite()
