@@ -8,7 +8,7 @@ from collections import Counter
 from importlib import resources
 from typing import Any
 
-from todeval.benchmarks.bargain.baselines import Fits, random_expectation
+from todeval.benchmarks.bargain.baselines import random_expectation
 from todeval.benchmarks.bargain.data import (
     CASINO_LABELS,
     CRAIGSLIST_LABELS,
@@ -17,7 +17,7 @@ from todeval.benchmarks.bargain.data import (
     craigslist_dialogues,
     load_track,
 )
-from todeval.benchmarks.bargain.labellers import LabellerContext, render_turn
+from todeval.benchmarks.bargain.labellers import LabellerView, render_turn
 from todeval.benchmarks.bargain.run import _turn_views
 
 
@@ -99,16 +99,14 @@ def test_no_private_field_reaches_any_prompt() -> None:
     for track in ("craigslist", "casino"):
         rows = _rows(track)
         dialogues = load_track(track, "all")  # type: ignore[arg-type]
-        fits = Fits(track, dialogues)  # type: ignore[arg-type]
         for d in dialogues:
             row = rows[d.dialogue_id]
-            ctx = LabellerContext(
+            ctx = LabellerView(
                 track=d.track,
                 dialogue_id=d.dialogue_id,
                 labels=CRAIGSLIST_LABELS if track == "craigslist" else CASINO_LABELS,
                 context=d.context,
                 seed=0,
-                fitted=fits.for_dialogue(d.dialogue_id),
             )
             view = _turn_views(d, 20, 0)[-1][0]
             parts = render_turn(ctx, view)

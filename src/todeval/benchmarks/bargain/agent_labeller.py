@@ -25,7 +25,7 @@ from todeval.agents.channels import AgentEndpoint, ChatTurn, Handoff
 from todeval.agents.hub import agent_endpoint, new_conversation_id
 from todeval.benchmarks.bargain.labellers import (
     LABELS_SCHEMA,
-    LabellerContext,
+    LabellerView,
     LabelOutput,
     TurnView,
     render_turn,
@@ -48,7 +48,7 @@ class AgentLabeller:
         endpoint, _ = agent_endpoint(options)
         return cls(endpoint, options.require_prompts())
 
-    async def start(self, context: LabellerContext) -> None:
+    async def start(self, context: LabellerView) -> None:
         self.context = context
         # The conversation ids name the remote sessions only; they never change what is played.
         self.conversation = new_conversation_id(context.seed)

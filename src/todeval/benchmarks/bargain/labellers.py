@@ -23,7 +23,6 @@ from todeval.benchmarks.bargain.data import Track, Utterance
 from todeval.benchmarks.bargain.parser import classify
 from todeval.core.records import CallUsage
 from todeval.dialogue import Participant, PlayerOptions, ReplyChecker, Role, json_reply
-from todeval.dialogue.views import same_view
 from todeval.errors import UsageError
 
 LABELS_SCHEMA: dict[str, Any] = {
@@ -35,14 +34,56 @@ LABELS_SCHEMA: dict[str, Any] = {
 
 
 @dataclass(frozen=True)
-class LabellerContext:
+class LabellerView:
+    """What a labeller under test is handed at the start of a dialogue: the track, the
+    dialogue's id, the whole label space, the public context, its seed (and the list its model
+    calls are appended to). Never a gold label, never an example from the evaluation set."""
+
     track: Track
     dialogue_id: str
     labels: dict[str, str]  # id -> meaning, the whole label space
     context: tuple[tuple[str, str], ...]
     seed: int
-    fitted: Fitted
     usage: list[CallUsage] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class LabellerContext:
+    """What the game master knows at the start of a dialogue: the labeller's view and the
+    baselines cross-fitted on the *other* dialogues of the evaluation set (their gold labels).
+    Only a privileged player -- a built-in baseline, a control -- is handed it."""
+
+    view: LabellerView
+    fitted: Fitted
+
+    @property
+    def track(self) -> Track:
+        return self.view.track
+
+    @property
+    def dialogue_id(self) -> str:
+        return self.view.dialogue_id
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return self.view.labels
+
+    @property
+    def context(self) -> tuple[tuple[str, str], ...]:
+        return self.view.context
+
+    @property
+    def seed(self) -> int:
+        return self.view.seed
+
+    @property
+    def usage(self) -> list[CallUsage]:
+        return self.view.usage
+
+
+def labeller_view(full: LabellerContext) -> LabellerView:
+    """The labeller role's view: everything but the cross-fitted baselines."""
+    return full.view
 
 
 class TurnView(BaseModel):
@@ -65,7 +106,7 @@ class LabelOutput(BaseModel):
 
 
 @runtime_checkable
-class Labeller(Participant[LabellerContext, TurnView, LabelOutput], Protocol):
+class Labeller(Participant[LabellerView, TurnView, LabelOutput], Protocol):
     """``start(context)`` once per dialogue, then ``respond(turn) -> output`` per turn."""
 
 
@@ -83,22 +124,33 @@ LABELLER: Role[Labeller] = Role(
         "parser": "todeval.benchmarks.bargain.labellers:ParserLabeller",
         "agent": "todeval.benchmarks.bargain.agent_labeller:AgentLabeller",
     },
-    view=same_view,
+    view=labeller_view,
 )
 BASELINES = ("random", "majority", "keyword", "parser")
 
 
 class _Base:
+    async def start(self, context: LabellerView) -> None:
+        self.context = context
+
+
+class _Fitted:
+    """A built-in baseline fitted on the other dialogues' gold labels: privileged (a control,
+    handed the full :class:`LabellerContext`, never ranked beside labellers under test)."""
+
+    privileged = True
+
     async def start(self, context: LabellerContext) -> None:
         self.context = context
 
 
-class GoldLabeller(_Base):
-    """Copies the gold (tests): the plan hands it the gold through ``options.extra["gold"]``
-    (dialogue id -> turn index -> labels); no other player is given it."""
+class GoldLabeller(_Fitted):
+    """Copies the gold (the ceiling control): the plan hands it the gold through
+    ``options.privileged["gold"]`` (dialogue id -> turn index -> labels), which only a
+    privileged player receives."""
 
     def __init__(self, options: PlayerOptions) -> None:
-        self.gold: dict[str, dict[int, list[str]]] = options.extra.get("gold", {})
+        self.gold: dict[str, dict[int, list[str]]] = dict(options.privileged.get("gold", {}))
 
     @classmethod
     def from_options(cls, options: PlayerOptions) -> GoldLabeller:
@@ -116,7 +168,7 @@ class GarbageLabeller(_Base):
         return LabelOutput(ids=None, raw="~~ lorem ipsum ~~", error="not a JSON object")
 
 
-class RandomLabeller(_Base):
+class RandomLabeller(_Fitted):
     """Draws m ids uniformly without replacement from the candidates, m from the training
     label-count distribution (capped at the list's size); seeded per dialogue and turn."""
 
@@ -128,7 +180,7 @@ class RandomLabeller(_Base):
         return LabelOutput(ids=ids, raw=str(ids))
 
 
-class MajorityLabeller(_Base):
+class MajorityLabeller(_Fitted):
     """Always the most frequent gold label set of the training turns."""
 
     async def respond(self, observation: TurnView) -> LabelOutput:
@@ -136,7 +188,7 @@ class MajorityLabeller(_Base):
         return LabelOutput(ids=ids, raw=str(ids))
 
 
-class KeywordLabeller(_Base):
+class KeywordLabeller(_Fitted):
     """Naive Bayes over the utterance's words, fitted on the training turns."""
 
     async def respond(self, observation: TurnView) -> LabelOutput:
@@ -147,7 +199,7 @@ class KeywordLabeller(_Base):
 class ParserLabeller(_Base):
     """The rule-based act parser (craigslist only): see :mod:`.parser`."""
 
-    async def start(self, context: LabellerContext) -> None:
+    async def start(self, context: LabellerView) -> None:
         if context.track != "craigslist":
             raise UsageError("the parser labeller labels craigslist acts only (--track craigslist)")
         await super().start(context)
@@ -163,7 +215,7 @@ class ParserLabeller(_Base):
         return LabelOutput(ids=[act], raw=str([act]))
 
 
-def render_turn(context: LabellerContext, turn: TurnView) -> dict[str, str]:
+def render_turn(context: LabellerView, turn: TurnView) -> dict[str, str]:
     """The placeholders of the track's template."""
     return {
         "context": "\n".join(f"{k}: {v}" for k, v in context.context),

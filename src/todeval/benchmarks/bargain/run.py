@@ -34,7 +34,12 @@ from todeval.benchmarks.bargain.data import (
     scripted_set,
     task_set_name,
 )
-from todeval.benchmarks.bargain.labellers import LABELLER, LabellerContext, TurnView
+from todeval.benchmarks.bargain.labellers import (
+    LABELLER,
+    LabellerContext,
+    LabellerView,
+    TurnView,
+)
 from todeval.benchmarks.bargain.scoring import Scores, TurnScore, metric_summaries, score_turn
 from todeval.benchmarks.bargain.scoring import scores as score_turns
 from todeval.core.outcome import Outcome
@@ -208,7 +213,7 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
     models = model_pool(None, runtime, seed=config.seed)
     labels = labels_of(config.track)
     gold = {d.dialogue_id: {t.index: list(t.gold) for t in d.turns} for d in chosen}
-    extra: dict[str, Any] = {"gold": gold} if config.labeller == "gold" else {}
+    extra: dict[str, Any] = {}
     aclose = models.aclose
     if config.labeller == AGENT:
         hub = AgentHub()  # one keep-alive client for every dialogue's agent labeller
@@ -223,6 +228,7 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
         max_tokens=config.max_tokens,
         prompts=prompts,
         extra=extra,
+        privileged={"gold": gold},  # only a privileged labeller (a control) receives it
     )
     factory = LABELLER.resolve(config.labeller)
     factory.build(options)  # a configuration error shows now, before any dialogue
@@ -233,13 +239,15 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
         log = EpisodeLog()
         player = factory.build(options)
         context = LabellerContext(
-            track=config.track,
-            dialogue_id=dialogue.dialogue_id,
-            labels=labels,
-            context=dialogue.context,
-            seed=streams.seed_of("labeller"),
+            view=LabellerView(
+                track=config.track,
+                dialogue_id=dialogue.dialogue_id,
+                labels=labels,
+                context=dialogue.context,
+                seed=streams.seed_of("labeller"),
+                usage=log.usage,
+            ),
             fitted=fits.for_dialogue(dialogue.dialogue_id),
-            usage=log.usage,
         )
         scored: list[TurnScore] = []
         depth_of = {t.index: t.depth for t in dialogue.turns}
