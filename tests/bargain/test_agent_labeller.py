@@ -66,7 +66,7 @@ def test_an_agent_answering_the_gold_scores_f1_one(tmp_path: Path, channel: str)
         assert len(body["messages"]) == 1  # one prompt per turn, as the llm labeller sends
     assert prompt.startswith("You are the seller in an online second-hand marketplace chat.")
     assert "listing price: $6200" in prompt and "- inquire: " in prompt
-    assert '{"labels": ["inquire"]}' in prompt
+    assert '{"labels": ["<id>"]}' in prompt  # the example's form, no label prior
     ids = [r["body"].get("user") or r["body"].get("sender") or r["body"].get("conversation_id")
            for r in requests]  # fmt: skip
     assert len(set(ids)) == turns  # every turn a conversation of its own

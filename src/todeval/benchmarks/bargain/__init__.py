@@ -20,6 +20,7 @@ FACTORY_HELP = "Intent Factory: extract, verify and merge intents from dialogues
 
 def register(registry: Registry) -> None:
     registry.profile(f"{__name__}.profile:PROFILE", benchmark="bargain")
+    registry.controls("bargain", f"{__name__}.controls:SUITE")
     registry.benchmark(
         "bargain",
         HELP,

@@ -24,13 +24,14 @@ from typing import Self
 from todeval.agents.channels import AgentEndpoint, ChatTurn, Handoff
 from todeval.agents.hub import agent_endpoint, new_conversation_id
 from todeval.benchmarks.bargain.labellers import (
-    LABELS_SCHEMA,
     LabellerView,
     LabelOutput,
     TurnView,
+    labels_checker,
+    read_labels,
     render_turn,
 )
-from todeval.dialogue import PlayerOptions, PromptSet, ReplyChecker
+from todeval.dialogue import PlayerOptions, PromptSet
 
 ROLE = "labeller"
 
@@ -41,7 +42,7 @@ class AgentLabeller:
     def __init__(self, endpoint: AgentEndpoint, prompts: PromptSet) -> None:
         self.endpoint = endpoint
         self.prompts = prompts
-        self.checker = ReplyChecker(LABELS_SCHEMA)
+        self.checker = labels_checker()
 
     @classmethod
     def from_options(cls, options: PlayerOptions) -> Self:
@@ -62,7 +63,7 @@ class AgentLabeller:
         checked = self.checker.check(reply.text)
         if checked.value is None:
             return LabelOutput(ids=None, raw=reply.text, error=checked.error or "no labels")
-        return LabelOutput(ids=[str(x) for x in checked.value["labels"]], raw=reply.text)
+        return read_labels(checked.value, reply.text, checked.error)
 
 
 __all__ = ["AgentLabeller"]

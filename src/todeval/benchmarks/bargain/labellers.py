@@ -11,6 +11,7 @@ target price or CaSiNo's participant info, which are not even loaded into these 
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -31,6 +32,22 @@ LABELS_SCHEMA: dict[str, Any] = {
     "required": ["labels"],
     "additionalProperties": False,
 }
+"""What a labeller is asked for (and what constrained decoding enforces)."""
+_READ_SCHEMA: dict[str, Any] = {**LABELS_SCHEMA, "additionalProperties": True}
+
+
+def labels_checker() -> ReplyChecker:
+    """Reads an answer: ``labels`` must be a list of strings; any other key is ignored (and
+    recorded by :func:`read_labels`), never a failed turn."""
+    return ReplyChecker(_READ_SCHEMA)
+
+
+def read_labels(value: dict[str, Any] | None, raw: str, error: str | None) -> LabelOutput:
+    """A checked answer as the labeller's output: its ids and the keys it ignored."""
+    if value is None:
+        return LabelOutput(ids=None, raw=raw, error=error or "no labels")
+    ignored = sorted(k for k in value if k != "labels")
+    return LabelOutput(ids=[str(x) for x in value["labels"]], raw=raw, ignored=ignored)
 
 
 @dataclass(frozen=True)
@@ -103,6 +120,7 @@ class LabelOutput(BaseModel):
     ids: list[str] | None
     raw: str = ""
     error: str | None = None
+    ignored: list[str] = []  # keys of the answer besides "labels" (ignored, recorded)
 
 
 @runtime_checkable
@@ -123,6 +141,7 @@ LABELLER: Role[Labeller] = Role(
         "keyword": "todeval.benchmarks.bargain.labellers:KeywordLabeller",
         "parser": "todeval.benchmarks.bargain.labellers:ParserLabeller",
         "agent": "todeval.benchmarks.bargain.agent_labeller:AgentLabeller",
+        "copy-example": "todeval.benchmarks.bargain.labellers:CopyExampleLabeller",
     },
     view=labeller_view,
 )
@@ -233,7 +252,7 @@ class LLMLabeller(_Base):
         self.model = options.require_model("the llm labeller", "--model")
         self.prompts = options.require_prompts()
         self.sampling = Sampling(options.constrained, options.temperature, options.max_tokens)
-        self.checker = ReplyChecker(LABELS_SCHEMA)
+        self.checker = labels_checker()
 
     @classmethod
     def from_options(cls, options: PlayerOptions) -> LLMLabeller:
@@ -250,9 +269,7 @@ class LLMLabeller(_Base):
             seed=self.context.seed,
             usage=self.context.usage,
         )
-        if reply.value is None:
-            return LabelOutput(ids=None, raw=reply.raw, error=reply.format_error or "no labels")
-        return LabelOutput(ids=[str(x) for x in reply.value["labels"]], raw=reply.raw)
+        return read_labels(reply.value, reply.raw, reply.format_error)
 
 
 __all__ = [
@@ -264,3 +281,27 @@ __all__ = [
     "LabellerContext",
     "TurnView",
 ]
+
+
+_EXAMPLE = re.compile(r"\{\s*\"labels\"\s*:\s*\[[^\]]*\]\s*\}")
+
+
+class CopyExampleLabeller(_Base):
+    """A floor control: answers every turn with the example answer of the track's prompt as
+    rendered for it (a ``--prompts`` override is copied too). A prompt whose example names
+    likely labels would hand this player the label prior."""
+
+    def __init__(self, options: PlayerOptions) -> None:
+        self.prompts = options.require_prompts()
+        self.checker = labels_checker()
+
+    @classmethod
+    def from_options(cls, options: PlayerOptions) -> CopyExampleLabeller:
+        return cls(options)
+
+    async def respond(self, observation: TurnView) -> LabelOutput:
+        text = self.prompts.render(self.context.track, **render_turn(self.context, observation))
+        found = _EXAMPLE.search(text)
+        raw = found.group(0) if found else ""
+        checked = self.checker.check(raw)
+        return read_labels(checked.value, raw, checked.error)

@@ -189,7 +189,7 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
     if config.model is not None and not uses_model:
         raise UsageError(f"--model is for the llm labeller, not {config.labeller!r}")
     check_agent_choice("labeller", config.labeller, config.labeller_url, config.labeller_channel)
-    reads_prompts = config.labeller in ("llm", "agent")  # the track's template, rendered
+    reads_prompts = config.labeller in ("llm", "agent", "copy-example")  # the track's template
     prompts = PromptSet.load("todeval.benchmarks.bargain", config.prompt_overrides)
     digest = prompts.digest_of([config.track])  # the labeller reads its track's template only
     config = pin_prompts(config, digest, "bargain")
@@ -264,6 +264,8 @@ def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> 
                 out = await guarded(player.respond(view), "labeller", Termination.SYSTEM_ERROR)
                 if out.ids is None:
                     log.violation("labeller", out.error or "unreadable output", out.raw)
+                elif out.ignored:  # keys besides "labels": ignored, never a failed turn
+                    log.add("ignored_keys", "labeller", keys=out.ignored)
                 score = score_turn(
                     view.index,
                     view.speaker,
