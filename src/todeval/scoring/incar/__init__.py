@@ -119,3 +119,4 @@ def register(registry: Registry) -> None:
     cli = f"{__name__}._cli"
     registry.lazy("score", "incar", SCORE_HELP, cli, add="add_score_arguments", run="run_score")
     registry.lazy("data", "incar", DATA_HELP, cli, add="add_data_arguments", run="run_data")
+    registry.controls("incar", f"{__name__}.controls:SUITE")

@@ -83,3 +83,4 @@ def register(registry: Registry) -> None:
     """Add ``todeval score multiwoz``."""
     registry.profile(f"{__name__}.profile:SCORE_PROFILE", benchmark="multiwoz")
     registry.lazy("score", "multiwoz", HELP, f"{__name__}._cli", run="run")
+    registry.controls("multiwoz", f"{__name__}.controls:SUITE")
