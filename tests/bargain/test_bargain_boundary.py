@@ -114,3 +114,15 @@ def test_validate_bargain_holds_on_every_track(tmp_path: Path) -> None:
         assert results[f"copy-example/{track}"]["value"] < majority  # no prior in the example
         assert results[f"garbage/{track}"]["value"] == 0.0
         assert results[f"gold/{track}"]["value"] == 1.0
+
+
+def test_hard_distractors_carry_no_parent_signal() -> None:
+    """The gold's parent is the modal parent of a hard list no more often than of a uniform
+    one (before issue 26: in 3,490 of 3,490 hard lists)."""
+    from todeval.benchmarks.bargain.data import load_track
+    from todeval.benchmarks.bargain.weaver_check import modal_parent_rate
+
+    dialogues = load_track("scripted", "test")[:300]
+    hard = modal_parent_rate(dialogues, "hard")
+    uniform = modal_parent_rate(dialogues, "uniform")
+    assert hard <= uniform and hard < 0.5, (hard, uniform)

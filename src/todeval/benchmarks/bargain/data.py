@@ -20,7 +20,7 @@ import gzip
 import hashlib
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
@@ -363,18 +363,23 @@ def candidates(
     k: int,
     seed: int,
     near: Sequence[str] = (),
+    groups: Mapping[str, str] | None = None,
 ) -> list[str]:
     """The turn's candidate list: every gold label plus distractors, ``min(k, len(labels))``
     ids in all (never fewer than the gold), drawn and shuffled from ``seed``, the dialogue and
     the turn only -- so every model gets the same lists.
 
-    Distractors are uniform over the other labels; with ``near`` (``--distractors hard``: the
-    gold intents' siblings under the same parent) they are drawn from ``near`` first and the
-    rest uniformly."""
+    Distractors are uniform over the other labels. With ``groups`` (``--distractors hard``:
+    label -> parent) the list is parent-balanced: the gold's parents and as many other parents
+    as fill the list each hold the same number of labels (the gold's siblings among them), so
+    the gold's parent is never more frequent than another -- a list carries no parent signal.
+    With ``near`` alone, distractors are drawn from ``near`` first and the rest uniformly."""
     size = max(min(k, len(labels)), len(turn.gold))
     rng = _rng("bargain-candidates", seed, dialogue_id, turn.index)
     need = size - len(turn.gold)
-    if near:
+    if groups:
+        chosen = _balanced(turn.gold, labels, groups, size, rng)
+    elif near:
         close = [label for label in dict.fromkeys(near) if label not in turn.gold]
         picked = rng.sample(close, min(need, len(close)))
         rest = [label for label in labels if label not in turn.gold and label not in picked]
@@ -384,6 +389,49 @@ def candidates(
         chosen = list(turn.gold) + rng.sample(others, need)
     rng.shuffle(chosen)
     return chosen
+
+
+def _balanced(
+    gold: Sequence[str],
+    labels: Sequence[str],
+    groups: Mapping[str, str],
+    size: int,
+    rng: random.Random,
+) -> list[str]:
+    """Parent-balanced candidates: every parent in the list holds ``per`` labels (the gold's
+    parents first, their siblings filling them), the rest of the list from other parents in
+    random order; a parent short of ``per`` labels is never one of the gold's."""
+    by_parent: dict[str, list[str]] = {}
+    for label in labels:
+        by_parent.setdefault(groups.get(label, ""), []).append(label)
+    gold_parents = list(dict.fromkeys(groups.get(g, "") for g in gold))
+    per = max(
+        max(sum(groups.get(g, "") == p for g in gold) for p in gold_parents),
+        -(-size // len(by_parent)),  # ceil: as few labels per parent as fill the list
+    )
+    others = [p for p in by_parent if p not in gold_parents]
+    rng.shuffle(others)
+    chosen = list(gold)
+    for parent in gold_parents:
+        siblings = [x for x in by_parent[parent] if x not in chosen]
+        room = per - sum(groups.get(g, "") == parent for g in gold)
+        chosen += rng.sample(siblings, min(room, len(siblings)))
+    for parent in others:
+        if len(chosen) >= size:
+            break
+        pool = by_parent[parent]
+        chosen += rng.sample(pool, min(per, len(pool), size - len(chosen)))
+    rest = [x for x in labels if x not in chosen]
+    if len(chosen) < size:  # fewer parents than the list needs: fill uniformly
+        chosen += rng.sample(rest, size - len(chosen))
+    return chosen[:size] if len(gold) <= size else chosen
+
+
+def parent_groups(track: Track) -> dict[str, str]:
+    """``--distractors hard``: each intent's parent (the hierarchy's groups)."""
+    if track != "scripted":
+        raise UsageError("--distractors hard needs an intent hierarchy (--track scripted)")
+    return default_hierarchy().parent_of()
 
 
 def near_labels(track: Track, gold: Sequence[str]) -> list[str]:

@@ -30,7 +30,7 @@ from todeval.benchmarks.bargain.data import (
     candidates,
     labels_of,
     load_track,
-    near_labels,
+    parent_groups,
     scripted_set,
     task_set_name,
 )
@@ -134,10 +134,10 @@ def _turn_views(
     dialogue: Dialogue, k: int, seed: int, distractors: Distractors = "uniform"
 ) -> list[tuple[TurnView, list[str]]]:
     labels = list(labels_of(dialogue.track))
+    groups = parent_groups(dialogue.track) if distractors == "hard" else None
     out = []
     for turn in dialogue.turns:
-        near = near_labels(dialogue.track, turn.gold) if distractors == "hard" else ()
-        cands = candidates(dialogue.dialogue_id, turn, labels, k, seed, near)
+        cands = candidates(dialogue.dialogue_id, turn, labels, k, seed, groups=groups)
         view = TurnView(
             index=turn.index,
             speaker=turn.speaker,

@@ -65,6 +65,7 @@ class CheckReport(BaseModel):
     keyword_f1: Estimate
     keyword_f1_unseen_templates: Estimate | None = None
     disagreement_rate: float | None = None
+    modal_parent_rate: dict[str, float] = {}  # distractors -> share of lists (ties split)
 
 
 def _distinct_2(texts: Sequence[str]) -> float:
@@ -187,7 +188,31 @@ def check_set(
             else None
         ),
         disagreement_rate=(1 - sum(agreed) / len(agreed)) if agreed else None,
+        modal_parent_rate={
+            mode: round(modal_parent_rate(dialogues, mode), 4) for mode in ("uniform", "hard")
+        },
     )
+
+
+def modal_parent_rate(dialogues: Sequence[Dialogue], distractors: str, k: int = DEFAULT_K) -> float:
+    """How often the gold's parent is the most frequent parent of a turn's candidate list (a
+    tie among m parents counts 1/m): the parent signal a list gives a labeller that reads
+    only the list. Parent-balanced lists leave it at or below the uniform lists' rate."""
+    parent = default_hierarchy().parent_of()
+    labels = list(labels_of("scripted"))
+    groups = parent if distractors == "hard" else None
+    total = 0.0
+    n = 0
+    for d in dialogues:
+        for turn in d.turns:
+            cands = candidates(d.dialogue_id, turn, labels, k, 0, groups=groups)
+            counts = Counter(parent[c] for c in cands)
+            top = max(counts.values())
+            modal = [p for p, c in counts.items() if c == top]
+            gold = {parent[g] for g in turn.gold}
+            total += len(gold & set(modal)) / len(modal)
+            n += 1
+    return total / n if n else 0.0
 
 
 def report_text(report: CheckReport) -> str:
@@ -211,6 +236,13 @@ def report_text(report: CheckReport) -> str:
         )
     if report.disagreement_rate is not None:
         lines.append(f"blind verifier disagreement rate: {report.disagreement_rate:.3f}")
+    if report.modal_parent_rate:
+        r = report.modal_parent_rate
+        lines.append(
+            "gold's parent is the modal parent of its candidate list (ties split): "
+            + ", ".join(f"{mode} distractors {rate:.3f}" for mode, rate in r.items())
+            + " (hard lists are parent-balanced: no more parent signal than uniform ones)"
+        )
     d2 = sorted(report.per_intent, key=lambda x: x.distinct_2)
     mean = sum(x.distinct_2 for x in d2) / len(d2)
     lines.append(

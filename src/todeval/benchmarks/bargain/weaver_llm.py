@@ -27,7 +27,7 @@ from todeval.benchmarks.bargain.data import (
     LabelledTurn,
     Utterance,
     candidates,
-    near_labels,
+    parent_groups,
 )
 from todeval.benchmarks.bargain.hierarchy import Hierarchy, default_hierarchy
 from todeval.benchmarks.bargain.labellers import LABELS_SCHEMA
@@ -177,9 +177,9 @@ class _Weaver:
         self, dialogue_id: str, context: str, shown: list[Utterance], gold: list[str]
     ) -> tuple[list[str] | None, bool]:
         turn = LabelledTurn(len(shown) - 1, "Buyer", tuple(gold), 0)
-        near = near_labels("scripted", gold) if self.s.distractors == "hard" else ()
+        groups = parent_groups("scripted") if self.s.distractors == "hard" else None
         cands = candidates(
-            dialogue_id, turn, list(self.labels), self.s.k, self.s.candidate_seed, near
+            dialogue_id, turn, list(self.labels), self.s.k, self.s.candidate_seed, groups=groups
         )
         text = self.prompts.render(
             "scripted",
