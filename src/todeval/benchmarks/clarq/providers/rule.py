@@ -83,9 +83,11 @@ THRESHOLDS: dict[Language, float] = {"en": 10.0, "zh": 12.0}
 RELATIVE = 0.3
 """... and this share of the best available node's score (nodes are tried in label order, so
 a weak match on an early node does not win over a much stronger one on a later node)."""
-INTENT_FLOORS: dict[Language, float] = {"en": 10.0, "zh": 12.0}
+INTENT_FLOORS: dict[Language, float] = {"en": 10.0, "zh": 6.0}
 """The score a node targeted by a question's intent needs (one targeted by words the seeker was
-never told needs the language's threshold)."""
+never told needs the language's threshold). English: the audit's kappa is flat from 0 to 10
+and falls above 12; Chinese (no reference transcript): 6 answers 16 of the 19 hand-written
+questions (12: 14) and leaves every floor control at S 0."""
 TAG_WORDS = 4
 """A yes/no question this short ("Is that right?") asks about the turn's own statements."""
 ECHO_SHARE = 0.6
