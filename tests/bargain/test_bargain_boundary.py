@@ -18,7 +18,7 @@ from todeval.benchmarks.bargain.labellers import (
     TurnView,
 )
 from todeval.cli import main
-from todeval.testing.snoop import Snooper, texts_in
+from todeval.testing.snoop import Snooper, objects_in, texts_in
 
 IDS = ("--dialogue-ids", "cb-000", "cb-001", "cb-002")
 
@@ -53,22 +53,6 @@ def _run(tmp_path: Path, player: str, *argv: str) -> list[dict[str, object]]:
     return [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]
 
 
-def _objects(obj: object) -> list[object]:
-    from todeval.testing.snoop import _children
-
-    seen: set[int] = set()
-    out: list[object] = []
-    stack = [obj]
-    while stack:
-        item = stack.pop()
-        if id(item) in seen or isinstance(item, str | int | float | bytes) or item is None:
-            continue
-        seen.add(id(item))
-        out.append(item)
-        stack.extend(_children(item))
-    return out
-
-
 @pytest.mark.parametrize("track", ["craigslist", "casino", "scripted"])
 def test_a_labeller_is_handed_no_gold_and_no_fitted_examples(track: str, tmp_path: Path) -> None:
     SnoopingLabeller.journal = []
@@ -77,7 +61,7 @@ def test_a_labeller_is_handed_no_gold_and_no_fitted_examples(track: str, tmp_pat
     assert len(journal) == 5
     for snooped in journal:
         assert isinstance(snooped.context, LabellerView)
-        handed = _objects(snooped.everything())
+        handed = objects_in(snooped.everything())
         assert not any(isinstance(x, Fitted | LabellerContext) for x in handed)
         assert not snooped.options.privileged  # type: ignore[attr-defined]
         for turn in snooped.observations:

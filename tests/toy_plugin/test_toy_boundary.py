@@ -9,7 +9,7 @@ import pytest
 from todeval_toy.game import Round, Task, load_tasks
 
 from todeval.cli import main
-from todeval.testing.snoop import Snooper, texts_in
+from todeval.testing.snoop import Snooper, objects_in, texts_in
 
 
 class SnoopingGuesser(Snooper):
@@ -39,7 +39,7 @@ def test_a_guesser_is_handed_no_secret(tmp_path: Path) -> None:
     by_range = {(t.high, t.max_guesses) for t in load_tasks()}
     for snooped in journal:
         assert not isinstance(snooped.context, Round)
-        assert not any(isinstance(x, Task | Round) for x in _walk(snooped.everything()))
+        assert not any(isinstance(x, Task | Round) for x in objects_in(snooped.everything()))
         game = snooped.context
         assert (game.high, game.max_guesses) in by_range  # type: ignore[attr-defined]
         # a whitelist: the start context holds the range, the budget and the seed, no more
@@ -74,23 +74,6 @@ def test_validate_toy_passes_and_writes_json(
     by_name = {r["name"]: r for r in report["results"]}
     assert by_name["repeat"]["value"] <= 0.1
     assert by_name["oracle"]["value"] == 1.0
-
-
-def _walk(obj: object) -> list[object]:
-    """Every object reachable from ``obj`` (for isinstance checks)."""
-    from todeval.testing.snoop import _children
-
-    seen: set[int] = set()
-    out: list[object] = []
-    stack = [obj]
-    while stack:
-        item = stack.pop()
-        if id(item) in seen or isinstance(item, str | int | float | bytes) or item is None:
-            continue
-        seen.add(id(item))
-        out.append(item)
-        stack.extend(_children(item))
-    return out
 
 
 def test_a_privileged_guesser_in_a_panel_is_a_control_never_ranked(tmp_path: Path) -> None:

@@ -68,6 +68,22 @@ def _children(item: object) -> Iterable[object]:
     return [*(attrs.values() if isinstance(attrs, dict) else ()), *slots]
 
 
+def objects_in(obj: object) -> list[object]:
+    """Every object reachable from ``obj`` (not the strings and numbers): for ``isinstance``
+    checks -- was a task, an answer key, a fitted model handed over anywhere?"""
+    seen: set[int] = set()
+    out: list[object] = []
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen or isinstance(item, str | int | float | bytes) or item is None:
+            continue
+        seen.add(id(item))
+        out.append(item)
+        stack.extend(_children(item))
+    return out
+
+
 def leaks(handed: Iterable[object], secrets: Iterable[str], *, min_length: int = 1) -> list[str]:
     """The secrets (case-insensitive, at least ``min_length`` characters) that occur inside any
     text reachable from ``handed``: an empty list means the boundary held."""
@@ -111,4 +127,4 @@ class Snooper:
         self.snooped.observations.append(observation)
 
 
-__all__ = ["Snooped", "Snooper", "leaks", "texts_in"]
+__all__ = ["Snooped", "Snooper", "leaks", "objects_in", "texts_in"]

@@ -129,40 +129,24 @@ def play(
     return function(ControlJob(control=control, seed=seed, workdir=where, limit=limit)), where
 
 
+def _result(control: Control, **measured: object) -> ControlResult:
+    """The control's declaration with what was measured (value, CI, n, verdict, error)."""
+    declared = control.model_dump(
+        include={"name", "kind", "group", "description", "metric", "aggregate", "low", "high"}
+    )
+    return ControlResult.model_validate({**declared, **measured})
+
+
 def judge(control: Control, summary: Summary) -> ControlResult:
     est = headline(summary, control)
     ok = est.value is not None and control.low <= est.value <= control.high
-    return ControlResult(
-        name=control.name,
-        kind=control.kind,
-        group=control.group,
-        description=control.description,
-        metric=control.metric,
-        aggregate=control.aggregate,
-        value=est.value,
-        ci_low=est.ci_low,
-        ci_high=est.ci_high,
-        n=est.n,
-        low=control.low,
-        high=control.high,
-        passed=ok,
+    return _result(
+        control, value=est.value, ci_low=est.ci_low, ci_high=est.ci_high, n=est.n, passed=ok
     )
 
 
 def failed(control: Control, error: str) -> ControlResult:
-    return ControlResult(
-        name=control.name,
-        kind=control.kind,
-        group=control.group,
-        description=control.description,
-        metric=control.metric,
-        aggregate=control.aggregate,
-        value=None,
-        low=control.low,
-        high=control.high,
-        passed=False,
-        error=error,
-    )
+    return _result(control, value=None, passed=False, error=error)
 
 
 def validate(
