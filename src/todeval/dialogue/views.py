@@ -1,7 +1,7 @@
 """Information boundaries: what a role's players are handed, and who may be handed more.
 
-The game master of an episode knows everything: the task with its answer key (a ClarQ task's
-node texts and purposes, a user's whole goal, a turn's gold labels). A role declares its
+The game master of an episode knows everything: the task with its answer key (a response
+tree's texts, a simulated user's whole goal, a turn's gold labels). A role declares its
 *view*: a function from that full start context to the typed object its players receive
 (:attr:`todeval.dialogue.Role.view`). :meth:`Role.start` applies it, so a player is never handed
 the full context by accident.

@@ -121,7 +121,7 @@ class RunResult:
 
 
 def outcome_line(record: EpisodeRecord, metric: str | None) -> str:
-    """``=== dialogue ended: success (user said done); booking accuracy 1.000 ===``."""
+    """``=== dialogue ended: success (user said done); <success metric> 1.000 ===``."""
     why = f" ({record.reason})" if record.reason else ""
     value = record.metrics.get(metric) if metric else None
     score = f"; {metric} {value:.3f}" if metric and value is not None else ""

@@ -30,7 +30,7 @@ class Control(_Frozen):
     name: str = Field(description="unique in the suite, e.g. 'dump/en' or 'first-row/strict'")
     kind: Kind
     description: str = Field(description="what the control does, in one line")
-    metric: str = Field(description="the headline metric in the summary, e.g. clarq.success")
+    metric: str = Field(description="the headline metric in the summary, e.g. toy.success")
     aggregate: Aggregate = "micro"
     low: float = Field(description="the band's lower end (inclusive)")
     high: float = Field(description="the band's upper end (inclusive)")
