@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from todeval.scoring.incar._delex import replace_words
 from todeval.scoring.incar._evaluate import evaluate
 from todeval.scoring.incar._gold import GoldSplit, Split, load_gold
 from todeval.scoring.incar._metrics import lineage_text
@@ -112,7 +113,60 @@ def test_the_lineage_gold_scores_perfectly_on_every_lineage_metric() -> None:
 
 def test_lineage_clean_takes_responses_as_given(lexicon: Lexicon) -> None:
     # not re-normalized (issue 19, cause 4): wrap tokens, then re-delexicalize on the wrapped text
-    assert lineage_text("<go_r> at [value_time] . <eos_r>", lexicon) == (
-        "<go_r> at [value_time] . <eos_r>"
+    assert lineage_text("<sos_r> at [value_time] . <eos_r>", lexicon) == (
+        "<sos_r> at [value_time] . <eos_r>"
     )
-    assert lineage_text("Meeting at 7pm", lexicon) == "<go_r> Meeting at [value_time] <eos_r>"
+    assert lineage_text("Meeting at 7pm", lexicon) == "<sos_r> Meeting at [value_time] <eos_r>"
+    # GALAXY strips only its own start token: a ``<go_r>`` stays a word (issue 27)
+    assert lineage_text("<go_r> ok <eos_r>", lexicon) == "<sos_r> <go_r> ok <eos_r>"
+
+
+def test_responses_wrapped_in_galaxy_tokens_score_like_bare_ones() -> None:
+    # issue 27: ``<sos_r> … <eos_r>`` around every response is what GALAXY's own output looks
+    # like; its evaluator strips them, so the lineage BLEU stays 100 (it was 83.52 with <go_r>)
+    predictions = {
+        dialogue_id: [{**t, "response": f"<sos_r> {t['response']} <eos_r>"} for t in turns]
+        for dialogue_id, turns in _lineage_gold_as_predictions("test").items()
+    }
+    result = evaluate(predictions, "test", resamples=20)
+    assert result.bleu_lineage == pytest.approx(100.0, abs=1e-5)
+    assert result.succ_f1 == pytest.approx(100.0, abs=1e-5)
+
+
+def test_word_extension_stops_at_characters_that_are_neither_letters_nor_digits() -> None:
+    # GALAXY extends a replaced entity with ``isalpha() or isdigit()``: ``½`` is alphanumeric
+    # for Python's isalnum() but neither, so it stays after the placeholder (issue 27)
+    assert replace_words("go home½ now", "home", "[value_poi_type]") == ("go [value_poi_type]½ now")
+    assert replace_words("go homes now", "home", "[value_poi_type]") == "go [value_poi_type] now"
+    assert replace_words("go home2 now", "home", "[value_poi_type]") == "go [value_poi_type] now"
+
+
+def test_a_state_slot_prefixed_with_another_intent_is_dropped() -> None:
+    # GALAXY keeps only the dialogue's own intent's slots: a ``weather-date`` key in a schedule
+    # dialogue is not a constraint, so every-key-misprefixed states score like empty states
+    gold = _lineage_gold_as_predictions("test")
+    intent_of = {d.dialogue_id: d.intent for d in load_gold("test").dialogues}
+    others = {"schedule": "weather", "weather": "navigate", "navigate": "schedule"}
+
+    def prefixed(choose: Any) -> dict[str, list[dict[str, Any]]]:
+        return {
+            dialogue_id: [
+                {
+                    **t,
+                    "state": {
+                        f"{choose(intent_of[dialogue_id])}-{k.split('-', 1)[-1]}": v
+                        for k, v in t["state"].items()
+                    },
+                }
+                for t in turns
+            ]
+            for dialogue_id, turns in gold.items()
+        }
+
+    own = evaluate(prefixed(lambda intent: intent), "test", resamples=20)
+    other = evaluate(prefixed(lambda intent: others[intent]), "test", resamples=20)
+    empty = evaluate(
+        {d: [{**t, "state": {}} for t in turns] for d, turns in gold.items()}, "test", resamples=20
+    )
+    assert own.match == pytest.approx(100.0)
+    assert other.match == empty.match == pytest.approx(0.0)

@@ -44,7 +44,7 @@ def replace_words(text: str, target: str, placeholder: str) -> str:
         if idx == -1 or (idx > 0 and text[idx - 1] != " "):
             break
         end = idx + len(target)
-        while end < len(text) and text[end].isalnum():
+        while end < len(text) and (text[end].isalpha() or text[end].isdigit()):
             end += 1
         text = text[:idx] + placeholder + text[end:]
     return text

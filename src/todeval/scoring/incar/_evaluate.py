@@ -5,7 +5,7 @@ Metric names (all on a 0-100 scale, like the published figures):
 * ``incar.match``, ``incar.succ_f1`` (with ``incar.succ_precision``, ``incar.succ_recall``);
 * ``incar.bleu`` -- sacrebleu corpus BLEU, 13a defaults, normalized delexicalized text;
 * ``incar.bleu_lineage`` -- the lineage's own corpus BLEU (GALAXY ``KvretEvaluator``), computed
-  as it computes it on its tokens: responses as given, wrapped in ``<go_r>`` … ``<eos_r>`` and
+  as it computes it on its tokens: responses as given, wrapped in ``<sos_r>`` … ``<eos_r>`` and
   re-delexicalized; the BLEU behind published figures;
 * ``incar.combined`` = (Match + SuccF1) × 0.5 + ``incar.bleu``;
 * ``incar.combined_lineage`` = (Match + SuccF1) × 0.5 + ``incar.bleu_lineage``, the number to
@@ -97,13 +97,18 @@ class IncarResult(BaseModel):
     dialogues: list[DialogueScore]
 
 
-def _normalize_state(state: Mapping[str, str]) -> dict[str, str]:
-    """Predicted state in gold form: slot names without an intent prefix, values normalized."""
+def _normalize_state(state: Mapping[str, str], intent: str) -> dict[str, str]:
+    """Predicted state in gold form: slot names without an intent prefix, values normalized.
+
+    A slot prefixed with another intent than the dialogue's is dropped, as GALAXY drops it.
+    """
     out: dict[str, str] = {}
     for slot, value in state.items():
         name = slot.strip().lower()
         prefix, _, rest = name.partition("-")
         if rest and prefix in INTENTS:
+            if prefix != intent:
+                continue
             name = rest
         out[name] = normalize(value)
     return out
@@ -123,7 +128,7 @@ def _dialogue_stats(
     if use_gold_states:
         gen_states = gold_states[:k]
     else:
-        gen_states = [_normalize_state(t.state or {}) for t in turns]
+        gen_states = [_normalize_state(t.state or {}, gold.intent) for t in turns]
     given = [t.response for t in turns]  # the lineage looks for "[value" in them as given
     matched = match_dialogue(given, gen_states, gold_responses, gold_states, lexicon)
     # The lineage's evaluator takes generated responses as given (no re-normalization).

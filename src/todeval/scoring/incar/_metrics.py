@@ -50,7 +50,7 @@ FILLER_WORDS: tuple[str, ...] = (
     "appointment",
 )
 IGNORABLE_PARTS: tuple[str, ...] = ("temperature", "week", "est ", "quick", "reminder", "near")
-START, END = "<go_r>", "<eos_r>"
+START, END = "<sos_r>", "<eos_r>"  # GALAXY's response tokens
 N_BLEU_STATS = 10  # correct 1-4, total 1-4, hypothesis length, reference length
 
 
@@ -133,8 +133,9 @@ def succ_counts(generated: set[str], gold: set[str]) -> tuple[int, int, int]:
 def lineage_text(response: str, lexicon: Lexicon) -> str:
     """A response as the lineage's evaluator sees it (its ``clean`` step, for SuccF1 and BLEU).
 
-    Any ``<go_r> `` and `` <eos_r>`` already present are removed, the response is wrapped in
-    ``<go_r>`` … ``<eos_r>`` and then every lexicon entity still present as words becomes a
+    Any ``<sos_r> `` and `` <eos_r>`` already present are removed (GALAXY's tokens; a ``<go_r>``
+    is kept as a word, as GALAXY keeps it), the response is wrapped in ``<sos_r>`` … ``<eos_r>``
+    and then every lexicon entity still present as words becomes a
     placeholder (on the wrapped text, in lexicon order). The response is not normalized first.
     """
     text = response.replace(f"{START} ", "").replace(f" {END}", "")
