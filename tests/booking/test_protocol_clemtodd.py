@@ -23,7 +23,7 @@ from todeval.benchmarks.booking.protocol import (
     ToolCall,
 )
 from todeval.benchmarks.booking.protocols import OutputHandling, handle_output
-from todeval.benchmarks.booking.schema import slot_values
+from todeval.benchmarks.booking.schema import DB_TOOLS, slot_values
 from todeval.benchmarks.booking.tasks import load_tasks
 from todeval.cli import main
 from todeval.core.outcome import Outcome
@@ -57,7 +57,8 @@ def result(protocol: str, name: str, arguments: Any, domains: tuple[str, ...] = 
 
 
 def total(protocol: str, name: str, arguments: Any) -> int:
-    found = result(protocol, name, arguments)
+    """Rows a search finds in a dialogue whose goal has the searched domain."""
+    found = result(protocol, name, arguments, (DB_TOOLS[name],))
     assert isinstance(found, DbResult)
     return found.total
 
@@ -121,7 +122,7 @@ def test_all_values_skipped_is_an_error_message() -> None:
     """dbquerybuilder.py: values that survive the parser but are all skipped leave an empty
     WHERE clause, whose SQL error goes back to the system as the result (no abort); strict:
     skipped values leave an unconstrained search."""
-    found = result("clemtodd", RESTAURANT, {"food": "", "area": "donotcare"})
+    found = result("clemtodd", RESTAURANT, {"food": "", "area": "donotcare"}, ("restaurant",))
     assert found.total == 0 and "no constraint" in found.message
     assert total("strict", RESTAURANT, {"food": "", "name": "dontcare"}) > 5
 
@@ -189,7 +190,7 @@ def test_search_does_not_map_free_or_guest_house() -> None:
 def test_invalid_operator_returns_an_error_message() -> None:
     """dbquerybuilder.py: an operator outside ``= > < >= <=`` returns an error message to the
     system and the episode goes on; strict: a schema violation (abort)."""
-    found = result("clemtodd", HOTEL, {"stars": {"operator": "!=", "value": "4"}})
+    found = result("clemtodd", HOTEL, {"stars": {"operator": "!=", "value": "4"}}, ("hotel",))
     assert found.total == 0 and "Invalid operator" in found.message
     assert handle("strict", HOTEL, {"stars": {"operator": "!=", "value": "4"}}).violation
 

@@ -22,12 +22,17 @@ names the file it reproduces; docs/booking.md has the table of every rule next t
   must be among the schema's possible values (as listed: ``free`` is one for parking and
   internet, ``dontcare`` is none); the lookup slots given (train ``duration`` and exact train
   times included) are searched with the DB-search rules above and must match exactly one row.
+* Search outside the goal (``instancegenerator.py``): the DB holds the goal's domains only, so a
+  search in another domain gets an error message and no rows.
+* Scoring (``processbooking.py``, the task metrics): the arguments of a domain's successful
+  bookings, merged in order, are the generated slots; a goal slot absent from them fails
+  (:func:`.scoring.score_episode_from_calls`).
 * Inner loop (``master.py``): DB searches and bookings are counted while consecutive; the 16th
   consecutive call of one kind aborts, and the count restarts when the kind changes.
 * Several calls in one response (``dialogue_systems/monolithicsys/monollm.py``): the game
   master queues them (see :mod:`.game`).
 * End of the dialogue (``master.py``): the whole reply, stripped and lower-cased, is ``done``,
-  ``done,`` or ``done.``.
+  ``done,`` or ``done.``; only an empty reply aborts (a whitespace-only one is passed on).
 """
 
 from __future__ import annotations
@@ -181,6 +186,10 @@ def search_conditions(constraints: dict[str, Any]) -> list[Condition] | str:
 
 def search(env: BookingEnvironment, domain: str, constraints: dict[str, Any]) -> DbResult:
     """A DB search under the original's rules (at most 5 rows and the total)."""
+    if domain not in env.goal_domains:
+        # instancegenerator.py builds the episode's DB for the goal's domains only
+        message = f"There is no {domain} database in this dialogue."
+        return DbResult(domain=domain, query={}, rows=[], total=0, message=message)
     conditions = search_conditions(constraints)
     if isinstance(conditions, str):
         return DbResult(domain=domain, query={}, rows=[], total=0, message=conditions)
@@ -252,6 +261,9 @@ def book(
         reqt={k: slots[k] for k in OPTIONAL_BOOKING_ATTRIBUTES[domain] if k in slots},
         arguments=dict(slots),
     )
+    # processbooking.py keeps the call's own details as the generated slots, updating the
+    # domain's earlier ones; the task metrics are computed on them (see :mod:`.scoring`)
+    env.generated[domain] = {**env.generated.get(domain, {}), **slots}
     return BookingResult(
         domain=domain,
         ok=True,

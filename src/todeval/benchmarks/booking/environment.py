@@ -55,12 +55,19 @@ class BookingEnvironment:
         values: SlotValues,
         booking_domains: list[str],
         rng: random.Random,
+        *,
+        goal_domains: list[str] | None = None,
     ) -> None:
         self.db = db
         self.values = values
         self.booking_domains = booking_domains
+        self.goal_domains = list(booking_domains if goal_domains is None else goal_domains)
+        """The goal's domains (``clemtodd`` has a DB for these only)."""
         self.rng = rng
         self.bookings: dict[str, Booking] = {}
+        self.generated: dict[str, dict[str, str]] = {}
+        """``clemtodd``: per domain, the arguments of its successful bookings merged in order
+        (the original's generated slots, which it scores)."""
 
     def search(self, domain: str, constraints: dict[str, Any]) -> DbResult:
         result = self.db.query(domain, constraints)

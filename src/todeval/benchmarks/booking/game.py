@@ -46,7 +46,6 @@ from todeval.benchmarks.booking.protocol import (
 )
 from todeval.benchmarks.booking.protocols import PROTOCOLS, GameProtocol, get_protocol
 from todeval.benchmarks.booking.schema import slot_values, tool_definitions
-from todeval.benchmarks.booking.scoring import score_episode
 from todeval.benchmarks.booking.tasks import BookingTask
 from todeval.benchmarks.booking.taxonomy import classify, unrealistic_class
 from todeval.core.outcome import Outcome
@@ -73,6 +72,7 @@ def episode_environment(task: BookingTask, streams: EpisodeStreams) -> BookingEn
         slot_values(task.task_set),
         task.booking_domains,
         streams.rng("game_master"),
+        goal_domains=list(task.domains),
     )
 
 
@@ -214,7 +214,7 @@ class GameMaster:
         for turn in range(1, self.rules.max_turns + 1):
             self.log.turn = turn
             user_text = await self._user_turn(system_message)
-            if not user_text.strip():
+            if self.protocol.ends_on_empty(user_text):
                 return EpisodeEnd(
                     Outcome.USER_SIMULATOR_ERROR, Termination.SIMULATOR_ERROR, "empty user reply"
                 )
@@ -244,7 +244,7 @@ class GameMaster:
         return self._record(end)
 
     def _record(self, end: EpisodeEnd) -> EpisodeRecord:
-        score = score_episode(self.task, self.env.bookings, end.completed)
+        score = self.protocol.score(self.task, self.env, end.completed)
         outcome = end.outcome
         if outcome is Outcome.SUCCESS and score.booking_accuracy < 1.0:
             outcome = Outcome.FAILURE
@@ -287,6 +287,7 @@ class GameMaster:
             details={
                 "goal": {d: g.model_dump() for d, g in self.task.domains.items()},
                 "bookings": {d: b.model_dump() for d, b in self.env.bookings.items()},
+                **self.protocol.scored_details(self.env),
                 "domain_scores": {d: s.model_dump() for d, s in score.domains.items()},
                 "violations": self.log.violations,
             },

@@ -39,6 +39,12 @@ from todeval.benchmarks.booking.protocol import (
     is_done,
 )
 from todeval.benchmarks.booking.schema import slot_values
+from todeval.benchmarks.booking.scoring import (
+    EpisodeScore,
+    score_episode,
+    score_episode_from_calls,
+)
+from todeval.benchmarks.booking.tasks import BookingTask
 
 CallKind = Literal["db_query", "booking"]
 
@@ -110,8 +116,20 @@ class GameProtocol:
     def is_done(self, text: str) -> bool:
         raise NotImplementedError
 
+    def ends_on_empty(self, text: str) -> bool:
+        """Does this user reply end the episode as a simulator error (an empty reply)?"""
+        return not text.strip()
+
     def turn_counter(self, max_calls_per_turn: int) -> TurnCounter:
         raise NotImplementedError
+
+    def score(self, task: BookingTask, env: BookingEnvironment, completed: bool) -> EpisodeScore:
+        """The episode's scores: the booked rows against the goal (``strict``)."""
+        return score_episode(task, env.bookings, completed)
+
+    def scored_details(self, env: BookingEnvironment) -> dict[str, Any]:
+        """What the scores were computed on, beyond the bookings (for the record's details)."""
+        return {}
 
 
 class Strict(GameProtocol):
@@ -168,6 +186,15 @@ class ClemTodd(GameProtocol):
 
     def is_done(self, text: str) -> bool:
         return clemtodd.is_done(text)
+
+    def ends_on_empty(self, text: str) -> bool:
+        return text == ""  # master.py passes a whitespace-only reply on
+
+    def score(self, task: BookingTask, env: BookingEnvironment, completed: bool) -> EpisodeScore:
+        return score_episode_from_calls(task, env.generated, completed)
+
+    def scored_details(self, env: BookingEnvironment) -> dict[str, Any]:
+        return {"generated_slots": {d: dict(v) for d, v in env.generated.items()}}
 
     def turn_counter(self, max_calls_per_turn: int) -> TurnCounter:
         return _ConsecutiveCalls(max_calls_per_turn)
@@ -246,7 +273,7 @@ def handle_output(
     rules = get_protocol(protocol, task_set)
     env = BookingEnvironment(
         load_database(task_set), slot_values(task_set), list(goal_domains), random.Random(seed)
-    )
+    )  # the goal's domains are its booking domains here
     out = _as_output(output)
     calls: list[ToolCall | None] = [out.tool_call]
     extra = list(out.more_calls) if out.tool_call is not None else []

@@ -9,6 +9,12 @@
 
 All three are 0 when the episode aborted or hit the turn cap (including a ``done`` on the 15th
 turn, as in the original).
+
+Two readings of "booked", one per protocol: ``strict`` scores the booked **row** (what the
+DB holds for the entity booked); ``clemtodd`` scores what the original scores, the booking
+calls' own **arguments**, merged per domain over its successful bookings
+(:func:`score_episode_from_calls`): a goal slot the calls never gave fails, even when the row
+booked by name has the right value.
 """
 
 from __future__ import annotations
@@ -84,6 +90,10 @@ class EpisodeScore(BaseModel):
 def score_episode(task: BookingTask, bookings: dict[str, Booking], completed: bool) -> EpisodeScore:
     """Scores of one episode; ``completed`` is False after an abort or the turn cap."""
     domains = {d: score_domain(g, bookings.get(d)) for d, g in task.domains.items()}
+    return _episode(domains, completed)
+
+
+def _episode(domains: dict[str, DomainScore], completed: bool) -> EpisodeScore:
     if not completed:
         return EpisodeScore(inform=0.0, booking_accuracy=0.0, attributes=0.0, domains=domains)
     return EpisodeScore(
@@ -92,3 +102,33 @@ def score_episode(task: BookingTask, bookings: dict[str, Booking], completed: bo
         attributes=float(all(s.attributes for s in domains.values())),
         domains=domains,
     )
+
+
+def score_domain_from_calls(goal: DomainGoal, generated: dict[str, str] | None) -> DomainScore:
+    """One domain under the original's rule: the goal's slots against the calls' arguments."""
+    if generated is None:
+        return DomainScore(
+            inform=False, booked=False, attributes=not goal.reqt, mismatches=["no booking"]
+        )
+    mismatches = []
+    for key, value in goal.info.items():
+        given = generated.get(key)
+        if not slot_matches(key, given, value, goal.fail_info.get(key)):
+            mismatches.append(f"info.{key}: wanted {value!r}, the booking calls gave {given!r}")
+    inform = not mismatches
+    book_ok = inform
+    for key, value in goal.book.items():
+        given = generated.get(key)
+        if not slot_matches(key, given, value, goal.fail_book.get(key)):
+            mismatches.append(f"book.{key}: wanted {value!r}, the booking calls gave {given!r}")
+            book_ok = False
+    attributes = all(k in generated for k in goal.reqt)
+    return DomainScore(inform=inform, booked=book_ok, attributes=attributes, mismatches=mismatches)
+
+
+def score_episode_from_calls(
+    task: BookingTask, generated: dict[str, dict[str, str]], completed: bool
+) -> EpisodeScore:
+    """Scores of one episode from the booking calls' merged arguments (``clemtodd``)."""
+    domains = {d: score_domain_from_calls(g, generated.get(d)) for d, g in task.domains.items()}
+    return _episode(domains, completed)
