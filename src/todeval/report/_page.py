@@ -32,10 +32,10 @@ from todeval.report._sections import (
     ci_methods,
     ci_note,
     corpus_notes,
+    cost_section,
     groups_section,
     leaderboard_table,
     manifest_block,
-    scatter_section,
     summary_tables_section,
     taxonomy_section,
     usage_section,
@@ -239,7 +239,7 @@ def _sections(
         out.append(("leaderboard", lb))
     elif not score_b:
         out.append(("leaderboard", section("leaderboard", "Leaderboard", note("No runs found."))))
-    figs = [f for b in run_b if b.profile.cost and (f := scatter_section(inputs, b, num))]
+    figs = cost_section(inputs, run_b, num)
     if figs:
         out.append(("cost", section("cost", "Cost per dialogue vs score", *figs)))
     groups = []

@@ -10,6 +10,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from todeval.core.records import Estimate
 from todeval.report._blocks import (
     Numbering,
     est_cell,
@@ -44,7 +45,7 @@ from todeval.report._svg import (
     legend_row,
     stacked_bars,
 )
-from todeval.results.profile import Column, LabelSpec, ProfileBook, is_rate
+from todeval.results.profile import Column, Kind, LabelSpec, ProfileBook, is_rate
 
 # --- leaderboard -----------------------------------------------------------------------------
 
@@ -214,6 +215,8 @@ def scatter_section(inputs: ReportInputs, board: Board, num: Numbering) -> Marku
         )
     if not points:
         return None
+    if not any((p.cost or 0.0) > 0 for p in points):
+        return None  # every point on the y axis says nothing (see cost_section)
     primary = board.profile.primary
     rate = all(is_rate(runs[r.key].summary, primary) for r in board.rows if r.key in runs)
     fig = cost_scatter(f"fig-scatter-{board.dom_id}", points, board.profile.primary_title, rate)
@@ -224,6 +227,26 @@ def scatter_section(inputs: ReportInputs, board: Board, num: Numbering) -> Marku
         "vertical bars: 95% CI. Colour and shape: architecture (system); label: model "
         "(the system's name when it has none). Click a point for its transcripts.",
     )
+
+
+def cost_section(inputs: ReportInputs, boards: Sequence[Board], num: Numbering) -> list[Markup]:
+    """A cost-vs-score figure per board with a cost above $0 somewhere; the boards whose costs
+    are all $0 (offline players) get one line instead of an empty frame."""
+    out: list[Markup] = []
+    free: list[str] = []
+    for board in boards:
+        if not board.profile.cost or not board.rows:
+            continue
+        fig = scatter_section(inputs, board, num)
+        if fig is not None:
+            out.append(fig)
+        else:
+            free.append(board.title)
+    if free:
+        which = "Costs are all $0" if not out else "Costs are all $0 on " + "; ".join(free)
+        line = f"{which} (offline players, no priced model calls): no cost-vs-score figure."
+        out.append(el("p", {"class": "note", "id": "cost-zero"}, line))
+    return out
 
 
 def _subject_model(run: RunInput, board: Board) -> str | None:
@@ -269,28 +292,10 @@ def groups_section(
     rate = all(is_rate(r.summary, metric) for r in with_groups)
     bench = dom_id or with_groups[0].summary.benchmark
     fig = group_bars(f"fig-groups-{bench}", groups, series, title, rate, noun)
-    kind = "rate" if rate else "number"
-    rows = []
-    for r in with_groups:
-        m = r.summary.metrics[metric]
-        cells = [run_cell(r.key)]
-        for g in groups:
-            est = m.by_group.get(g)
-            if est is None:
-                cells.append(est_cell(None, kind))
-            else:
-                href = anchor(run=r.key, group=g)
-                cells.append(est_cell(est, kind, href, f"n = {est.n}"))
-        cells.append(est_cell(m.macro, kind))
-        rows.append(el("tr", None, *cells))
-    groups_table = table(
-        {"class": "lb compact", "id": f"groups-{bench}"},
-        table_caption(
-            num, f"{title} per {noun} (value, 95% CI, episodes); macro = mean over {noun}s."
-        ),
-        head_row(["Run", *groups, "macro"]),
-        rows,
-    )
+    kind: Kind = "rate" if rate else "number"
+    table_id = f"groups-{bench}"
+    groups_table = _groups_table(table_id, with_groups, groups, metric, kind, title, noun, num)
+    groups_table = el("div", {"class": "tscroll"}, groups_table)
     legend = legend_row([r.key for r in drawn])
     left_out = (
         f" The {len(drawn)} best of {len(with_groups)} runs by micro {title.lower()} are drawn; "
@@ -302,7 +307,7 @@ def groups_section(
         [
             figure(
                 num,
-                [legend, fig],
+                [legend, el("div", {"class": "hscroll"}, fig)],
                 f"{title} per {noun} and run; whiskers: 95% CI (bootstrap over the {noun}'s "
                 "tasks).",
                 left_out,
@@ -310,6 +315,54 @@ def groups_section(
             groups_table,
         ]
     )
+
+
+GROUP_COLUMNS = 10
+"""A per-group table has one column per group up to this many groups (and no more groups than
+runs); beyond, it turns: one row per group, one column per run."""
+
+
+def _groups_table(
+    table_id: str,
+    runs: Sequence[RunInput],
+    groups: Sequence[str],
+    metric: str,
+    kind: Kind,
+    title: str,
+    noun: str,
+    num: Numbering,
+) -> Markup:
+    def cell(r: RunInput, g: str) -> Markup:
+        est = r.summary.metrics[metric].by_group.get(g)
+        if est is None:
+            return est_cell(None, kind)
+        return est_cell(est, kind, anchor(run=r.key, group=g), f"n = {est.n}")
+
+    shown: list[Estimate | None] = [r.summary.metrics[metric].macro for r in runs]
+    shown += [e for r in runs for e in r.summary.metrics[metric].by_group.values()]
+    wilson = any(e is not None and e.shown_interval()[2] for e in shown)
+    what = f"{title} per {noun} (value, 95% CI, episodes); macro = mean over {noun}s."
+    caption = table_caption(num, what, *([" " + WILSON_NOTE] if wilson else []))
+    attrs = {"class": "lb compact", "id": table_id}
+    if len(groups) <= max(GROUP_COLUMNS, len(runs)):
+        rows = [
+            el(
+                "tr",
+                None,
+                run_cell(r.key),
+                *(cell(r, g) for g in groups),
+                est_cell(r.summary.metrics[metric].macro, kind),
+            )
+            for r in runs
+        ]
+        return table(attrs, caption, head_row(["Run", *groups, "macro"]), rows)
+    rows = [el("tr", None, txt_cell(g), *(cell(r, g) for r in runs)) for g in groups]
+    macro = [est_cell(r.summary.metrics[metric].macro, kind) for r in runs]
+    rows.append(el("tr", {"class": "macro"}, txt_cell(el("b", None, "macro")), *macro))
+    head = head_row(
+        [noun[:1].upper() + noun[1:], *(el("a", {"href": anchor(run=r.key)}, r.key) for r in runs)]
+    )
+    return table(attrs, caption, head, rows)
 
 
 # --- episode labels (failure taxonomy) -------------------------------------------------------

@@ -363,11 +363,34 @@ class BarSeries:
     values: dict[str, Estimate]
 
 
-def _group_label(x: float, y: float, group: str) -> Markup:
+TICK_CHAR_W = 0.62 * 11
+"""A generous width of one character of a tick label (11 px sans) for layout estimates."""
+
+
+def _label_lines(group: str) -> list[str]:
+    """A group's label over lines, broken after each ``+`` (``hotel+`` / ``train``)."""
     parts = group.split("+")
-    lines = [p + ("+" if i < len(parts) - 1 else "") for i, p in enumerate(parts)]
+    return [p + ("+" if i < len(parts) - 1 else "") for i, p in enumerate(parts)]
+
+
+def _label_width(text: str) -> float:
+    return TICK_CHAR_W * len(text)
+
+
+def _group_label(x: float, y: float, group: str) -> Markup:
+    lines = _label_lines(group)
     spans = [el("tspan", {"x": x, "dy": 0 if i == 0 else 13}, line) for i, line in enumerate(lines)]
     return el("text", {"x": x, "y": y, "class": "tick", "text-anchor": "middle"}, *spans)
+
+
+def _group_label_rotated(x: float, y: float, group: str) -> Markup:
+    """A label read bottom-up, its end just below the axis (for groups too many to label flat)."""
+    attrs: dict[str, AttrValue] = {
+        "class": "tick",
+        "text-anchor": "end",
+        "transform": f"rotate(-90 {x:.1f} {y:.1f})",
+    }
+    return el("text", {"x": x, "y": y, **attrs}, el("title", None, group), clip(group))
 
 
 def group_bars(
@@ -382,9 +405,15 @@ def group_bars(
     n = max(len(series), 1)
     bar = max(6.0, min(26.0, 90.0 / n))
     cluster = bar * n + 18
-    ml, mr, mt, mb = 62.0, 16.0, 16.0, 62.0
+    ml, mr, mt, plot_h = 62.0, 16.0, 16.0, 262.0
     w = max(480.0, ml + mr + cluster * len(groups))
-    h = 340.0
+    span = (w - ml - mr) / max(len(groups), 1)
+    # flat labels (broken after '+') when each fits its cluster, else rotated a quarter turn
+    widest = max((_label_width(line) for g in groups for line in _label_lines(g)), default=0.0)
+    flat = widest <= span - 6
+    tallest = max((_label_width(clip(g)) for g in groups), default=0.0)
+    mb = 62.0 if flat else 36.0 + tallest
+    h = mt + plot_h + mb
     ests = [s.values.get(g) for s in series for g in groups]
     sy = y_scale(ests, rate, h - mb, mt)
     yticks = ticks_within(sy.lo, sy.hi, 5)
@@ -394,10 +423,12 @@ def group_bars(
         _y_title(f"{y_title} (95% CI)", mt, h - mb),
         _text((ml + w - mr) / 2, h - 8, noun[:1].upper() + noun[1:], **{"class": "axis-title"}),
     ]
-    span = (w - ml - mr) / max(len(groups), 1)
     for gi, group in enumerate(groups):
         cx = ml + span * (gi + 0.5)
-        body.append(_group_label(cx, h - mb + 16, group))
+        if flat:
+            body.append(_group_label(cx, h - mb + 16, group))
+        else:
+            body.append(_group_label_rotated(cx + 4, h - mb + 8, group))
         x0 = cx - bar * n / 2
         for si, s in enumerate(series):
             est = s.values.get(group)

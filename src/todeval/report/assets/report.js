@@ -533,8 +533,11 @@
       h("p", { class: "facts" }, labels, "ended: ", highlight(e.reason, terms))));
     var d = isObj(e.details) ? e.details : {};
     var boxes = h("div", { class: "boxes" });
-    var metrics = kvs(e.metrics);
-    metrics.className = "kvs two";
+    // one name/value pair per grid cell: a value never wraps, a long name wraps on its own
+    var metrics = h("dl", { class: "kvs metrics" });
+    Object.keys(e.metrics || {}).forEach(function (k) {
+      metrics.appendChild(h("div", { class: "kv" }, h("dt", null, k), h("dd", null, num(e.metrics[k]))));
+    });
     boxes.appendChild(box("Metrics", metrics));
     var known = new Set();
     (p.details || []).forEach(function (dv) {
