@@ -108,7 +108,9 @@ def test_report_file_in_chromium(driver: Any, runs: dict[str, Path], tmp_path: P
 
     # figures are rendered SVG with one mark per run / group / class, and real size
     assert len(_css(driver, "#fig-scatter-booking-test g.pt")) == 3
-    assert len(_css(driver, "#fig-scatter-booking-unrealistic g.pt")) == 1
+    # the unrealistic board's only run costs $0: a line instead of an empty frame
+    assert not _css(driver, "#fig-scatter-booking-unrealistic")
+    assert "Costs are all $0 on booking" in _css(driver, "#cost-zero")[0].text
     assert len(_css(driver, "#fig-groups-booking-test g.bar")) == 6 + 6 + 6
     assert len(_css(driver, "#fig-groups-booking-unrealistic g.bar")) == 2  # --limit 30
     assert len(_css(driver, "#fig-tax-failure_class g.seg")) == 1 + 1 + 3 + 2
