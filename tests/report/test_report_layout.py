@@ -98,6 +98,11 @@ def test_report_layout_at_width(driver: Any, report: Path, tmp_path: Path, width
     assert overlapping_labels(driver) == []
     _show(driver, "#groups", tmp_path / f"groups-{width}.png")
 
+    # bargain's macro F1 is label-macro: its per-depth table says so (not "mean over depths")
+    bargain = css(driver, "#groups-bargain")[0]
+    assert "mean over labels (not over depths)" in bargain.text
+    assert "mean over depths" not in bargain.text and "label-macro" in bargain.text
+
     # costs all $0: one line instead of a figure
     assert css(driver, "svg[id^='fig-scatter-']") == []
     line = css(driver, "#cost-zero")

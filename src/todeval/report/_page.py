@@ -247,7 +247,9 @@ def _sections(
         keys = {row.key for row in b.rows}
         runs = [r for r in inputs.runs if r.key in keys]
         p = b.profile
-        g = groups_section(runs, p.primary, p.primary_title, num, p.group_noun, b.dom_id)
+        g = groups_section(
+            runs, p.primary, p.primary_title, num, p.group_noun, b.dom_id, macro_over=p.macro_over
+        )
         if g is not None:
             groups.append(g)
     if groups:

@@ -165,7 +165,7 @@ def ci_note(inputs: ReportInputs, run_boards: Sequence[Board]) -> Markup:
         el(
             "li",
             None,
-            "Micro = mean over episodes; macro = mean of the group means. Cost / dialogue = "
+            "Micro = mean over episodes; macro = mean of the group means (unless a benchmark's note below says otherwise). Cost / dialogue = "
             "model cost per scored episode (USD; $0 for players without a model). One board per "
             "benchmark and task set. Click a row to browse its transcripts.",
         )
@@ -280,6 +280,8 @@ def groups_section(
     num: Numbering,
     noun: str = "group",
     dom_id: str | None = None,
+    *,
+    macro_over: str | None = None,
 ) -> Markup | None:
     with_groups = [
         r for r in runs if metric in r.summary.metrics and r.summary.metrics[metric].by_group
@@ -294,7 +296,9 @@ def groups_section(
     fig = group_bars(f"fig-groups-{bench}", groups, series, title, rate, noun)
     kind: Kind = "rate" if rate else "number"
     table_id = f"groups-{bench}"
-    groups_table = _groups_table(table_id, with_groups, groups, metric, kind, title, noun, num)
+    groups_table = _groups_table(
+        table_id, with_groups, groups, metric, kind, title, noun, num, macro_over
+    )
     groups_table = el("div", {"class": "tscroll"}, groups_table)
     legend = legend_row([r.key for r in drawn])
     left_out = (
@@ -331,7 +335,10 @@ def _groups_table(
     title: str,
     noun: str,
     num: Numbering,
+    macro_over: str | None = None,
 ) -> Markup:
+    macro_head = "macro" if macro_over in (None, noun) else f"{macro_over}-macro"
+
     def cell(r: RunInput, g: str) -> Markup:
         est = r.summary.metrics[metric].by_group.get(g)
         if est is None:
@@ -341,7 +348,13 @@ def _groups_table(
     shown: list[Estimate | None] = [r.summary.metrics[metric].macro for r in runs]
     shown += [e for r in runs for e in r.summary.metrics[metric].by_group.values()]
     wilson = any(e is not None and e.shown_interval()[2] for e in shown)
-    what = f"{title} per {noun} (value, 95% CI, episodes); macro = mean over {noun}s."
+    if macro_over is None or macro_over == noun:
+        macro_note = f"macro = mean over {noun}s."
+    else:
+        macro_note = (
+            f"macro = the metric's macro average, a mean over {macro_over}s (not over {noun}s)."
+        )
+    what = f"{title} per {noun} (value, 95% CI, episodes); {macro_note}"
     caption = table_caption(num, what, *([" " + WILSON_NOTE] if wilson else []))
     attrs = {"class": "lb compact", "id": table_id}
     if len(groups) <= max(GROUP_COLUMNS, len(runs)):
@@ -355,10 +368,10 @@ def _groups_table(
             )
             for r in runs
         ]
-        return table(attrs, caption, head_row(["Run", *groups, "macro"]), rows)
+        return table(attrs, caption, head_row(["Run", *groups, macro_head]), rows)
     rows = [el("tr", None, txt_cell(g), *(cell(r, g) for r in runs)) for g in groups]
     macro = [est_cell(r.summary.metrics[metric].macro, kind) for r in runs]
-    rows.append(el("tr", {"class": "macro"}, txt_cell(el("b", None, "macro")), *macro))
+    rows.append(el("tr", {"class": "macro"}, txt_cell(el("b", None, macro_head)), *macro))
     head = head_row(
         [noun[:1].upper() + noun[1:], *(el("a", {"href": anchor(run=r.key)}, r.key) for r in runs)]
     )

@@ -171,6 +171,11 @@ class BenchmarkProfile(_Frozen):
     success_metric: str | None = Field(None, description="binary metric for pass^k and $/success")
     cost: bool = Field(True, description="show cost columns and the cost scatter")
     group_noun: str = Field("group", description="what a task group is called")
+    macro_over: str | None = Field(
+        None,
+        description="what a metric's macro average is a mean over, when not over the task "
+        "groups (e.g. 'label': label-macro F1); the report names it beside per-group tables",
+    )
     roles: tuple[RoleView, ...] = ()
     labels: tuple[LabelSpec, ...] = ()
     events: Mapping[str, EventView] = Field(default_factory=dict)

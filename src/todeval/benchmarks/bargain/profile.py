@@ -28,6 +28,7 @@ PROFILE = BenchmarkProfile(
     ),
     cost=True,
     group_noun="depth",
+    macro_over="label",
     roles=(RoleView(name="labeller", title="Labeller"),),
     labels=(
         LabelSpec(
