@@ -165,7 +165,8 @@ def ci_note(inputs: ReportInputs, run_boards: Sequence[Board]) -> Markup:
         el(
             "li",
             None,
-            "Micro = mean over episodes; macro = mean of the group means (unless a benchmark's note below says otherwise). Cost / dialogue = "
+            "Micro = mean over episodes; macro = mean of the group means (unless a benchmark's "
+            "note below says otherwise). Cost / dialogue = "
             "model cost per scored episode (USD; $0 for players without a model). One board per "
             "benchmark and task set. Click a row to browse its transcripts.",
         )

@@ -33,7 +33,7 @@ def execute_from_args(
         executor=args.executor,
         ray_address=args.ray_address,
     )
-    for note in result.notes:
+    for note in result.notes if not args.quiet else ():
         print(note, file=sys.stderr)
     results: list[RunResult] | None = getattr(args, "_results", None)
     if results is not None:

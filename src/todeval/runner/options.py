@@ -42,6 +42,10 @@ class RuntimeOptions:
     script: ReplyFunction | None = None  # the reply function of a ``scripted:`` model (tests)
 
 
+QUIET_HELP = "print nothing but warnings and errors (results go to the output files only)"
+"""``--quiet`` means this for every command that has it."""
+
+
 def model_pool(models_file: str | None, runtime: RuntimeOptions, *, seed: int) -> ModelPool:
     """The run's :class:`~todeval.backends.pool.ModelPool` with the runtime's cache and retry."""
     from todeval.backends.pool import ModelPool
@@ -142,7 +146,7 @@ def add_run_arguments(
     parser.add_argument(
         "--out", default=None, metavar="DIR", help=f"run directory (default {default_out})"
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress output")
+    parser.add_argument("--quiet", action="store_true", help=QUIET_HELP)
 
 
 def run_settings(args: argparse.Namespace) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from todeval.core.imports import load_reference
 from todeval.core.records import Estimate, Summary
 from todeval.errors import EXIT_OK, EXIT_REFUSED, TodevalError, UsageError, choice_error
 from todeval.registry import Registry, discover
+from todeval.runner.options import QUIET_HELP
 from todeval.validation.controls import (
     Control,
     ControlJob,
@@ -55,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", metavar="DIR", help="keep every control's run directory under DIR")
     parser.add_argument("-o", "--output", metavar="FILE", help="write the results as JSON here")
     parser.add_argument("--list", action="store_true", help="list the controls and exit")
-    parser.add_argument("--quiet", action="store_true", help="print the table only")
+    parser.add_argument("--quiet", action="store_true", help=QUIET_HELP)
 
 
 def load_suite(name: str, registry: Registry | None = None) -> ControlSuite:
@@ -262,7 +263,16 @@ def run_command(args: argparse.Namespace) -> int:
             report = report.model_copy(
                 update={"results": [r.model_copy(update={"run_dir": None}) for r in report.results]}
             )
-    print(table(report))
+    if not args.quiet:
+        print(table(report))
+    else:
+        failed = [r.name for r in report.results if not r.passed]
+        if failed:
+            print(
+                f"todeval: validate {suite.name}: {len(failed)} control(s) FAIL: "
+                + ", ".join(failed),
+                file=sys.stderr,
+            )
     if args.output:
         write_output(args.output, report.model_dump_json(indent=2) + "\n")
     return EXIT_OK if report.passed else EXIT_REFUSED

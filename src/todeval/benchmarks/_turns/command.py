@@ -40,6 +40,8 @@ def execute_run(
         f"{config.model}, seed {config.seed}"
     )
     result = execute_from_args(plan, out, args, start_line=start)
+    if args.quiet:
+        return 0
     if result.already_complete:
         print(f"{out} already holds a complete run with this config; its scores:")
     if result.to_retry < len(plan.jobs):  # else nothing to score: the CLI says what to retry

@@ -31,7 +31,7 @@ from todeval.benchmarks.bargain.hierarchy import Hierarchy, default_hierarchy, l
 from todeval.core.files import write_output
 from todeval.dialogue.prompts import PromptSet, read_overrides
 from todeval.errors import EXIT_USAGE, BadInputError, TodevalError, UsageError
-from todeval.runner.options import RuntimeOptions, add_generation_arguments, model_pool
+from todeval.runner.options import QUIET_HELP, RuntimeOptions, add_generation_arguments, model_pool
 
 
 def add_factory_arguments(parser: argparse.ArgumentParser) -> None:
@@ -107,7 +107,7 @@ def add_factory_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="model calls in flight (default 4)",
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--quiet", action="store_true", help=QUIET_HELP)
     add_generation_arguments(parser, constrained_help="have the backend enforce the JSON replies")
 
 

@@ -209,10 +209,13 @@ def run_command(args: argparse.Namespace) -> int:
             check=lambda c: build_plan(c, RuntimeOptions(cache=False))[0],
             execute=lambda c, run_dir: _execute(c, run_dir, args),
             out=out,
+            show=not args.quiet,
         )
         return 0
     out = Path(args.out or config.default_out())
     result = _execute(config, out, args)
+    if args.quiet:
+        return 0
     if result.already_complete:
         print(f"{out} already holds a complete run with this config; its summary:")
     pass_k = sorted(m for m in result.summary.metrics if ".pass^" in m)

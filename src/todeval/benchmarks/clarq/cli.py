@@ -147,10 +147,8 @@ def _execute(config: ClarqConfig, out: Path, args: argparse.Namespace) -> RunRes
         f"clarq {config.selection_name}: {plan.n_tasks} tasks x {config.trials} trial(s), "
         f"seeker {config.seeker}, provider {config.provider}, protocol {config.protocol}"
     )
-    warnings = plan.players.get("warnings", [])
-    if not args.quiet:
-        for warning in warnings:
-            print(f"warning: {warning}", file=sys.stderr)
+    for warning in plan.players.get("warnings", []):  # shown under --quiet too
+        print(f"warning: {warning}", file=sys.stderr)
     return execute_from_args(plan, out, args, start_line=start)
 
 
