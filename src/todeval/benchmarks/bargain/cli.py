@@ -138,6 +138,13 @@ def report_lines(summary: Summary) -> str:
         if name == "f1" and ms.by_group:
             depth = "  ".join(f"{g}: {fmt_estimate(e)}" for g, e in ms.by_group.items())
             lines.append(f"  f1 by depth: {depth}")
+    for name, what in (("mean_f1", "mean F1"), ("joint_accuracy", "Joint-A")):
+        ms = m.get(f"bargain.paper.{name}")
+        if ms is not None:
+            lines.append(
+                f"{'paper ' + what:>16}: {fmt_estimate(ms.micro)}  (the paper's seven "
+                "strategies; it used 5-fold CV over all 396 dialogues)"
+            )
     if isinstance(summary, BargainSummary) and summary.scores is not None:
         lines.append(f"{'label':<22}{'support':>8}{'pred':>6}{'P':>7}{'R':>7}{'F1':>7}")
         for s in summary.scores.per_label:

@@ -96,6 +96,19 @@ CASINO_SCENARIO = (
     "their camping trips (each item matters differently to each of them)."
 )
 DEFAULT_K = 20
+PAPER_STRATEGIES: dict[str, tuple[str, ...]] = {
+    "casino": (
+        "small-talk",
+        "self-need",
+        "other-need",
+        "no-need",
+        "elicit-pref",
+        "uv-part",
+        "vouch-fair",
+    ),
+}
+"""The strategies a track's own paper scores (CaSiNo, Chawla et al. 2021: seven of the ten;
+showing-empathy, promote-coordination and non-strategic are not predicted there)."""
 
 
 def labels_of(track: Track) -> dict[str, str]:

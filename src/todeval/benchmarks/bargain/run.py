@@ -21,6 +21,7 @@ from todeval.agents.hub import AGENT, AgentHub, check_agent_choice
 from todeval.benchmarks.bargain.baselines import Fits, random_expectation
 from todeval.benchmarks.bargain.data import (
     DEFAULT_K,
+    PAPER_STRATEGIES,
     PROVENANCE,
     PROVENANCE_NOTE,
     Dialogue,
@@ -40,7 +41,13 @@ from todeval.benchmarks.bargain.labellers import (
     LabellerView,
     TurnView,
 )
-from todeval.benchmarks.bargain.scoring import Scores, TurnScore, metric_summaries, score_turn
+from todeval.benchmarks.bargain.scoring import (
+    Scores,
+    TurnScore,
+    metric_summaries,
+    score_turn,
+    strategy_paper_metrics,
+)
 from todeval.benchmarks.bargain.scoring import scores as score_turns
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord, Summary, SummaryTable
@@ -391,6 +398,17 @@ def finalize_run(
         metrics.update(
             metric_summaries(
                 by_dialogue, labels, prefix=PREFIX, seed=config.seed, resamples=config.resamples
+            )
+        )
+    strategies = PAPER_STRATEGIES.get(config.track)
+    if by_dialogue and strategies:
+        metrics.update(
+            strategy_paper_metrics(
+                by_dialogue,
+                strategies,
+                prefix=f"{PREFIX}.paper",
+                seed=config.seed,
+                resamples=config.resamples,
             )
         )
     all_turns = [t for d in sorted(by_dialogue) for t in by_dialogue[d]]

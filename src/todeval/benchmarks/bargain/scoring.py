@@ -346,3 +346,66 @@ __all__ = [
     "score_turn",
     "scores",
 ]
+
+
+def strategy_paper_metrics(
+    dialogues: Mapping[str, Sequence[TurnScore]],
+    strategies: Sequence[str],
+    *,
+    prefix: str,
+    seed: int,
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+) -> dict[str, MetricSummary]:
+    """The figures a strategy-prediction paper reports over ``strategies`` (CaSiNo's seven):
+
+    * ``<prefix>.mean_f1``: per strategy, the F1 of its positive class pooled over the
+      utterances (present in the gold vs predicted), averaged over the strategies;
+    * ``<prefix>.joint_accuracy``: the share of utterances whose predicted presence equals the
+      gold presence for every strategy at once (Joint-A).
+
+    Labels outside ``strategies`` are ignored; an unreadable output predicts nothing and is
+    never jointly correct. CIs resample dialogues, like every bargain metric.
+    """
+    order = sorted(dialogues)
+    n = len(strategies)
+    matrix = np.zeros((len(order), 2 + 3 * n))  # turns, joint correct, (tp, fp, fn) per label
+    for d, name in enumerate(order):
+        for t in dialogues[name]:
+            gold = set(t.gold) & set(strategies)
+            predicted = set(t.predicted or ()) & set(strategies)
+            matrix[d, 0] += 1
+            matrix[d, 1] += (not t.failed) and gold == predicted
+            for i, label in enumerate(strategies):
+                col = 2 + 3 * i
+                matrix[d, col] += label in gold and label in predicted
+                matrix[d, col + 1] += label in predicted and label not in gold
+                matrix[d, col + 2] += label in gold and label not in predicted
+
+    def stats(sums: np.ndarray[Any, np.dtype[np.float64]]) -> dict[str, np.ndarray]:
+        per = sums[:, 2:].reshape(len(sums), n, 3)
+        tp, fp, fn = per[:, :, 0], per[:, :, 1], per[:, :, 2]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            f1 = np.where(2 * tp + fp + fn > 0, 2 * tp / (2 * tp + fp + fn), 0.0)
+            joint = np.where(sums[:, 0] > 0, sums[:, 1] / sums[:, 0], 0.0)
+        return {"mean_f1": f1.mean(axis=1), "joint_accuracy": joint}
+
+    n_turns = int(matrix[:, 0].sum())
+    if n_turns == 0:
+        return {}
+    point = stats(matrix.sum(axis=0, keepdims=True))
+    rng = seeded_rng(seed, f"{prefix}:paper")
+    count = len(matrix)
+    idx = rng.integers(0, count, size=(resamples, count))
+    weights = np.zeros((resamples, count))
+    np.add.at(weights, (np.repeat(np.arange(resamples), count), idx.ravel()), 1.0)
+    boot = stats(weights @ matrix)
+    out = {}
+    for name in ("mean_f1", "joint_accuracy"):
+        value = float(point[name][0])
+        low, high = (value, value)
+        if count > 1:
+            low, high = interval(np.asarray(boot[name], dtype=float), level)
+        estimate = Estimate(value=value, ci_low=low, ci_high=high, n=n_turns)
+        out[f"{prefix}.{name}"] = MetricSummary(micro=estimate)
+    return out
