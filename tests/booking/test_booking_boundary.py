@@ -99,7 +99,7 @@ def test_validate_booking_holds_under_both_protocols(tmp_path: Path) -> None:
     assert main(["validate", "booking", "--quiet", "-o", str(out)]) == 0
     results = {r["name"]: r for r in json.loads(out.read_text())["results"]}
     for protocol in ("clemtodd", "strict"):
-        for floor in ("silent", "echo", "first-row"):
+        for floor in ("silent", "echo", "first-row", "copy-example"):
             assert results[f"{floor}/{protocol}"]["value"] <= 0.05
         assert results[f"oracle/{protocol}"]["value"] >= 0.95
         assert results[f"oracle/{protocol}"]["n"] == 117

@@ -19,6 +19,7 @@ SYSTEMS: dict[str, str] = {
     "silent": f"{_CONTROLS}:SilentSystem",
     "echo": f"{_CONTROLS}:EchoSystem",
     "first-row": f"{_CONTROLS}:FirstRowSystem",
+    "copy-example": f"{_CONTROLS}:CopyExampleSystem",
     "oracle": f"{_CONTROLS}:OracleSystem",
 }
 USERS: dict[str, str] = {

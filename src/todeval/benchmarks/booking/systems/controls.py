@@ -6,7 +6,10 @@ Floors (they see only the system's view, as any system under test):
 * ``echo`` -- says the user's message back, never a tool;
 * ``first-row`` -- books without asking: on the first turn it searches each booking domain with
   no constraint and books the first row it finds, with booking details of its own (1 person,
-  Monday, 12:00, 1 night), then passes the references on.
+  Monday, 12:00, 1 night), then passes the references on;
+* ``copy-example`` -- copies the examples our prompts show: the AutoTOD prompt's example query
+  (hotels, ``area = 'north' AND stars >= '4'``) as a search, then the follow-up prompt's
+  example answer, ``<your message>``, word for word, every turn.
 
 Ceiling (privileged: handed :class:`~todeval.benchmarks.booking.protocol.SystemStart`, the goal
 included, so it is a control and never ranked beside systems under test):
@@ -75,6 +78,21 @@ class EchoSystem(SilentSystem):
     async def respond(self, observation: Observation) -> SystemOutput:
         text = observation.text if isinstance(observation, UserMessage) else "Sorry?"
         return followup(text or "Sorry?")
+
+
+class CopyExampleSystem(SilentSystem):
+    """Copies the prompts' examples: the example query once, then the example message."""
+
+    async def start(self, context: SystemContext) -> None:
+        self.context = context
+        self.searched = False
+
+    async def respond(self, observation: Observation) -> SystemOutput:
+        if not self.searched:
+            self.searched = True
+            stars = {"operator": ">=", "value": "4"}
+            return call(_DB_TOOL["hotel"], {"area": "north", "stars": stars})
+        return followup("<your message>")
 
 
 class _Booker:
@@ -163,6 +181,7 @@ _WHAT: dict[str, tuple[Literal["floor", "ceiling"], str]] = {
     "silent": ("floor", "one fixed reply, never a tool"),
     "echo": ("floor", "says the user's message back"),
     "first-row": ("floor", "books the first row of every domain without asking"),
+    "copy-example": ("floor", "copies the prompts' example query and example message"),
     "oracle": ("ceiling", "privileged: books exactly what the goal asks for"),
     "rule": ("ceiling", "the offline rule system (not privileged): the benchmark can be won"),
 }
