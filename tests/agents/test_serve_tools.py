@@ -27,9 +27,10 @@ from todeval.benchmarks.booking.schema import FOLLOWUP, tool_definitions
 from todeval.benchmarks.booking.tasks import load_tasks
 
 SERVE = [sys.executable, "-m", "todeval", "serve", "tools"]
-SEARCH = ("retrievefromrestaurantdb", {"area": "centre", "food": "italian"})
+# the served episode is the first test task, a hotel goal: clemtodd's DB holds its domains only
+SEARCH = ("retrievefromhoteldb", {"area": "centre", "type": "guesthouse"})
 # not in the schema (strict: a violation), dropped by the clemtodd rules (played)
-OFF_SCHEMA = ("retrievefromrestaurantdb", {"area": "centre", "food": "italian", "colour": "red"})
+OFF_SCHEMA = ("retrievefromhoteldb", {"area": "centre", "type": "guesthouse", "colour": "red"})
 
 
 @pytest.fixture(autouse=True)
@@ -111,7 +112,7 @@ def expected_tools() -> list[tuple[str, str, dict[str, Any]]]:
 def game_master_text(protocol: str, call: tuple[str, dict[str, Any]]) -> str:
     """What a built-in system reads for ``call`` from the game master (a fresh DB)."""
     task = load_tasks("test")[0]
-    handled = handle_output("test", protocol, task.booking_domains, {"name": call[0],
+    handled = handle_output("test", protocol, list(task.domains), {"name": call[0],
                             "arguments": call[1]})  # fmt: skip
     result = handled.calls[0].result
     assert result is not None
@@ -162,7 +163,7 @@ def test_http_lists_answers_refuses_records_and_stops_on_sigterm(tmp_path: Path)
         assert not search.is_error
         assert text(search) == game_master_text("clemtodd", SEARCH)
         rows = json.loads(text(search))
-        assert rows["total"] > 0 and all(r["food"] == "italian" for r in rows["rows"])
+        assert rows["total"] > 0 and all(r["type"] == "guesthouse" for r in rows["rows"])
         assert not found["off_schema"].is_error  # clemtodd drops the unknown key and plays it
         assert text(found["off_schema"]) == text(search)
         assert found["followup"].is_error  # not served: the agent's reply is its follow-up
@@ -185,7 +186,7 @@ def test_http_lists_answers_refuses_records_and_stops_on_sigterm(tmp_path: Path)
         ["db_query", "db_result"],
     ]  # fmt: skip
     query, result = calls[1]["events"]
-    assert query["actor"] == "system" and query["data"] == {"domain": "restaurant",
+    assert query["actor"] == "system" and query["data"] == {"domain": "hotel",
                                                             "arguments": SEARCH[1]}  # fmt: skip
     assert result["actor"] == "game_master" and result["data"]["total"] == rows["total"]
     assert calls[1]["answer"] == {"text": text(search), "is_error": False}

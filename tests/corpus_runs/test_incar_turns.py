@@ -97,12 +97,12 @@ def test_cli_dev_split(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     script.write_text(json.dumps({"default": json.dumps(reply)}), "utf-8")
     out = tmp_path / "run"
     argv = ["run", "incar-turns", "--model", f"scripted:{script}", "--split", "dev",
-            "--dialogue-ids", "3", "0", "--out", str(out), "--quiet"]  # fmt: skip
+            "--dialogue-ids", "3", "0", "--out", str(out)]  # fmt: skip
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "In-Car Assistant (KVRET) dev: 2/302 dialogues" in printed
     assert "format failures: 0.00" in printed
     written = json.loads((out / "predictions.json").read_text("utf-8"))
     assert list(written) == ["0", "3"]
-    assert main([*argv[:-3], "--dialogue-ids", "302", "--out", str(out), "--quiet"]) == 2
+    assert main([*argv[:-2], "--dialogue-ids", "302", "--out", str(out), "--quiet"]) == 2
     assert "unknown dialogue id(s): '302'" in capsys.readouterr().err

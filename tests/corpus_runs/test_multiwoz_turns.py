@@ -271,7 +271,7 @@ def test_cli_run_prints_the_scorer_table(
     script = _script_file(tmp_path, reply)
     out = tmp_path / "run"
     argv = ["run", "multiwoz-turns", "--model", f"scripted:{script}", "--dialogue-ids",
-            "SNG0073.json", "PMUL4648", "--out", str(out), "--quiet"]  # fmt: skip
+            "SNG0073.json", "PMUL4648", "--out", str(out)]  # fmt: skip
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "standard MultiWOZ evaluator" in printed and "Inform" in printed

@@ -66,7 +66,7 @@ def test_validate_toy_passes_and_writes_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "validate.json"
-    assert main(["validate", "toy", "-o", str(out), "--quiet"]) == 0
+    assert main(["validate", "toy", "-o", str(out)]) == 0
     table = capsys.readouterr().out
     assert "repeat" in table and "oracle" in table and "FAIL" not in table
     report = json.loads(out.read_text())

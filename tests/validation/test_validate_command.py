@@ -79,7 +79,7 @@ def test_validate_a_registered_suite_from_the_command_line(
 
 def test_limit_is_said_in_the_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # --limit 1 over the toy's first task: bisect still finds it, the table says so
-    code = main(["validate", "toy", "--only", "bisect", "--limit", "1", "--quiet"])
+    code = main(["validate", "toy", "--only", "bisect", "--limit", "1"])
     assert code == 0
     assert "--limit 1" in capsys.readouterr().out
 

@@ -3,6 +3,8 @@
 * ``empty`` -- every response empty, no state;
 * ``copy-user`` -- every response is the driver's utterance of that turn, no state;
 * ``dump`` -- every response names every placeholder the lineage knows, no state;
+* ``constant`` -- every response the most frequent gold response of the test set (chosen with
+  the answers in hand), no state;
 * ``gold`` -- the gold itself (responses and states): 100 on every metric.
 
 The floors are judged on BLEU and the gold on Combined = (Match + SuccF1) / 2 + BLEU (GALAXY's
@@ -40,11 +42,20 @@ def _predictions(kind: str, limit: int | None) -> dict[str, list[dict[str, Any]]
                 out[d.dialogue_id] = [{"response": ""} for _ in d.turns]
             elif kind == "copy-user":
                 out[d.dialogue_id] = [{"response": t.user} for t in d.turns]
+            elif kind == "constant":
+                out[d.dialogue_id] = [{"response": _most_frequent(gold)} for _ in d.turns]
             else:
                 out[d.dialogue_id] = [{"response": _DUMP} for _ in d.turns]
     if limit:
         out = dict(list(out.items())[:limit])
     return out
+
+
+def _most_frequent(gold: Any) -> str:
+    from collections import Counter
+
+    counts = Counter(t.response for d in gold.dialogues for t in d.turns)
+    return str(min(counts, key=lambda r: (-counts[r], r)))
 
 
 def score(job: ControlJob) -> Summary:
@@ -61,6 +72,7 @@ _CONTROLS: dict[str, tuple[Literal["floor", "ceiling"], float, float, str]] = {
     "empty": ("floor", 0.0, 10.0, "every response empty (BLEU)"),
     "copy-user": ("floor", 0.0, 10.0, "the driver's utterance said back (BLEU)"),
     "dump": ("floor", 0.0, 10.0, "every placeholder in every response (BLEU)"),
+    "constant": ("floor", 0.0, 10.0, "the most frequent gold response, every turn (BLEU)"),
     "gold": ("ceiling", 199.0, 200.0, "the gold itself (Combined)"),
 }
 

@@ -5,6 +5,8 @@ and the references themselves.
 * ``copy-user`` -- every response is the user's utterance of that turn;
 * ``dump`` -- every response names every placeholder a venue can have ("[name] [phone]
   [address] [postcode] [reference] ..."): the cheapest way to fish for Inform and Success;
+* ``constant`` -- every response the most frequent reference response of the test set (the
+  strongest single sentence: it is chosen with the answers in hand);
 * ``gold`` -- the MultiWOZ 2.2 references (the ceiling).
 
 States are left out, so every file is scored with the gold states, as a response-only system.
@@ -47,10 +49,19 @@ def _predictions(kind: str, limit: int | None) -> dict[str, list[dict[str, Any]]
             responses = [said[i] if i < len(said) else "" for i in range(len(refs))]
         elif kind == "dump":
             responses = [_DUMP for _ in refs]
+        elif kind == "constant":
+            responses = [_most_frequent(references) for _ in refs]
         else:
             responses = list(refs)
         out[dialogue] = [{"response": r} for r in responses]
     return out
+
+
+def _most_frequent(references: dict[str, list[str]]) -> str:
+    from collections import Counter
+
+    counts = Counter(r for refs in references.values() for r in refs)
+    return min(counts, key=lambda r: (-counts[r], r))
 
 
 def score(job: ControlJob) -> Summary:
@@ -71,6 +82,7 @@ _CONTROLS: dict[str, tuple[Literal["floor", "ceiling"], float, float, str]] = {
     "empty": ("floor", 0.0, 20.0, "every response empty"),
     "copy-user": ("floor", 0.0, 30.0, "the user's utterance said back"),
     "dump": ("floor", 0.0, 5.0, "every venue placeholder in every response (BLEU)"),
+    "constant": ("floor", 0.0, 30.0, "the most frequent reference response, every turn"),
     "gold": ("ceiling", 70.0, 100.0, "the references themselves (BLEU)"),
 }
 _METRIC = {"dump": "multiwoz.bleu", "gold": "multiwoz.bleu"}
