@@ -29,8 +29,9 @@ from todeval.errors import BadInputError, UsageError, choice_error
 from todeval.registry import discover
 from todeval.results.compare import compare_runs
 from todeval.results.comparison import Comparison
-from todeval.runner.execute import RunPlan, RunResult, execute_plan, release_plan
+from todeval.runner.execute import RunResult, execute_plan, release_plan
 from todeval.runner.options import RuntimeOptions
+from todeval.runner.plan import RunPlan
 from todeval.runner.store import RunDirectory
 
 PlanFactory = Callable[[dict[str, Any], RuntimeOptions | None], RunPlan]

@@ -30,9 +30,10 @@ from todeval.panels.model import PANEL_FILE, PanelSummary, pair_key, write_panel
 from todeval.panels.summary import summarize_panel
 from todeval.panels.words import PanelWords
 from todeval.results.profile import BenchmarkProfile, PanelRoles
-from todeval.runner.execute import RunPlan, RunResult
+from todeval.runner.execute import RunResult
 from todeval.runner.naming import selection_suffix, slug
 from todeval.runner.options import RunSettings
+from todeval.runner.plan import RunPlan
 from todeval.runner.store import RunDirectory
 
 C = TypeVar("C", bound=BaseModel)

@@ -27,6 +27,7 @@ from todeval.core.identity import RoleIdentity
 from todeval.core.records import EpisodeRecord, Manifest, Summary
 from todeval.errors import BadInputError
 from todeval.panels.model import PANEL_FILE, PanelSummary, is_panel_data, read_panel
+from todeval.registry import discover
 from todeval.report._transcripts import (
     DEFAULT_TRANSCRIPTS,
     TranscriptCap,
@@ -241,7 +242,7 @@ class _Loader:
         self.transcripts = transcripts
         self.keys = _Keys()
         self.out = ReportInputs(
-            profiles=profiles or ProfileBook.discovered(), transcripts=transcripts
+            profiles=profiles or ProfileBook(discover().profiles), transcripts=transcripts
         )
         self.by_path: dict[Path, RunInput] = {}
 

@@ -30,6 +30,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from pydantic import ValidationError
 
+from todeval.registry import discover
 from todeval.report._index import INDEX_NAME, EpisodeIndex, EpisodeQuery, IndexedRun, UpdateStats
 from todeval.report._inputs import ReportInputs, discover_inputs, watch_files
 from todeval.report._page import DEFAULT_TITLE, asset, build_html, content_security_policy
@@ -95,7 +96,7 @@ class ViewState:
 
     def _rebuild(self, version: str) -> None:
         if self.profiles is None:
-            self.profiles = ProfileBook.discovered()
+            self.profiles = ProfileBook(discover().profiles)
         inputs = discover_inputs(self.root, self.profiles, transcripts=0)
         runs = [
             IndexedRun(

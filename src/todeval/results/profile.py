@@ -227,13 +227,6 @@ class ProfileBook:
     def __contains__(self, benchmark: object) -> bool:
         return benchmark in self._profiles
 
-    @classmethod
-    def discovered(cls) -> ProfileBook:
-        """The profiles of every built-in and installed plug-in."""
-        from todeval.registry import discover
-
-        return cls(discover().profiles)
-
 
 def is_rate(summary: Summary, metric: str) -> bool:
     """Whether a metric's values and CIs all lie in [0, 1] (a rate, plotted on a 0-1 axis)."""

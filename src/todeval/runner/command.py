@@ -11,7 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from todeval.runner.execute import RunPlan, RunResult, execute_plan
+from todeval.runner.execute import RunResult, execute_plan
+from todeval.runner.plan import RunPlan
 
 
 def execute_from_args(

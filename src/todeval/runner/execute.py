@@ -11,14 +11,11 @@ task set is refused, and so is a directory holding episodes this run could not h
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import signal
 import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +23,6 @@ from typing import Any
 from todeval import __version__
 from todeval.core.clock import utc_now
 from todeval.core.health import UNREACHABLE_AFTER_EPISODES, RunHealth, watching
-from todeval.core.identity import RoleIdentity, Selection, legacy_roles, legacy_selection
 from todeval.core.outcome import Outcome
 from todeval.core.records import (
     SCHEMA_VERSION,
@@ -46,66 +42,10 @@ from todeval.errors import (
     UsageError,
 )
 from todeval.runner.executors import Executor, make_executor
-from todeval.runner.options import RuntimeOptions
+from todeval.runner.plan import EpisodeJob, RunPlan
 from todeval.runner.progress import ProgressReporter
 from todeval.runner.store import RunDirectory
 from todeval.runner.summary import summarize
-
-
-@dataclass(frozen=True)
-class EpisodeJob:
-    task_id: str
-    trial: int
-    group: str = ""
-
-    @property
-    def key(self) -> tuple[str, int]:
-        return (self.task_id, self.trial)
-
-
-@dataclass
-class RunPlan:
-    benchmark: str
-    config: dict[str, Any]
-    task_set_hash: str
-    n_tasks: int
-    seed: int
-    jobs: list[EpisodeJob]
-    play: Callable[[EpisodeJob], Awaitable[EpisodeRecord]]
-    players: dict[str, Any] = field(default_factory=dict)
-    # the typed run identity written to the manifest; a plan without it gets one derived from
-    # ``players`` and ``config`` by the 0.1.0 conventions (see todeval.core.identity)
-    roles: dict[str, RoleIdentity] = field(default_factory=dict)
-    selection: Selection | None = None
-    protocol: str | None = None
-    grouped: bool = True
-    # "module:function" rebuilding this plan from ``config`` (Ray workers, the Python API):
-    # ``factory(config, runtime=None) -> RunPlan``
-    factory: str | None = None
-    aclose: Callable[[], Awaitable[None]] | None = None  # release backends at the end
-    success_metric: str | None = None
-    # Corpus-level benchmarks (BLEU over all turns) summarise the full records themselves;
-    # called with the run's episodes (events and details included) instead of ``summarize``.
-    finalize: Callable[[Iterable[EpisodeRecord]], Summary] | None = None
-    # a person plays a participant in the terminal: one episode at a time, no progress line
-    interactive: bool = False
-    # how the plan was built (cache settings reach Ray workers, which rebuild the plan)
-    runtime: RuntimeOptions | None = None
-
-    @property
-    def config_hash(self) -> str:
-        return config_hash(self.config)
-
-    def identity(self) -> tuple[dict[str, RoleIdentity], Selection, str | None]:
-        """(roles, selection, protocol) as the manifest records them."""
-        roles = self.roles or legacy_roles(self.players, self.config)
-        selection = self.selection or legacy_selection(self.config, self.n_tasks)
-        if selection.n_tasks is None:
-            selection = selection.model_copy(update={"n_tasks": self.n_tasks})
-        protocol = self.protocol
-        if protocol is None and isinstance(self.config.get("protocol"), str):
-            protocol = self.config["protocol"]
-        return roles, selection, protocol
 
 
 @dataclass
@@ -136,11 +76,6 @@ def control_notes(manifest: Manifest) -> list[str]:
         for role, identity in manifest.roles.items()
         if identity.privileged
     ]
-
-
-def config_hash(config: dict[str, Any]) -> str:
-    blob = json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def _git_commit() -> str | None:

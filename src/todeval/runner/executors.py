@@ -26,8 +26,8 @@ from todeval.core.records import EpisodeRecord
 from todeval.errors import UsageError
 
 if TYPE_CHECKING:
-    from todeval.runner.execute import EpisodeJob, RunPlan
     from todeval.runner.options import RuntimeOptions
+    from todeval.runner.plan import EpisodeJob, RunPlan
 
 
 class Executor(Protocol):
@@ -80,7 +80,7 @@ class _EpisodeWorker:
         self._plan = load_factory(factory)(config, runtime)
 
     async def play(self, task_id: str, trial: int, group: str) -> str:
-        from todeval.runner.execute import EpisodeJob
+        from todeval.runner.plan import EpisodeJob
 
         health = RunHealth()  # what the episode's model calls met, for the driver's health
         with watching(health):

@@ -16,18 +16,28 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import Literal, Protocol, get_args
 
 from todeval.core.identity import Selection, SelectionMode
 from todeval.core.rng import derive_seed
 from todeval.errors import UsageError
 
-if TYPE_CHECKING:
-    from todeval.runner.options import RunSettings
-
 LimitMode = Literal["stratified", "first"]
 LIMIT_MODES: tuple[str, ...] = get_args(LimitMode)
 """How ``--limit`` draws (the first is the default)."""
+
+
+class RunSettings(Protocol):
+    """What a selection reads of a config (``todeval.runner.options.RunSettings`` has it)."""
+
+    @property
+    def limit(self) -> int | None: ...
+
+    @property
+    def limit_mode(self) -> LimitMode: ...
+
+    @property
+    def seed(self) -> int: ...
 
 
 def selection_seed(run_seed: int) -> int:

@@ -12,10 +12,10 @@ from todeval_toy.game import BENCHMARK, GUESSER, HOST, PROTOCOLS, load_tasks, pl
 from todeval.backends.pool import ModelPool
 from todeval.core.records import EpisodeRecord
 from todeval.dialogue import EpisodeStreams, PlayerOptions, PromptSet
-from todeval.runner.execute import EpisodeJob, RunPlan
 from todeval.runner.identity import role_identity
 from todeval.runner.naming import run_dir_name
 from todeval.runner.options import RunSettings, RuntimeOptions, pin_prompts
+from todeval.runner.plan import EpisodeJob, RunPlan
 from todeval.runner.selection import select_for_run
 
 TASK_SET = "numbers"

@@ -10,8 +10,8 @@ from todeval.benchmarks._turns.options import TurnsConfig
 from todeval.benchmarks._turns.plan import PREDICTIONS_FILE, TurnsDialogue
 from todeval.benchmarks._turns.report import run_footer
 from todeval.runner.command import execute_from_args
-from todeval.runner.execute import RunPlan
 from todeval.runner.options import RuntimeOptions, runtime_options
+from todeval.runner.plan import RunPlan
 
 BuildPlan = Callable[[RuntimeOptions], tuple[RunPlan, Sequence[TurnsDialogue]]]
 

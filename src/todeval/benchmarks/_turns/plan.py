@@ -28,9 +28,9 @@ from todeval.dialogue.chat import JsonReply
 from todeval.dialogue.episode import EpisodeStreams
 from todeval.dialogue.prompts import PromptSet
 from todeval.dialogue.replies import ReplyChecker
-from todeval.runner.execute import EpisodeJob, RunPlan
 from todeval.runner.identity import role_identity
 from todeval.runner.options import model_pool, pin_prompts
+from todeval.runner.plan import EpisodeJob, RunPlan
 from todeval.runner.selection import select_for_run
 from todeval.runner.store import cannot_write
 

@@ -54,10 +54,10 @@ from todeval.core.records import EpisodeRecord, Summary, SummaryTable
 from todeval.dialogue import EpisodeEnd, EpisodeLog, EpisodeStreams, PlayerOptions, PromptSet
 from todeval.dialogue.episode import Termination, guarded
 from todeval.errors import UsageError
-from todeval.runner.execute import EpisodeJob, RunPlan
 from todeval.runner.identity import role_identity
 from todeval.runner.naming import run_dir_name
 from todeval.runner.options import RunSettings, RuntimeOptions, model_pool, pin_prompts
+from todeval.runner.plan import EpisodeJob, RunPlan
 from todeval.runner.selection import select_for_run
 from todeval.runner.summary import summarize
 from todeval.stats.bootstrap import DEFAULT_RESAMPLES

@@ -23,10 +23,10 @@ from todeval.core.records import EpisodeRecord
 from todeval.dialogue.participants import PlayerOptions, is_interactive
 from todeval.dialogue.prompts import PromptSet
 from todeval.errors import UsageError, choice_error
-from todeval.runner.execute import EpisodeJob, RunPlan
 from todeval.runner.identity import role_identity
 from todeval.runner.naming import run_dir_name
 from todeval.runner.options import RunSettings, RuntimeOptions, model_pool, pin_prompts
+from todeval.runner.plan import EpisodeJob, RunPlan
 from todeval.runner.selection import selection_seed, settings_selection
 
 __all__ = ["PROTOCOLS", "BookingConfig", "RuntimeOptions", "build_plan", "plan_from_config"]

@@ -51,10 +51,10 @@ from todeval.dialogue.participants import PlayerOptions, is_interactive
 from todeval.dialogue.prompts import PromptSet
 from todeval.dialogue.replay import episode_key, recording_by_episode
 from todeval.errors import BadInputError, RefusedError, UsageError, choice_error
-from todeval.runner.execute import EpisodeJob, RunPlan
 from todeval.runner.identity import role_identity
 from todeval.runner.naming import run_dir_name
 from todeval.runner.options import RunSettings, RuntimeOptions, model_pool, pin_prompts
+from todeval.runner.plan import EpisodeJob, RunPlan
 from todeval.runner.selection import select_for_run
 from todeval.runner.summary import summarize
 

@@ -26,7 +26,7 @@ from todeval.benchmarks.incar_turns.prompts import (
 )
 from todeval.core.records import Summary
 from todeval.dialogue.chat import JsonReply
-from todeval.runner.execute import RunPlan
+from todeval.runner.plan import RunPlan
 from todeval.scoring.incar import (
     IncarResult,
     Split,

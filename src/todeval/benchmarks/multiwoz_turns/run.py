@@ -35,7 +35,7 @@ from todeval.benchmarks.multiwoz_turns.prompts import (
 )
 from todeval.core.records import Summary
 from todeval.dialogue.chat import JsonReply
-from todeval.runner.execute import RunPlan
+from todeval.runner.plan import RunPlan
 from todeval.scoring.multiwoz import (
     CorpusData,
     MultiwozResult,

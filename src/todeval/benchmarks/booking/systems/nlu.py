@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 from rapidfuzz import fuzz, process
 
-from todeval.benchmarks.booking.systems import patterns as P
+import todeval.benchmarks.booking.systems.patterns as P
 from todeval.benchmarks.booking.systems.text import (
     NUMBER_RE,
     find_times,

@@ -28,6 +28,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+import todeval.benchmarks.booking.systems.replies as R
 from todeval.benchmarks.booking.protocol import (
     Action,
     ActionParser,
@@ -50,7 +51,6 @@ from todeval.benchmarks.booking.schema import (
     SlotValues,
     slot_values,
 )
-from todeval.benchmarks.booking.systems import replies as R
 from todeval.benchmarks.booking.systems.nlu import TurnParse
 from todeval.benchmarks.booking.systems.patterns import DOMAINS, HOTEL, RESTAURANT, TRAIN
 from todeval.benchmarks.booking.systems.text import normalise_text

@@ -22,11 +22,11 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 
+import todeval.benchmarks.booking.users.phrasing as ph
 from todeval.benchmarks.booking.db import load_database
 from todeval.benchmarks.booking.protocol import UserContext, UserReply
 from todeval.benchmarks.booking.schema import BOOK_SLOTS, INFORMABLE, slot_values
 from todeval.benchmarks.booking.tasks import BookingTask
-from todeval.benchmarks.booking.users import phrasing as ph
 from todeval.benchmarks.booking.users.checking import (
     booking_mismatches,
     contradictions,
