@@ -92,3 +92,25 @@ def test_an_offline_run_does_not_import_the_openai_sdk(tmp_path: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines()[-1].split() == ["False", "False"]
+
+
+def test_a_run_directory_reads_without_the_engine(tmp_path: Path) -> None:
+    # issue 28: the run-directory format is readable without importing what writes it
+    from todeval.cli import main
+
+    run = tmp_path / "run"
+    assert main(["run", "toy", "--limit", "2", "--out", str(run), "--quiet"]) == 0
+    code = (
+        "import json, sys\n"
+        "from pathlib import Path\nfrom todeval.runner.store import RunDirectory\n"
+        f"store = RunDirectory(Path({str(run)!r}))\n"
+        "assert store.read_manifest().benchmark == 'toy'\n"
+        "assert store.read_summary() is not None and len(list(store.iter_episodes())) == 2\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('todeval.'))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    engine = [m for m in loaded if m.startswith(("todeval.runner.", "todeval.backends"))]
+    assert engine == ["todeval.runner.store"], loaded
