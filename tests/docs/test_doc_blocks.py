@@ -100,6 +100,19 @@ def _env(work: Path) -> dict[str, str]:
     return env
 
 
+def _run_in(work: Path, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` in a document's working directory, offline, output captured."""
+    return subprocess.run(
+        argv,
+        cwd=work,
+        env=_env(work),
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        check=False,
+    )
+
+
 def _without_installs(command: str) -> str:
     parts = [p.strip() for p in command.split("&&")]
     kept = [p for p in parts if not p.startswith("pip install")]
@@ -110,15 +123,7 @@ def _without_installs(command: str) -> str:
 def test_shell_block_runs_as_written(block: Block, workdirs: dict[Path, Path]) -> None:
     work = workdirs[block.document]
     script = "\n".join(c for c in map(_without_installs, commands(block.code)) if c)
-    proc = subprocess.run(
-        ["bash", "-e", "-c", script],
-        cwd=work,
-        env=_env(work),
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-        check=False,
-    )
+    proc = _run_in(work, ["bash", "-e", "-c", script])
     assert proc.returncode == 0, f"{block.id}\n{script}\n{proc.stdout[-2000:]}{proc.stderr[-3000:]}"
 
 
@@ -159,15 +164,7 @@ def _source(code: str) -> str:
 @pytest.mark.parametrize("block", _of("python"), ids=_ids(_of("python")))
 def test_python_block_runs_as_written(block: Block, workdirs: dict[Path, Path]) -> None:
     work = workdirs[block.document]
-    proc = subprocess.run(
-        [sys.executable, "-c", _source(block.code)],
-        cwd=work,
-        env=_env(work),
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-        check=False,
-    )
+    proc = _run_in(work, [sys.executable, "-c", _source(block.code)])
     assert proc.returncode == 0, f"{block.id}\n{proc.stderr[-3000:]}"
 
 

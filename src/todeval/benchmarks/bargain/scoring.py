@@ -224,6 +224,16 @@ def _stats(sums: np.ndarray[Any, np.dtype[np.float64]], n_labels: int) -> dict[s
 METRICS = ("precision", "recall", "f1", "failure_rate")
 
 
+def _resample_weights(
+    rng: np.random.Generator, count: int, resamples: int
+) -> np.ndarray[Any, np.dtype[np.float64]]:
+    """How often each of ``count`` dialogues is drawn in each bootstrap resample (rows)."""
+    idx = rng.integers(0, count, size=(resamples, count))
+    weights = np.zeros((resamples, count))
+    np.add.at(weights, (np.repeat(np.arange(resamples), count), idx.ravel()), 1.0)
+    return weights
+
+
 def dialogue_bootstrap(
     dialogues: Sequence[Sequence[TurnScore]],
     labels: Sequence[str],
@@ -243,9 +253,7 @@ def dialogue_bootstrap(
     point = _stats(matrix.sum(axis=0, keepdims=True), len(labels))
     rng = seeded_rng(seed, label)
     d = len(matrix)
-    idx = rng.integers(0, d, size=(resamples, d))
-    weights = np.zeros((resamples, d))
-    np.add.at(weights, (np.repeat(np.arange(resamples), d), idx.ravel()), 1.0)
+    weights = _resample_weights(rng, d, resamples)
     boot = _stats(weights @ matrix, len(labels))
     out = {}
     failures = int(matrix[:, 1].sum())
@@ -396,9 +404,7 @@ def strategy_paper_metrics(
     point = stats(matrix.sum(axis=0, keepdims=True))
     rng = seeded_rng(seed, f"{prefix}:paper")
     count = len(matrix)
-    idx = rng.integers(0, count, size=(resamples, count))
-    weights = np.zeros((resamples, count))
-    np.add.at(weights, (np.repeat(np.arange(resamples), count), idx.ravel()), 1.0)
+    weights = _resample_weights(rng, count, resamples)
     boot = stats(weights @ matrix)
     out = {}
     for name in ("mean_f1", "joint_accuracy"):
