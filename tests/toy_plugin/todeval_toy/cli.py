@@ -4,25 +4,19 @@ and ``todeval toy tasks``."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from todeval_toy.game import GUESSER, HOST, PROTOCOLS, load_tasks
 from todeval_toy.profile import PROFILE
 from todeval_toy.run import ToyConfig, build_plan
 
-from todeval.console.tables import summary_table
-from todeval.panels.cli import add_panel_arguments, members_from_args
-from todeval.panels.members import assign_by_field, member_by_field
-from todeval.panels.run import default_panel_out, panel_roles, run_panel
-from todeval.runner.command import execute_from_args
-from todeval.runner.execute import RunResult
+from todeval.driver import RunCommand, drive
+from todeval.panels.cli import add_panel_arguments
+from todeval.panels.run import panel_roles
 from todeval.runner.options import (
-    RuntimeOptions,
     add_generation_arguments,
     add_run_arguments,
     generation_settings,
     run_settings,
-    runtime_options,
 )
 
 
@@ -44,10 +38,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _execute(config: ToyConfig, out: Path, args: argparse.Namespace) -> RunResult:
-    plan = build_plan(config, runtime_options(args, out))
-    start = f"toy: {plan.n_tasks} tasks x {config.trials}, guesser {config.guesser}"
-    return execute_from_args(plan, out, args, start_line=f"{start}, host {config.host}")
+COMMAND: RunCommand[ToyConfig] = RunCommand(
+    profile=PROFILE,
+    build=build_plan,
+    start_line=lambda config, plan: (
+        f"toy: {plan.n_tasks} tasks x {config.trials}, guesser {config.guesser}, host {config.host}"
+    ),
+    panel_parts=lambda config: ("toy",),
+    panel_ids=lambda config: config.ids,
+)
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -58,26 +57,7 @@ def run_command(args: argparse.Namespace) -> int:
         **run_settings(args),
         **generation_settings(args),
     )
-    members = members_from_args(args, panel_roles(PROFILE), lambda r: member_by_field(config, r))
-    if members is not None:
-        run_panel(
-            PROFILE,
-            config,
-            members,
-            assign=assign_by_field,
-            check=lambda c: build_plan(c, RuntimeOptions(cache=False)),
-            execute=lambda c, run_dir: _execute(c, run_dir, args),
-            out=Path(
-                args.out or default_panel_out(members.subjects, config, "toy", ids=config.ids)
-            ),
-            show=not args.quiet,
-        )
-        return 0
-    out = Path(args.out or config.default_out())
-    result = _execute(config, out, args)
-    if not args.quiet:
-        print(summary_table(result.summary))
-    return 0
+    return drive(args, config, COMMAND)  # one run or a panel, and what is printed
 
 
 def add_tasks_arguments(parser: argparse.ArgumentParser) -> None:

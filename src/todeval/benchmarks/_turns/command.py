@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from todeval.benchmarks._turns.options import TurnsConfig
 from todeval.benchmarks._turns.plan import PREDICTIONS_FILE, TurnsDialogue
 from todeval.benchmarks._turns.report import run_footer
-from todeval.runner.command import execute_from_args
-from todeval.runner.options import RuntimeOptions, runtime_options
+from todeval.driver import RunCommand, drive
+from todeval.results.profile import BenchmarkProfile
+from todeval.runner.execute import RunResult
+from todeval.runner.options import RuntimeOptions
 from todeval.runner.plan import RunPlan
 
 BuildPlan = Callable[[RuntimeOptions], tuple[RunPlan, Sequence[TurnsDialogue]]]
@@ -19,32 +22,39 @@ BuildPlan = Callable[[RuntimeOptions], tuple[RunPlan, Sequence[TurnsDialogue]]]
 def execute_run(
     args: argparse.Namespace,
     config: TurnsConfig,
-    default_out: str,
     build: BuildPlan,
     *,
+    profile: BenchmarkProfile,
     selection: str,
     turns_word: str,
     metric_prefix: str,
     table: Callable[[Path], str],
 ) -> int:
-    """Build the plan for the run directory (``--out`` or ``default_out``), execute it, and
-    print the scorer's table (``table(out)``) and the footer.
+    """Run ``config`` through the shared driver and print the scorer's table (``table(out)``)
+    and the footer.
 
     The start line reads ``<benchmark>: N <selection> (T <turns_word>), model ...``.
     """
-    out = Path(args.out or default_out)
-    plan, dialogues = build(runtime_options(args, out))
-    turns = sum(d.n_turns for d in dialogues)
-    start = (
-        f"{plan.benchmark}: {len(dialogues)} {selection} ({turns} {turns_word}), model "
-        f"{config.model}, seed {config.seed}"
-    )
-    result = execute_from_args(plan, out, args, start_line=start)
-    if args.quiet:
-        return 0
-    if result.already_complete:
-        print(f"{out} already holds a complete run with this config; its scores:")
-    if result.to_retry < len(plan.jobs):  # else nothing to score: the CLI says what to retry
-        print(table(out))
-    print(run_footer(result.summary, out, PREDICTIONS_FILE, metric_prefix))
-    return 0
+    built: dict[str, Any] = {}
+
+    def plan_of(_: TurnsConfig, runtime: RuntimeOptions) -> RunPlan:
+        built["plan"], built["dialogues"] = build(runtime)
+        return built["plan"]  # type: ignore[no-any-return]
+
+    def start_line(_: TurnsConfig, plan: RunPlan) -> str:
+        dialogues: Sequence[TurnsDialogue] = built["dialogues"]
+        turns = sum(d.n_turns for d in dialogues)
+        return (
+            f"{plan.benchmark}: {len(dialogues)} {selection} ({turns} {turns_word}), model "
+            f"{config.model}, seed {config.seed}"
+        )
+
+    def closing(result: RunResult, out: Path) -> str:
+        parts = []
+        if result.to_retry < len(built["plan"].jobs):  # else nothing to score: the CLI says so
+            parts.append(table(out))
+        parts.append(run_footer(result.summary, out, PREDICTIONS_FILE, metric_prefix))
+        return "\n".join(parts)
+
+    command = RunCommand(profile=profile, build=plan_of, start_line=start_line, closing=closing)
+    return drive(args, config, command)

@@ -9,17 +9,17 @@ from pathlib import Path
 from todeval.agents.channels import CHANNELS
 from todeval.benchmarks.bargain.data import DEFAULT_K, DISTRACTORS, SPLITS, TRACKS
 from todeval.benchmarks.bargain.labellers import LABELLER
+from todeval.benchmarks.bargain.profile import PROFILE
 from todeval.benchmarks.bargain.run import PROTOCOLS, BargainConfig, BargainSummary, build_plan
 from todeval.console.tables import fmt_estimate
 from todeval.core.records import Summary
+from todeval.driver import RunCommand, drive
 from todeval.errors import UsageError
-from todeval.runner.command import execute_from_args
 from todeval.runner.options import (
     add_generation_arguments,
     add_run_arguments,
     generation_settings,
     run_settings,
-    runtime_options,
 )
 
 
@@ -161,12 +161,15 @@ def report_lines(summary: Summary) -> str:
     return "\n".join(lines)
 
 
+COMMAND: RunCommand[BargainConfig] = RunCommand(
+    profile=PROFILE,
+    build=build_plan,
+    start_line=lambda config, plan: (
+        f"bargain: {config.track} ({plan.n_tasks} dialogues), labeller {config.labeller}"
+    ),
+    closing=lambda result, out: report_lines(result.summary),
+)
+
+
 def run_command(args: argparse.Namespace) -> int:
-    config = config_from_args(args)
-    out = Path(args.out or config.default_out())
-    plan = build_plan(config, runtime_options(args, out))
-    start = f"bargain: {config.track} ({plan.n_tasks} dialogues), labeller {config.labeller}"
-    result = execute_from_args(plan, out, args, start_line=start)
-    if not args.quiet:
-        print(report_lines(result.summary))
-    return 0
+    return drive(args, config_from_args(args), COMMAND)

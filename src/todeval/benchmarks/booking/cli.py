@@ -10,14 +10,13 @@ from todeval.agents.channels import CHANNELS
 from todeval.benchmarks.booking.audit import audit_task
 from todeval.benchmarks.booking.players import SYSTEMS, USERS
 from todeval.benchmarks.booking.profile import PROFILE
-from todeval.benchmarks.booking.run import PROTOCOLS, BookingConfig, RuntimeOptions, build_plan
+from todeval.benchmarks.booking.run import PROTOCOLS, BookingConfig, build_plan
 from todeval.benchmarks.booking.tasks import TASK_SETS, load_tasks, select_tasks
 from todeval.console.tables import render_rows, summary_table, usage_table
+from todeval.driver import RunCommand, drive
 from todeval.errors import UsageError, choice_error
-from todeval.panels.cli import add_panel_arguments, members_from_args
-from todeval.panels.members import assign_by_field, member_by_field
-from todeval.panels.run import default_panel_out, panel_roles, run_panel
-from todeval.runner.command import execute_from_args
+from todeval.panels.cli import add_panel_arguments
+from todeval.panels.run import panel_roles
 from todeval.runner.execute import RunResult
 from todeval.runner.files import models_file_digest
 from todeval.runner.options import (
@@ -25,7 +24,6 @@ from todeval.runner.options import (
     add_run_arguments,
     generation_settings,
     run_settings,
-    runtime_options,
 )
 
 HEADLINE = [
@@ -186,46 +184,32 @@ def _config(args: argparse.Namespace) -> BookingConfig:
     )
 
 
-def _execute(config: BookingConfig, out: Path, args: argparse.Namespace) -> RunResult:
-    plan, tasks = build_plan(config, runtime_options(args))
-    start = (
-        f"booking: {len(tasks)} tasks x {config.trials} trial(s), system {config.system}, "
+def _closing(result: RunResult, out: Path) -> str:
+    pass_k = sorted(m for m in result.summary.metrics if ".pass^" in m)
+    headline = [*HEADLINE[:1], *pass_k, *HEADLINE[1:]]
+    parts = [summary_table(result.summary, headline, by_group=["booking.booking_accuracy"])]
+    usage = usage_table(result.summary)
+    if usage:
+        parts.append("\n" + usage)
+    parts.append(f"\nrun directory: {out}")
+    return "\n".join(parts)
+
+
+COMMAND: RunCommand[BookingConfig] = RunCommand(
+    profile=PROFILE,
+    build=lambda config, runtime: build_plan(config, runtime)[0],
+    start_line=lambda config, plan: (
+        f"booking: {plan.n_tasks} tasks x {config.trials} trial(s), system {config.system}, "
         f"user {config.user}, seed {config.seed}"
-    )
-    return execute_from_args(plan, out, args, start_line=start)
+    ),
+    closing=_closing,
+    panel_parts=lambda config: (config.task_set,),
+    panel_ids=lambda config: config.task_ids,
+)
 
 
 def run_command(args: argparse.Namespace) -> int:
-    config = _config(args)
-    members = members_from_args(args, panel_roles(PROFILE), lambda r: member_by_field(config, r))
-    if members is not None:
-        default = default_panel_out(members.subjects, config, config.task_set, ids=config.task_ids)
-        out = Path(args.out or default)
-        run_panel(
-            PROFILE,
-            config,
-            members,
-            assign=assign_by_field,
-            check=lambda c: build_plan(c, RuntimeOptions(cache=False))[0],
-            execute=lambda c, run_dir: _execute(c, run_dir, args),
-            out=out,
-            show=not args.quiet,
-        )
-        return 0
-    out = Path(args.out or config.default_out())
-    result = _execute(config, out, args)
-    if args.quiet:
-        return 0
-    if result.already_complete:
-        print(f"{out} already holds a complete run with this config; its summary:")
-    pass_k = sorted(m for m in result.summary.metrics if ".pass^" in m)
-    headline = [*HEADLINE[:1], *pass_k, *HEADLINE[1:]]
-    print(summary_table(result.summary, headline, by_group=["booking.booking_accuracy"]))
-    usage = usage_table(result.summary)
-    if usage:
-        print("\n" + usage)
-    print(f"\nrun directory: {out}")
-    return 0
+    return drive(args, _config(args), COMMAND)
 
 
 def add_check_arguments(parser: argparse.ArgumentParser) -> None:

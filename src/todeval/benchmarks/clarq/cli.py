@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from todeval.agents.channels import CHANNELS
@@ -18,20 +17,17 @@ from todeval.benchmarks.clarq.providers import PROVIDERS
 from todeval.benchmarks.clarq.run import ClarqConfig, build_plan
 from todeval.benchmarks.clarq.seekers import SEEKER_MODES, SEEKERS
 from todeval.console.tables import usage_table
+from todeval.driver import RunCommand, drive
 from todeval.errors import UsageError
-from todeval.panels.cli import add_panel_arguments, members_from_args
-from todeval.panels.members import assign_by_field, member_by_field
-from todeval.panels.run import default_panel_out, panel_roles, run_panel
-from todeval.runner.command import execute_from_args
+from todeval.panels.cli import add_panel_arguments
+from todeval.panels.run import panel_roles
 from todeval.runner.execute import RunResult
 from todeval.runner.files import models_file_digest
 from todeval.runner.options import (
-    RuntimeOptions,
     add_generation_arguments,
     add_run_arguments,
     generation_settings,
     run_settings,
-    runtime_options,
 )
 
 
@@ -141,52 +137,36 @@ def _config(args: argparse.Namespace) -> ClarqConfig:
     )
 
 
-def _execute(config: ClarqConfig, out: Path, args: argparse.Namespace) -> RunResult:
-    plan = build_plan(config, runtime_options(args, out))
-    start = (
-        f"clarq {config.selection_name}: {plan.n_tasks} tasks x {config.trials} trial(s), "
-        f"seeker {config.seeker}, provider {config.provider}, protocol {config.protocol}"
-    )
-    for warning in plan.players.get("warnings", []):  # shown under --quiet too
-        print(f"warning: {warning}", file=sys.stderr)
-    return execute_from_args(plan, out, args, start_line=start)
-
-
-def run_command(args: argparse.Namespace) -> int:
-    config = _config(args)
-    members = members_from_args(args, panel_roles(PROFILE), lambda r: member_by_field(config, r))
-    if members is not None:
-        parts = ("clarq", config.lang, config.task_set)
-        run_panel(
-            PROFILE,
-            config,
-            members,
-            assign=assign_by_field,
-            check=lambda c: build_plan(c, RuntimeOptions(cache=False)),
-            execute=lambda c, run_dir: _execute(c, run_dir, args),
-            out=Path(
-                args.out or default_panel_out(members.subjects, config, *parts, ids=config.ids)
-            ),
-            show=not args.quiet,
-        )
-        return 0
-    out = Path(args.out or config.default_out())
-    result = _execute(config, out, args)
-    if args.quiet:
-        return 0
-    if result.already_complete:
-        print(f"{out} already holds a complete run with this config; its summary:")
+def _closing(result: RunResult, out: Path) -> str:
     summary = result.summary
     if not isinstance(summary, ClarqSummary):  # read back from disk as the shared model
         summary = ClarqSummary.model_validate_json(
             (out / "summary.json").read_text(encoding="utf-8")
         )
-    print(format_summary(summary))
+    parts = [format_summary(summary)]
     usage = usage_table(summary)
     if usage:
-        print("\n" + usage)
-    print(f"\nrun directory: {out}")
-    return 0
+        parts.append("\n" + usage)
+    parts.append(f"\nrun directory: {out}")
+    return "\n".join(parts)
+
+
+COMMAND: RunCommand[ClarqConfig] = RunCommand(
+    profile=PROFILE,
+    build=build_plan,
+    start_line=lambda config, plan: (
+        f"clarq {config.selection_name}: {plan.n_tasks} tasks x {config.trials} trial(s), "
+        f"seeker {config.seeker}, provider {config.provider}, protocol {config.protocol}"
+    ),
+    closing=_closing,
+    warnings=lambda plan: plan.players.get("warnings", []),
+    panel_parts=lambda config: ("clarq", config.lang, config.task_set),
+    panel_ids=lambda config: config.ids,
+)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    return drive(args, _config(args), COMMAND)
 
 
 __all__ = ["add_arguments", "run_command"]

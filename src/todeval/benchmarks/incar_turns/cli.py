@@ -8,6 +8,7 @@ from pathlib import Path
 from todeval.benchmarks._turns.command import execute_run
 from todeval.benchmarks._turns.options import add_common_arguments, common_config
 from todeval.benchmarks._turns.plan import PREDICTIONS_FILE
+from todeval.benchmarks.incar_turns.profile import PROFILE
 from todeval.benchmarks.incar_turns.run import (
     METRIC_PREFIX,
     IncarTurnsConfig,
@@ -44,8 +45,8 @@ def run_command(args: argparse.Namespace) -> int:
     return execute_run(
         args,
         config,
-        config.default_out(),
         lambda runtime: build_plan(config, runtime, scored),
+        profile=PROFILE,
         selection=f"{config.split} dialogues",
         turns_word="turns",
         metric_prefix=METRIC_PREFIX,

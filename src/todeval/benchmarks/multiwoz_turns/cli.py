@@ -8,6 +8,7 @@ from pathlib import Path
 from todeval.benchmarks._turns.command import execute_run
 from todeval.benchmarks._turns.options import add_common_arguments, common_config
 from todeval.benchmarks._turns.plan import PREDICTIONS_FILE
+from todeval.benchmarks.multiwoz_turns.profile import PROFILE
 from todeval.benchmarks.multiwoz_turns.run import (
     METRIC_PREFIX,
     MultiwozTurnsConfig,
@@ -45,8 +46,8 @@ def run_command(args: argparse.Namespace) -> int:
     return execute_run(
         args,
         config,
-        config.default_out(),
         lambda runtime: build_plan(config, runtime, scored),
+        profile=PROFILE,
         selection="dialogues",
         turns_word="system turns",
         metric_prefix=METRIC_PREFIX,
