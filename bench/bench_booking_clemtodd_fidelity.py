@@ -27,7 +27,7 @@ from typing import Any
 from todeval.benchmarks.booking import db as db_module
 from todeval.benchmarks.booking import tasks as tasks_module
 from todeval.benchmarks.booking.game import GameMaster, GameRules
-from todeval.benchmarks.booking.protocol import SystemOutput, ToolCall
+from todeval.benchmarks.booking.messages import SystemOutput, ToolCall
 from todeval.benchmarks.booking.schema import BOOKING_TOOLS
 from todeval.benchmarks.booking.scoring import score_episode
 from todeval.benchmarks.booking.systems.controls import OracleSystem

@@ -28,7 +28,7 @@ from todeval.core.records import EpisodeRecord, Manifest, Summary
 from todeval.errors import BadInputError, UsageError, choice_error
 from todeval.registry import discover
 from todeval.results.compare import compare_runs
-from todeval.results.comparison import Comparison
+from todeval.results.comparison_record import Comparison
 from todeval.runner.execute import RunResult, execute_plan, release_plan
 from todeval.runner.options import RuntimeOptions
 from todeval.runner.plan import RunPlan

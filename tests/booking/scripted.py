@@ -6,7 +6,7 @@ import asyncio
 import os
 from typing import Any
 
-from todeval.benchmarks.booking.protocol import (
+from todeval.benchmarks.booking.messages import (
     Observation,
     SystemContext,
     SystemOutput,

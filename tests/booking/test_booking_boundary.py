@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from todeval.benchmarks.booking.protocol import (
+from todeval.benchmarks.booking.messages import (
     Observation,
     SystemContext,
     SystemOutput,

@@ -8,7 +8,7 @@ import pytest
 
 from todeval.backends.errors import InfrastructureError
 from todeval.benchmarks.booking.game import GameRules, play_episode
-from todeval.benchmarks.booking.protocol import is_done
+from todeval.benchmarks.booking.messages import is_done
 from todeval.benchmarks.booking.tasks import load_tasks
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord

@@ -29,8 +29,7 @@ from todeval.benchmarks.booking.llm_systems.hd_pipeline import (
     HDPipelineSystem,
 )
 from todeval.benchmarks.booking.llm_systems.modules import slot_schema
-from todeval.benchmarks.booking.players import SYSTEM, SYSTEMS
-from todeval.benchmarks.booking.protocol import (
+from todeval.benchmarks.booking.messages import (
     BookingResult,
     DbResult,
     SystemOutput,
@@ -38,6 +37,7 @@ from todeval.benchmarks.booking.protocol import (
     UserMessage,
     UserReply,
 )
+from todeval.benchmarks.booking.players import SYSTEM, SYSTEMS
 from todeval.cli import main
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord

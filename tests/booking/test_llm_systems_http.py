@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from todeval.benchmarks.booking.llm_systems.http_system import HttpSystem, SystemEndpointError
-from todeval.benchmarks.booking.protocol import UserMessage
+from todeval.benchmarks.booking.messages import UserMessage
 from todeval.cli import main
 from todeval.core.outcome import Outcome
 from todeval.dialogue.participants import PlayerOptions

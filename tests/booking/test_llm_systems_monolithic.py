@@ -13,12 +13,12 @@ from todeval.backends.types import GenerationRequest
 from todeval.benchmarks.booking.game import GameRules
 from todeval.benchmarks.booking.llm_systems import LLM_SYSTEMS
 from todeval.benchmarks.booking.llm_systems.monolithic import MonolithicSystem
-from todeval.benchmarks.booking.players import SYSTEM
-from todeval.benchmarks.booking.protocol import (
+from todeval.benchmarks.booking.messages import (
     BookingSystem,
     DbResult,
     UserMessage,
 )
+from todeval.benchmarks.booking.players import SYSTEM
 from todeval.core.outcome import Outcome
 from todeval.dialogue.participants import PlayerOptions
 from todeval.errors import UsageError

@@ -20,7 +20,7 @@ from todeval.backends.scripted import (
 )
 from todeval.backends.types import Backend, ChatMessage, GenerationRequest, ModelInfo
 from todeval.benchmarks.booking.game import GameRules, play_episode
-from todeval.benchmarks.booking.protocol import SystemContext
+from todeval.benchmarks.booking.messages import SystemContext
 from todeval.benchmarks.booking.schema import tool_definitions
 from todeval.benchmarks.booking.tasks import BookingTask, load_tasks
 from todeval.core.records import EpisodeRecord

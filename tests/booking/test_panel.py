@@ -42,7 +42,6 @@ def test_panel_one_system_three_users(tmp_path: Path, capsys: pytest.CaptureFixt
             "10",
             "--out",
             str(out),
-            "--quiet",
         ]
     )
     assert code == 0
@@ -80,7 +79,6 @@ def test_panel_two_systems_rank_stability(
             "10",
             "--out",
             str(out),
-            "--quiet",
         ]
     )
     assert code == 0

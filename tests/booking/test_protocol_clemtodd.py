@@ -1,7 +1,7 @@
 """``--protocol clemtodd``: one test per rule of the released clem:todd game master
 (kranti-up/clemtoddfw @ bfefff79, files under ``clemtodd/``), each also checking what
 ``--protocol strict`` does instead. Calls go through the public
-:func:`todeval.benchmarks.booking.protocols.handle_output` or a played episode."""
+:func:`todeval.benchmarks.booking.rules.handle_output` or a played episode."""
 
 from __future__ import annotations
 
@@ -15,14 +15,14 @@ from todeval.benchmarks.booking import clemtodd
 from todeval.benchmarks.booking.db import load_database
 from todeval.benchmarks.booking.environment import BookingEnvironment
 from todeval.benchmarks.booking.game import GameRules, play_episode
-from todeval.benchmarks.booking.protocol import (
+from todeval.benchmarks.booking.messages import (
     DbResult,
     Observation,
     SystemContext,
     SystemOutput,
     ToolCall,
 )
-from todeval.benchmarks.booking.protocols import OutputHandling, handle_output
+from todeval.benchmarks.booking.rules import OutputHandling, handle_output
 from todeval.benchmarks.booking.schema import DB_TOOLS, slot_values
 from todeval.benchmarks.booking.tasks import load_tasks
 from todeval.cli import main
@@ -397,7 +397,7 @@ def test_done_only_when_whole_reply() -> None:
     ``done``, ``done,`` or ``done.``; strict also allows spaces before the punctuation."""
     assert clemtodd.is_done("  DONE. ") and clemtodd.is_done("done,")
     assert not clemtodd.is_done("done .") and not clemtodd.is_done("thanks, done")
-    from todeval.benchmarks.booking.protocol import is_done
+    from todeval.benchmarks.booking.messages import is_done
 
     assert is_done("done .")
 

@@ -10,7 +10,7 @@ import pytest
 
 from todeval.benchmarks.booking.db import load_database
 from todeval.benchmarks.booking.game import play_episode
-from todeval.benchmarks.booking.protocol import (
+from todeval.benchmarks.booking.messages import (
     ActionParser,
     BookingResult,
     BookingSystem,

@@ -1,6 +1,6 @@
 import pytest
 
-from todeval.benchmarks.booking.protocol import (
+from todeval.benchmarks.booking.messages import (
     ActionParser,
     BookingRequest,
     DbQuery,

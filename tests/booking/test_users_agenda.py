@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from todeval.benchmarks.booking.protocol import UserContext, UserSimulator, is_done
+from todeval.benchmarks.booking.messages import UserContext, UserSimulator, is_done
 from todeval.benchmarks.booking.tasks import BookingTask, DomainGoal, load_tasks
 from todeval.benchmarks.booking.users import AgendaUser, EndReason
 from todeval.errors import UsageError

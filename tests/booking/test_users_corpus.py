@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from todeval.benchmarks.booking.protocol import UserContext, UserSimulator
+from todeval.benchmarks.booking.messages import UserContext, UserSimulator
 from todeval.benchmarks.booking.tasks import load_tasks
 from todeval.benchmarks.booking.users import CorpusUser, EndReason
 from todeval.errors import UsageError

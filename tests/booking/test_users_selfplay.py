@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from todeval.benchmarks.booking.db import VenueDatabase, load_database
-from todeval.benchmarks.booking.protocol import (
+from todeval.benchmarks.booking.messages import (
     BookingResult,
     Observation,
     SystemContext,

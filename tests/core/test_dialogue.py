@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from todeval.benchmarks.booking.game import play_episode
+from todeval.benchmarks.booking.messages import UserContext, UserReply
 from todeval.benchmarks.booking.players import SYSTEM, USER
-from todeval.benchmarks.booking.protocol import UserContext, UserReply
 from todeval.benchmarks.booking.systems.rule import RuleSystem
 from todeval.benchmarks.booking.tasks import load_tasks
 from todeval.cli import main

@@ -11,7 +11,7 @@ from scipy.stats import binomtest
 from todeval.cli import main
 from todeval.errors import RefusedError
 from todeval.results.compare import compare_runs
-from todeval.results.comparison import Comparison
+from todeval.results.comparison_record import Comparison
 
 ROOT = Path(__file__).resolve().parents[2]
 ORACLE = [

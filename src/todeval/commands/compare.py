@@ -3,7 +3,7 @@
 Prints one block per compared run -- who played each role, the selection and protocol, the
 shared tasks, then a table (metric, A, B, B - A with a 95% paired-bootstrap CI, the bootstrap
 p-value, McNemar's exact p for binary one-trial metrics) and the cost and latency ratios -- and
-writes the :class:`~todeval.results.comparison.Comparison` as JSON with ``-o``. Runs over
+writes the :class:`~todeval.results.comparison_record.Comparison` as JSON with ``-o``. Runs over
 different selections of one task set are refused unless ``--shared-tasks``.
 """
 
@@ -17,7 +17,7 @@ from todeval.errors import UsageError
 from todeval.registry import Command, Registry
 
 if TYPE_CHECKING:  # the statistics (numpy) are imported when the command runs
-    from todeval.results.comparison import Comparison, PairComparison, RunInfo
+    from todeval.results.comparison_record import Comparison, PairComparison, RunInfo
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -17,6 +17,7 @@ selection), so no benchmark is named here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -141,4 +142,33 @@ def legacy_selection(config: dict[str, Any], n_tasks: int | None) -> Selection:
         limit=limit,
         mode=mode,
         n_tasks=n_tasks,
+    )
+
+
+def model_name(model: str | None, infos: Mapping[str, Any]) -> str | None:
+    """The display name of ``model`` in ``infos`` (the models-file name, else the spec)."""
+    info = infos.get(model) if model else None
+    name = info.get("name") if isinstance(info, Mapping) else None
+    return str(name) if name else None
+
+
+def role_identity(
+    player: str,
+    *,
+    model: str | None = None,
+    infos: Mapping[str, Any] | None = None,
+    prompts_sha256: str | None = None,
+    config_keys: Sequence[str] = (),
+    privileged: bool = False,
+) -> RoleIdentity:
+    """One role: its player, its model (as the config names it) with the display name from
+    ``infos``, the digest of the templates it reads, the config keys its choice sets, and
+    whether the player is privileged (a control: ``PlayerFactory.privileged``)."""
+    return RoleIdentity(
+        player=player,
+        model=model,
+        model_name=model_name(model, infos or {}),
+        prompts_sha256=prompts_sha256,
+        config_keys=list(config_keys),
+        privileged=privileged,
     )

@@ -20,7 +20,7 @@ from typing import Any
 
 from todeval.core.records import Summary
 from todeval.errors import RefusedError, UsageError
-from todeval.results.comparison import (
+from todeval.results.comparison_record import (
     Comparison,
     ComparisonMethod,
     MetricComparison,

@@ -10,9 +10,9 @@ from typing import Any, Literal
 from todeval_toy.game import BENCHMARK, GUESSER, HOST, PROTOCOLS, load_tasks, play_episode
 
 from todeval.backends.pool import ModelPool
+from todeval.core.identity import role_identity
 from todeval.core.records import EpisodeRecord
 from todeval.dialogue import EpisodeStreams, PlayerOptions, PromptSet
-from todeval.runner.identity import role_identity
 from todeval.runner.naming import run_dir_name
 from todeval.runner.options import RunSettings, RuntimeOptions, pin_prompts
 from todeval.runner.plan import EpisodeJob, RunPlan

@@ -23,12 +23,12 @@ from todeval.benchmarks._turns.generation import EpisodeContext, PredictedTurn, 
 from todeval.benchmarks._turns.options import RuntimeOptions, TurnsConfig
 from todeval.benchmarks._turns.summaries import add_run_figures, generation_stats, scored_records
 from todeval.core.files import write_atomic
+from todeval.core.identity import role_identity
 from todeval.core.records import EpisodeRecord, Summary
 from todeval.dialogue.chat import JsonReply
 from todeval.dialogue.episode import EpisodeStreams
 from todeval.dialogue.prompts import PromptSet
 from todeval.dialogue.replies import ReplyChecker
-from todeval.runner.identity import role_identity
 from todeval.runner.options import model_pool, pin_prompts
 from todeval.runner.plan import EpisodeJob, RunPlan
 from todeval.runner.selection import select_for_run

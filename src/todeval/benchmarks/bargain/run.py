@@ -49,12 +49,12 @@ from todeval.benchmarks.bargain.scoring import (
     strategy_paper_metrics,
 )
 from todeval.benchmarks.bargain.scoring import scores as score_turns
+from todeval.core.identity import role_identity
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord, Summary, SummaryTable
 from todeval.dialogue import EpisodeEnd, EpisodeLog, EpisodeStreams, PlayerOptions, PromptSet
 from todeval.dialogue.episode import Termination, guarded
 from todeval.errors import UsageError
-from todeval.runner.identity import role_identity
 from todeval.runner.naming import run_dir_name
 from todeval.runner.options import RunSettings, RuntimeOptions, model_pool, pin_prompts
 from todeval.runner.plan import EpisodeJob, RunPlan

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from todeval.benchmarks.booking.db import VenueDatabase, conditions_from, load_database
 from todeval.benchmarks.booking.environment import BookingEnvironment
-from todeval.benchmarks.booking.protocol import ActionParser, BookingRequest, SystemOutput, ToolCall
+from todeval.benchmarks.booking.messages import ActionParser, BookingRequest, SystemOutput, ToolCall
 from todeval.benchmarks.booking.schema import BOOKING_TOOLS, INFORMABLE, slot_values
 from todeval.benchmarks.booking.tasks import BookingTask, DomainGoal
 

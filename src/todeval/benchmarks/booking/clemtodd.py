@@ -42,7 +42,7 @@ from typing import Any
 
 from todeval.benchmarks.booking.db import MAX_ROWS, Condition
 from todeval.benchmarks.booking.environment import Booking, BookingEnvironment, new_reference
-from todeval.benchmarks.booking.protocol import (
+from todeval.benchmarks.booking.messages import (
     Action,
     BookingRequest,
     BookingResult,

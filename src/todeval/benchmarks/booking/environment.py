@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from todeval.benchmarks.booking.db import DONTCARE, Condition, VenueDatabase, conditions_from
-from todeval.benchmarks.booking.protocol import BookingResult, DbResult
+from todeval.benchmarks.booking.messages import BookingResult, DbResult
 from todeval.benchmarks.booking.schema import (
     BOOK_SLOTS,
     INFORMABLE,

@@ -10,7 +10,7 @@ Every violation is recorded.
 What the two rule sets disagree on -- parsing, DB search, booking validation, the inner-loop cap
 (``max_calls_per_turn`` outputs per turn under ``strict``, consecutive calls of one kind under
 ``clemtodd``), queued calls and the end signal -- is delegated to the run's
-:class:`~.protocols.GameProtocol`. Under ``clemtodd`` further tool calls of one response are
+:class:`~.rules.GameProtocol`. Under ``clemtodd`` further tool calls of one response are
 queued and played as the system's next outputs without asking the system (it is shown each
 result through ``observe`` if it has one); a follow-up among them ends the turn and the rest
 stay queued for the next turn.
@@ -23,8 +23,7 @@ from typing import Any, Literal
 
 from todeval.benchmarks.booking.db import load_database
 from todeval.benchmarks.booking.environment import BookingEnvironment
-from todeval.benchmarks.booking.players import SYSTEM, USER
-from todeval.benchmarks.booking.protocol import (
+from todeval.benchmarks.booking.messages import (
     Action,
     BookingRequest,
     BookingResult,
@@ -44,7 +43,8 @@ from todeval.benchmarks.booking.protocol import (
     Violation,
     ViolationNotice,
 )
-from todeval.benchmarks.booking.protocols import PROTOCOLS, GameProtocol, get_protocol
+from todeval.benchmarks.booking.players import SYSTEM, USER
+from todeval.benchmarks.booking.rules import PROTOCOLS, GameProtocol, get_protocol
 from todeval.benchmarks.booking.schema import slot_values, tool_definitions
 from todeval.benchmarks.booking.tasks import BookingTask
 from todeval.benchmarks.booking.taxonomy import classify, unrealistic_class

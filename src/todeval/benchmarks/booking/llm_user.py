@@ -14,7 +14,7 @@ import re
 from todeval.backends.sampling import Sampling, generate_accounted
 from todeval.backends.types import Backend, ChatMessage
 from todeval.benchmarks.booking.llm_systems.prompts import default_prompts
-from todeval.benchmarks.booking.protocol import UserContext, UserReply
+from todeval.benchmarks.booking.messages import UserContext, UserReply
 from todeval.core.records import CallUsage
 from todeval.dialogue.participants import PlayerOptions
 from todeval.dialogue.prompts import PromptSet

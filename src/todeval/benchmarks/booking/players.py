@@ -7,7 +7,7 @@ demand, so users can plug in their own system without editing todeval.
 from __future__ import annotations
 
 from todeval.benchmarks.booking.llm_systems import LLM_SYSTEMS
-from todeval.benchmarks.booking.protocol import BookingSystem, UserSimulator, system_view
+from todeval.benchmarks.booking.messages import BookingSystem, UserSimulator, system_view
 from todeval.dialogue.participants import Role
 from todeval.dialogue.views import same_view
 

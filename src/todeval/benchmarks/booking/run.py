@@ -10,7 +10,7 @@ from todeval.agents.hub import AGENT, check_agent_choice
 from todeval.benchmarks.booking.game import BENCHMARK, GameRules, play_episode
 from todeval.benchmarks.booking.llm_systems.prompts import load_prompts
 from todeval.benchmarks.booking.players import SYSTEM, USER
-from todeval.benchmarks.booking.protocols import PROTOCOLS
+from todeval.benchmarks.booking.rules import PROTOCOLS
 from todeval.benchmarks.booking.tasks import (
     TASK_SETS,
     BookingTask,
@@ -18,12 +18,11 @@ from todeval.benchmarks.booking.tasks import (
     select_tasks,
     task_set_hash,
 )
-from todeval.core.identity import RoleIdentity
+from todeval.core.identity import RoleIdentity, role_identity
 from todeval.core.records import EpisodeRecord
 from todeval.dialogue.participants import PlayerOptions, is_interactive
 from todeval.dialogue.prompts import PromptSet
 from todeval.errors import UsageError, choice_error
-from todeval.runner.identity import role_identity
 from todeval.runner.naming import run_dir_name
 from todeval.runner.options import RunSettings, RuntimeOptions, model_pool, pin_prompts
 from todeval.runner.plan import EpisodeJob, RunPlan

@@ -24,8 +24,8 @@ from todeval.benchmarks.booking.llm_systems.agent_system import (
     booking_tools,
     called_over_mcp,
 )
-from todeval.benchmarks.booking.protocol import FollowUp, SystemOutput, ToolCall, Violation
-from todeval.benchmarks.booking.protocols import PROTOCOLS, get_protocol
+from todeval.benchmarks.booking.messages import FollowUp, SystemOutput, ToolCall, Violation
+from todeval.benchmarks.booking.rules import PROTOCOLS, get_protocol
 from todeval.benchmarks.booking.tasks import BookingTask, load_tasks, select_tasks
 from todeval.dialogue.episode import EpisodeLog, EpisodeStreams
 from todeval.errors import choice_error

@@ -44,14 +44,13 @@ from todeval.benchmarks.clarq.seekers import (
     ReplayScript,
     SeekerMode,
 )
-from todeval.core.identity import RoleIdentity
+from todeval.core.identity import RoleIdentity, role_identity
 from todeval.core.records import EpisodeRecord, MetricSummary, Summary
 from todeval.dialogue.episode import EpisodeStreams
 from todeval.dialogue.participants import PlayerOptions, is_interactive
 from todeval.dialogue.prompts import PromptSet
 from todeval.dialogue.replay import episode_key, recording_by_episode
 from todeval.errors import BadInputError, RefusedError, UsageError, choice_error
-from todeval.runner.identity import role_identity
 from todeval.runner.naming import run_dir_name
 from todeval.runner.options import RunSettings, RuntimeOptions, model_pool, pin_prompts
 from todeval.runner.plan import EpisodeJob, RunPlan

@@ -1,7 +1,7 @@
 """The paper's LLM dialogue-system architectures for the self-play booking benchmark.
 
-Each system implements :class:`todeval.benchmarks.booking.protocol.BookingSystem` and is built
-from :class:`~todeval.benchmarks.booking.protocol.PlayerOptions` by its ``from_options``:
+Each system implements :class:`todeval.benchmarks.booking.messages.BookingSystem` and is built
+from :class:`~todeval.benchmarks.booking.messages.PlayerOptions` by its ``from_options``:
 
 * ``monolithic`` -- one LLM holding the whole dialogue, with the seven tools;
 * ``modular-prog`` -- fixed Python control flow over single-turn LLM modules (intent

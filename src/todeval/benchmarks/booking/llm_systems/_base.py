@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Self
 from todeval.backends.sampling import Sampling, generate_accounted
 from todeval.backends.types import Backend, GenerationResult, ToolCallOut
 from todeval.benchmarks.booking.llm_systems.prompts import default_prompts
-from todeval.benchmarks.booking.protocol import (
+from todeval.benchmarks.booking.messages import (
     BookingResult,
     DbResult,
     Observation,

@@ -21,7 +21,7 @@ from typing import Any
 from todeval.backends.types import ToolCallOut
 from todeval.benchmarks.booking.llm_systems._base import ToolCallingSystem, output_for
 from todeval.benchmarks.booking.llm_systems.sql import SqlWhereError, where_to_arguments
-from todeval.benchmarks.booking.protocol import (
+from todeval.benchmarks.booking.messages import (
     Observation,
     SystemContext,
     SystemOutput,

@@ -40,7 +40,7 @@ from todeval.benchmarks.booking.llm_systems.bm25 import (
 )
 from todeval.benchmarks.booking.llm_systems.modules import parse_module_reply, slot_schema
 from todeval.benchmarks.booking.llm_systems.prompts import default_prompts, transcript_text
-from todeval.benchmarks.booking.protocol import (
+from todeval.benchmarks.booking.messages import (
     BookingResult,
     DbResult,
     Observation,

@@ -33,7 +33,7 @@ from pydantic import BaseModel, Field, ValidationError
 from todeval.agents.http import HttpClients, post_json
 from todeval.agents.hub import new_conversation_id
 from todeval.backends.accounting import valid_token_count
-from todeval.benchmarks.booking.protocol import (
+from todeval.benchmarks.booking.messages import (
     Observation,
     SystemContext,
     SystemOutput,

@@ -36,7 +36,7 @@ from todeval.benchmarks.booking.llm_systems.modules import (
     ModuleOutput,
 )
 from todeval.benchmarks.booking.llm_systems.prompts import default_prompts
-from todeval.benchmarks.booking.protocol import (
+from todeval.benchmarks.booking.messages import (
     Observation,
     SystemContext,
     SystemOutput,

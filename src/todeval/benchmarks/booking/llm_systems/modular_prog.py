@@ -30,7 +30,7 @@ from todeval.benchmarks.booking.llm_systems.prompts import (
     default_prompts,
     transcript_text,
 )
-from todeval.benchmarks.booking.protocol import (
+from todeval.benchmarks.booking.messages import (
     BookingResult,
     DbResult,
     Observation,

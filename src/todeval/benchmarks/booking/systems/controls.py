@@ -11,7 +11,7 @@ Floors (they see only the system's view, as any system under test):
   (hotels, ``area = 'north' AND stars >= '4'``) as a search, then the follow-up prompt's
   example answer, ``<your message>``, word for word, every turn.
 
-Ceiling (privileged: handed :class:`~todeval.benchmarks.booking.protocol.SystemStart`, the goal
+Ceiling (privileged: handed :class:`~todeval.benchmarks.booking.messages.SystemStart`, the goal
 included, so it is a control and never ranked beside systems under test):
 
 * ``oracle`` -- searches each goal domain with the goal's final constraints and books the first
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from todeval.benchmarks.booking.protocol import (
+from todeval.benchmarks.booking.messages import (
     BookingResult,
     DbResult,
     Observation,

@@ -7,7 +7,7 @@ It acts only through the benchmark's tools. Per user turn it
 3. searches that domain's DB with the user's constraints (``retrievefrom...db``), relaxing a
    loosely inferred constraint when nothing matches, and otherwise tells the user that nothing
    matched and asks them to change something;
-4. picks a row from the :class:`~.protocol.DbResult` (for trains: the first departure after the
+4. picks a row from the :class:`~..messages.DbResult` (for trains: the first departure after the
    requested time, or the last arrival before it), offers it, answers questions about it from the
    row, and asks for missing booking details;
 5. books (``validate...booking``) as soon as the booking details are known, with every required
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import todeval.benchmarks.booking.systems.replies as R
-from todeval.benchmarks.booking.protocol import (
+from todeval.benchmarks.booking.messages import (
     Action,
     ActionParser,
     BookingResult,

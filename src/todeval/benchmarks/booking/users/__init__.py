@@ -5,7 +5,7 @@
 * :class:`CorpusUser` -- replays the user turns of the goal's original MultiWOZ dialogue
   (test and dev sets only).
 
-Both implement :class:`todeval.benchmarks.booking.protocol.UserSimulator` and expose
+Both implement :class:`todeval.benchmarks.booking.messages.UserSimulator` and expose
 ``gave_up`` and ``end_reason`` (an :class:`EndReason`) for the game master.
 """
 

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 
 import todeval.benchmarks.booking.users.phrasing as ph
 from todeval.benchmarks.booking.db import load_database
-from todeval.benchmarks.booking.protocol import UserContext, UserReply
+from todeval.benchmarks.booking.messages import UserContext, UserReply
 from todeval.benchmarks.booking.schema import BOOK_SLOTS, INFORMABLE, slot_values
 from todeval.benchmarks.booking.tasks import BookingTask
 from todeval.benchmarks.booking.users.checking import (

@@ -8,7 +8,7 @@ words, gets no help). Only the test and dev sets carry the original dialogues.
 
 from __future__ import annotations
 
-from todeval.benchmarks.booking.protocol import UserContext, UserReply
+from todeval.benchmarks.booking.messages import UserContext, UserReply
 from todeval.benchmarks.booking.tasks import TASK_SETS
 from todeval.benchmarks.booking.users.ending import EndReason
 from todeval.errors import UsageError, choice_error

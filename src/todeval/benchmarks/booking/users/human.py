@@ -6,7 +6,7 @@ with ``done``. A run with this user plays one episode at a time.
 
 from __future__ import annotations
 
-from todeval.benchmarks.booking.protocol import UserContext, UserReply
+from todeval.benchmarks.booking.messages import UserContext, UserReply
 from todeval.dialogue.human import TerminalParticipant
 
 

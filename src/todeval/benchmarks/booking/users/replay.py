@@ -10,7 +10,7 @@ recording lacks is that episode's user-simulator error.
 
 from __future__ import annotations
 
-from todeval.benchmarks.booking.protocol import UserContext, UserReply
+from todeval.benchmarks.booking.messages import UserContext, UserReply
 from todeval.dialogue import EpisodeReplay, PlayerOptions
 from todeval.dialogue.replay import Recording, recording_by_episode
 

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 from todeval.benchmarks.booking import clemtodd
 from todeval.benchmarks.booking.db import load_database
 from todeval.benchmarks.booking.environment import Booking, BookingEnvironment
-from todeval.benchmarks.booking.protocol import (
+from todeval.benchmarks.booking.messages import (
     Action,
     ActionParser,
     BookingRequest,
@@ -262,7 +262,7 @@ def handle_output(
 ) -> OutputHandling:
     """Handle one raw system output as the game master does, with a fresh DB and no bookings.
 
-    ``output`` is a :class:`~.protocol.SystemOutput`, one tool call ``{"name", "arguments"}``
+    ``output`` is a :class:`~.messages.SystemOutput`, one tool call ``{"name", "arguments"}``
     (arguments as an object or its JSON text), a list of them (one model response with several
     calls), or plain text (no tool call). ``goal_domains`` are the domains the goal books in;
     ``goal_book_keys`` the goal's booking keys per domain (``clemtodd`` requires them present).
