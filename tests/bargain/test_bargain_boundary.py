@@ -104,7 +104,7 @@ def test_hard_distractors_carry_no_parent_signal() -> None:
     """The gold's parent is the modal parent of a hard list no more often than of a uniform
     one (before issue 26: in 3,490 of 3,490 hard lists)."""
     from todeval.benchmarks.bargain.data import load_track
-    from todeval.benchmarks.bargain.weaver_check import modal_parent_rate
+    from todeval.benchmarks.bargain.tools.weaver_check import modal_parent_rate
 
     dialogues = load_track("scripted", "test")[:300]
     hard = modal_parent_rate(dialogues, "hard")

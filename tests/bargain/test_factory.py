@@ -24,7 +24,8 @@ from todeval.benchmarks.bargain.data import (
     LabelledTurn,
     Utterance,
 )
-from todeval.benchmarks.bargain.factory import (
+from todeval.benchmarks.bargain.hierarchy import Hierarchy, parse_hierarchy
+from todeval.benchmarks.bargain.tools.factory import (
     FactoryConfig,
     FactoryModels,
     IntentFactory,
@@ -34,8 +35,7 @@ from todeval.benchmarks.bargain.factory import (
     slug_of,
     split_dialogues,
 )
-from todeval.benchmarks.bargain.factory_cli import add_factory_arguments, main, run_factory
-from todeval.benchmarks.bargain.hierarchy import Hierarchy, parse_hierarchy
+from todeval.benchmarks.bargain.tools.factory_cli import add_factory_arguments, main, run_factory
 from todeval.errors import BadInputError
 from todeval.stats.proportions import wilson_interval
 from todeval.testing.openai_server import ServerConfig
@@ -491,8 +491,8 @@ def test_bad_mapping_is_bad_input(
 
 
 def test_shipped_mapping_fits_the_shipped_hierarchy() -> None:
-    from todeval.benchmarks.bargain.factory import default_mapping
     from todeval.benchmarks.bargain.hierarchy import default_hierarchy
+    from todeval.benchmarks.bargain.tools.factory import default_mapping
 
     try:
         reference = default_hierarchy()

@@ -12,8 +12,17 @@ import pytest
 
 from tests.clarq.helpers import REFERENCE, run_cli
 from todeval.benchmarks.clarq import load_tasks, read_original
-from todeval.benchmarks.clarq._audit_cli import format_audit
-from todeval.benchmarks.clarq.audit import (
+from todeval.benchmarks.clarq.protocol import (
+    GREETINGS,
+    Decision,
+    Provider,
+    ProviderTurn,
+    ProviderView,
+)
+from todeval.benchmarks.clarq.providers import CANNED
+from todeval.benchmarks.clarq.providers.rule import RuleProvider
+from todeval.benchmarks.clarq.tools._audit_cli import format_audit
+from todeval.benchmarks.clarq.tools.audit import (
     CLASSES,
     ORIGINAL_ENOUGH,
     AuditSummary,
@@ -25,15 +34,6 @@ from todeval.benchmarks.clarq.audit import (
     rebuild,
     rebuild_dialogue,
 )
-from todeval.benchmarks.clarq.protocol import (
-    GREETINGS,
-    Decision,
-    Provider,
-    ProviderTurn,
-    ProviderView,
-)
-from todeval.benchmarks.clarq.providers import CANNED
-from todeval.benchmarks.clarq.providers.rule import RuleProvider
 
 
 @pytest.fixture(scope="module")

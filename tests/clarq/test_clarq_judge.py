@@ -31,9 +31,9 @@ from todeval.benchmarks.clarq import (
     recorded_verdicts,
     verdict_key,
 )
-from todeval.benchmarks.clarq._convert_judge_cache import convert, parse_recorded_prompt
-from todeval.benchmarks.clarq._convert_judge_cache import main as convert_main
 from todeval.benchmarks.clarq._judge import JudgeReplyError, parse_verdict
+from todeval.benchmarks.clarq.tools._convert_judge_cache import convert, parse_recorded_prompt
+from todeval.benchmarks.clarq.tools._convert_judge_cache import main as convert_main
 from todeval.testing.openai_server import ServerConfig
 from todeval.testing.server_process import ServerProcess
 

@@ -31,7 +31,7 @@ def register(registry: Registry) -> None:
         "data",
         "bargain",
         DATA_HELP,
-        "todeval.benchmarks.bargain.data_cli",
+        "todeval.benchmarks.bargain.tools.data_cli",
         add="add_data_arguments",
         run="run_data",
     )
@@ -39,7 +39,7 @@ def register(registry: Registry) -> None:
         "data",
         "bargain-factory",
         FACTORY_HELP,
-        "todeval.benchmarks.bargain.factory_cli",
+        "todeval.benchmarks.bargain.tools.factory_cli",
         add="add_factory_arguments",
         run="run_factory",
     )

@@ -7,7 +7,7 @@ per turn, and a templated seller reply between buyer turns (a labeller sees both
 ``template`` mode (:func:`weave_templates`) is deterministic and offline: the intents and the
 wording come from the templates file (``data/bargain/intents/weaver-templates-v1.json``),
 filled with slots drawn from the listing, all from one seed. ``llm`` mode
-(:mod:`.weaver_llm`) samples the intents the same way and has a generator model write the
+(:mod:`.tools.weaver_llm`) samples the intents the same way and has a generator model write the
 utterance, then a blind verifier label it.
 
 A set file is gzip-compressed JSONL: a header line (:class:`SetHeader`: mode, seed, the

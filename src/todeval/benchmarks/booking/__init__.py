@@ -30,13 +30,13 @@ def register(registry: Registry) -> None:
         "booking",
         "realism",
         "simulator realism: LLM-judge naturalness (judge), blind-test accuracy (score)",
-        "todeval.benchmarks.booking.realism.cli",
+        "todeval.benchmarks.booking.tools.realism.cli",
     )
     registry.annotation_source(
         "booking-realism",
         "which one is the person? a MultiWOZ prefix, the real next user turn and the LLM "
         "user's (SET,user-model=SPEC[,n=N][,seed=S])",
-        items="todeval.benchmarks.booking.realism.blind:items",
+        items="todeval.benchmarks.booking.tools.realism.blind:items",
         kinds=("pairwise",),
     )
     registry.tool_surface(

@@ -115,7 +115,7 @@ def __getattr__(name: str) -> Any:
 _CLI = f"{__name__}._cli"  # imported only when a clarq command runs
 SCORE_HELP = "score ClarQ-LLM transcripts: success S, AQD, AQL (the original's rules)"
 DATA_HELP = "check and show the shipped ClarQ-LLM tasks (English and Chinese)"
-_AUDIT_CLI = f"{__name__}._audit_cli"
+_AUDIT_CLI = f"{__name__}.tools._audit_cli"
 AUDIT_HELP = (
     "teacher-forced provider audit: a provider's decisions vs a transcript's original "
     "provider, turn by turn (accuracy, kappa, node ids, the always-release baseline)"

@@ -8,7 +8,7 @@ scorer (and our own judge prompt) can reuse the recorded verdicts offline.
 
 Run it from a checkout::
 
-    python -m todeval.benchmarks.clarq._convert_judge_cache \\
+    python -m todeval.benchmarks.clarq.tools._convert_judge_cache \\
         ../shared/data/clarq/reference/judge_cache.json.gz \\
         -o src/todeval/data/clarq/judge_verdicts.jsonl.gz
 
@@ -203,7 +203,7 @@ def write_entries(entries: dict[str, VerdictEntry], out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m todeval.benchmarks.clarq._convert_judge_cache",
+        prog="python -m todeval.benchmarks.clarq.tools._convert_judge_cache",
         description="convert the released ClarQ-LLM judge cache into keyed verdicts",
     )
     parser.add_argument("source", type=Path, help="judge_cache.json.gz (or .json)")

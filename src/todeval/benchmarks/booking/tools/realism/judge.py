@@ -27,7 +27,7 @@ from todeval.errors import BadInputError
 from todeval.runner.store import RunDirectory
 from todeval.stats.bootstrap import bootstrap_mean
 
-PROMPTS_PACKAGE = "todeval.benchmarks.booking.realism"
+PROMPTS_PACKAGE = "todeval.benchmarks.booking.tools.realism"
 MEASURES = ("naturalness", "coherence")
 SCALE = (1, 5)
 DONE = "done"

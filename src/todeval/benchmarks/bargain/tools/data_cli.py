@@ -86,8 +86,12 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _generate_llm(args: argparse.Namespace, n: int, seed: int) -> int:
+    from todeval.benchmarks.bargain.tools.weaver_llm import (
+        LlmWeaveSettings,
+        llm_header,
+        weave_llm_async,
+    )
     from todeval.benchmarks.bargain.weaver import write_set
-    from todeval.benchmarks.bargain.weaver_llm import LlmWeaveSettings, llm_header, weave_llm_async
     from todeval.runner.options import RuntimeOptions
 
     if not args.generator or not args.verifier:
@@ -125,8 +129,8 @@ def _generate_llm(args: argparse.Namespace, n: int, seed: int) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from todeval.benchmarks.bargain.tools.weaver_check import check_set, report_text
     from todeval.benchmarks.bargain.weaver import default_set, read_set
-    from todeval.benchmarks.bargain.weaver_check import check_set, report_text
 
     if args.check:
         header, tasks = read_set(args.check)

@@ -1,6 +1,7 @@
 """The Intent Factory's command line: ``add_factory_arguments`` and ``run_factory``.
 
-Also runnable alone: ``python -m todeval.benchmarks.bargain.factory_cli --model SPEC -o FILE``.
+Also runnable alone:
+``python -m todeval.benchmarks.bargain.tools.factory_cli --model SPEC -o FILE``.
 Expected errors print one line (``todeval: error: ...``) and exit 2 (usage) or 3 (bad input).
 """
 
@@ -16,7 +17,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from todeval.backends.sampling import Sampling
-from todeval.benchmarks.bargain.factory import (
+from todeval.benchmarks.bargain.hierarchy import Hierarchy, default_hierarchy, load_hierarchy
+from todeval.benchmarks.bargain.tools.factory import (
     SOURCES,
     FactoryConfig,
     FactoryModels,
@@ -27,7 +29,6 @@ from todeval.benchmarks.bargain.factory import (
     load_prompts,
     parse_mapping,
 )
-from todeval.benchmarks.bargain.hierarchy import Hierarchy, default_hierarchy, load_hierarchy
 from todeval.core.files import write_output
 from todeval.dialogue.prompts import PromptSet, read_overrides
 from todeval.errors import EXIT_USAGE, BadInputError, TodevalError, UsageError
@@ -256,7 +257,7 @@ class _Parser(argparse.ArgumentParser):
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _Parser(
-        prog="python -m todeval.benchmarks.bargain.factory_cli",
+        prog="python -m todeval.benchmarks.bargain.tools.factory_cli",
         description="Intent Factory: an intent hierarchy extracted from bargaining dialogues",
     )
     add_factory_arguments(parser)

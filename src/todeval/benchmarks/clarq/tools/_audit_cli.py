@@ -9,16 +9,16 @@ from pathlib import Path
 from todeval.backends.pool import ModelPool
 from todeval.benchmarks.clarq._original import read_original
 from todeval.benchmarks.clarq._text import LANGUAGES, Language
-from todeval.benchmarks.clarq.audit import (
+from todeval.benchmarks.clarq.protocol import Provider
+from todeval.benchmarks.clarq.providers import MODEL_PROVIDERS, PROVIDER, PROVIDERS
+from todeval.benchmarks.clarq.providers.llm import PACKAGE
+from todeval.benchmarks.clarq.tools.audit import (
     CLASSES,
     Agreement,
     AuditResult,
     AuditSummary,
     audit_provider,
 )
-from todeval.benchmarks.clarq.protocol import Provider
-from todeval.benchmarks.clarq.providers import MODEL_PROVIDERS, PROVIDER, PROVIDERS
-from todeval.benchmarks.clarq.providers.llm import PACKAGE
 from todeval.console.tables import fmt_estimate, render_rows
 from todeval.core.files import write_output
 from todeval.dialogue.participants import PlayerOptions
