@@ -62,9 +62,8 @@ def _plan(
     entries = discover().benchmarks
     if benchmark not in entries:
         raise choice_error("benchmark", benchmark, list(entries))
-    factory: PlanFactory = load_reference(  # type: ignore[assignment]
-        entries[benchmark].plan_factory, what="plan factory"
-    )
+    found = load_reference(entries[benchmark].spec, what="benchmark spec")
+    factory: PlanFactory = getattr(found, "plan", found)
     fields = config.model_dump(mode="json") if isinstance(config, BaseModel) else dict(config or {})
     plan = factory(fields, runtime)
     unknown = sorted(set(fields) - set(plan.config)) if check_keys else []

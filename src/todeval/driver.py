@@ -76,6 +76,8 @@ class RunCommand(Generic[C]):
     """The words naming a panel's default directory after ``runs/panel-``."""
     panel_ids: Callable[[C], Sequence[str] | None] = field(default=lambda config: None)
     """The id selection a panel's default directory is suffixed with."""
+    default_out: Callable[[C], str] | None = None
+    """The run directory when ``--out`` is not given (default: the config's ``default_out()``)."""
 
     def execute(self, config: C, out: Path, args: argparse.Namespace) -> RunResult:
         plan = self.build(config, runtime_options(args, out))
@@ -109,9 +111,13 @@ def drive(args: argparse.Namespace, config: C, command: RunCommand[C]) -> int:
                 show=not args.quiet,
             )
             return 0
-    if not isinstance(config, RunConfig):
+    if command.default_out is not None:
+        default = command.default_out(config)
+    elif isinstance(config, RunConfig):
+        default = config.default_out()
+    else:
         raise TypeError(f"{type(config).__name__} has no default_out() for the run directory")
-    out = Path(args.out or config.default_out())
+    out = Path(args.out or default)
     result = command.execute(config, out, args)
     if args.quiet:
         return 0

@@ -65,12 +65,12 @@ class Command:
 
 @dataclass(frozen=True)
 class BenchmarkEntry:
-    """A registered benchmark: its name and the ``module:function`` that builds a run plan from a
-    config dict (``factory(config, runtime=None) -> RunPlan``)."""
+    """A registered benchmark: its name and the ``module:NAME`` of its
+    :class:`~todeval.spec.BenchmarkSpec` (whose ``plan(config, runtime=None)`` builds a run)."""
 
     name: str
     help: str
-    plan_factory: str
+    spec: str
 
 
 def lazy_command(
@@ -162,13 +162,34 @@ class Registry:
         """Add a command whose module is imported only when the command is used."""
         self.add(group, lazy_command(name, help, module, add=add, run=run))
 
-    def benchmark(self, name: str, help: str, *, cli: str, plan_factory: str) -> None:
-        """Register a benchmark: ``todeval run <name>`` from module ``cli`` (functions
-        ``add_arguments`` and ``run_command``) and its plan factory for the Python API."""
+    def benchmark(
+        self,
+        name: str,
+        help: str,
+        *,
+        spec: str,
+        cli: str | None = None,
+        profile: str | None = None,
+        controls: str | None = None,
+    ) -> None:
+        """Register a benchmark by its spec (``module:NAME``, imported when it runs): ``todeval
+        run <name>`` from module ``cli`` (functions ``add_arguments`` and ``run_command``) or,
+        without one, from the spec alone (:mod:`todeval.spec.cli`); ``profile`` and
+        ``controls`` are references as for :meth:`profile` and :meth:`controls` (a spec's
+        own: ``"module:SPEC.profile"``)."""
         if name in self.benchmarks:
             raise ValueError(f"two plug-ins define the benchmark {name!r}")
-        self.lazy("run", name, help, cli)
-        self.benchmarks[name] = BenchmarkEntry(name, help, plan_factory)
+        if ":" not in spec:
+            raise ValueError(f"benchmark spec {spec!r} needs 'module:attr'")
+        if cli is not None:
+            self.lazy("run", name, help, cli)
+        else:
+            self.add("run", _spec_command(name, help, spec))
+        self.benchmarks[name] = BenchmarkEntry(name, help, spec)
+        if profile is not None:
+            self.profile(profile, benchmark=name)
+        if controls is not None:
+            self.controls(name, controls)
 
     def profile(self, profile: BenchmarkProfile | str, *, benchmark: str | None = None) -> None:
         """Register how a benchmark's results are shown (report, compare, exports, view).
@@ -195,10 +216,12 @@ class Registry:
         resolved: dict[str, BenchmarkProfile] = {}
         for name, ref in self.profile_refs.items():
             if isinstance(ref, str):
-                module, _, attr = ref.partition(":")
-                ref = getattr(importlib.import_module(module), attr)
+                from todeval.core.imports import load_reference
+
+                text = ref
+                ref = load_reference(text, what="profile")  # type: ignore[assignment]
                 if getattr(ref, "benchmark", None) != name:
-                    raise ValueError(f"profile {module}:{attr} is not the profile of {name!r}")
+                    raise ValueError(f"profile {text} is not the profile of {name!r}")
             resolved[name] = ref
         return resolved
 
@@ -229,6 +252,27 @@ class Registry:
         if ":" not in suite:
             raise ValueError(f"control suite {suite!r} needs 'module:attr'")
         self.control_suites[name] = suite
+
+
+def _spec_command(name: str, help: str, spec: str) -> Command:
+    """``todeval run <name>`` from the spec at ``spec`` alone (imported when the command runs)."""
+
+    def load() -> Any:
+        from todeval.core.imports import load_reference
+
+        return load_reference(spec, what="benchmark spec")
+
+    def add_arguments(parser: argparse.ArgumentParser) -> None:
+        from todeval.spec.cli import add_arguments as add
+
+        add(load(), parser)
+
+    def run(args: argparse.Namespace) -> int:
+        from todeval.spec.cli import run_command
+
+        return run_command(load(), args)
+
+    return Command(name, help, add_arguments, run)
 
 
 _BUILTIN_PACKAGES = ("todeval.benchmarks", "todeval.scoring", "todeval.commands")

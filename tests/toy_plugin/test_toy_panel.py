@@ -8,7 +8,7 @@ import statistics
 from pathlib import Path
 
 import pytest
-from todeval_toy.profile import PROFILE
+from todeval_toy.game import PROFILE
 
 from todeval.cli import main
 from todeval.core.records import Manifest, Summary

@@ -14,7 +14,7 @@ def is_reference(text: str) -> bool:
 
 
 def load_reference(reference: str, *, what: str = "object") -> object:
-    """The attribute a ``package.module:attribute`` reference names.
+    """The attribute a ``package.module:attribute`` reference names (``attribute`` may be dotted).
 
     A reference that cannot be imported is a one-line usage error naming ``what`` it was for.
     """
@@ -25,8 +25,11 @@ def load_reference(reference: str, *, what: str = "object") -> object:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise UsageError(f"cannot load {what} {reference!r}: {exc}") from None
+    found: object = module
     try:
-        return getattr(module, attr)
+        for part in attr.split("."):  # "SPEC.profile": an attribute of an attribute
+            found = getattr(found, part)
+        return found
     except AttributeError:
         raise UsageError(
             f"cannot load {what} {reference!r}: {module_name} has no attribute {attr!r}"

@@ -2,7 +2,7 @@
 human and replay participants. Benchmarks build their game masters on it; it names none of
 them. See ``docs/writing-a-benchmark.md``."""
 
-from todeval.dialogue.chat import JsonReply, ToolChat, json_reply
+from todeval.dialogue.chat import JsonChat, JsonReply, ToolChat, json_reply
 from todeval.dialogue.episode import (
     EpisodeEnd,
     EpisodeLog,
@@ -41,6 +41,7 @@ __all__ = [
     "EpisodeReplay",
     "EpisodeStreams",
     "HumanQuit",
+    "JsonChat",
     "JsonReply",
     "Participant",
     "PlayerFactory",

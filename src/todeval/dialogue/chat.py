@@ -123,3 +123,33 @@ async def json_reply(
         finish_reason=result.finish_reason,
         usage=result.usage,
     )
+
+
+class JsonChat:
+    """A model conversation whose every reply must be a JSON object of one schema: the user
+    turns are the benchmark's prompt templates, filled in (``say``); ``ask`` makes one
+    accounted call (:func:`json_reply`) and keeps the reply in the history."""
+
+    def __init__(self, options: Any, schema: dict[str, Any], *, player: str, flag: str) -> None:
+        """``options`` is the player's :class:`~todeval.dialogue.participants.PlayerOptions`;
+        ``player`` and ``flag`` name the player and the option that gives it a model (for the
+        usage error when it has none)."""
+        self.model: Backend = options.require_model(player, flag)
+        self.prompts = options.require_prompts()
+        self.sampling = Sampling(options.constrained, options.temperature, options.max_tokens)
+        self.checker = ReplyChecker(schema)
+        self.role: str = options.role
+        self.messages: list[ChatMessage] = []
+
+    def say(self, template: str, **values: object) -> None:
+        """Add the template ``template``, filled with ``values``, as a user turn."""
+        text = self.prompts.render(template, **{k: str(v) for k, v in values.items()})
+        self.messages.append(ChatMessage(role="user", content=text))
+
+    async def ask(self, *, seed: int | None, usage: list[CallUsage] | None = None) -> JsonReply:
+        reply = await json_reply(
+            self.model, self.sampling, self.messages, self.checker,
+            role=self.role, seed=seed, usage=usage,
+        )  # fmt: skip
+        self.messages.append(ChatMessage(role="assistant", content=reply.raw))
+        return reply

@@ -24,6 +24,8 @@ role's view of it unless its class declares itself ``privileged`` (a control).
 
 from __future__ import annotations
 
+import inspect
+
 import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -83,6 +85,20 @@ class PlayerOptions:
         if self.prompts is None:
             raise UsageError(f"the {self.role} player needs prompt templates, but none were given")
         return self.prompts
+
+
+def _takes_options(cls: type) -> bool:
+    """Whether ``cls()`` needs one argument (the player's options)."""
+    try:
+        params = list(inspect.signature(cls).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    required = [
+        p
+        for p in params
+        if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    return len(required) == 1
 
 
 @runtime_checkable
@@ -146,11 +162,12 @@ class PlayerFactory(Generic[P]):
     def build(self, options: PlayerOptions) -> P:
         if options.privileged and not self.privileged:
             options = replace(options, privileged={})
-        obj = (
-            self.cls.from_options(options)
-            if isinstance(self.cls, ConfiguredByOptions)
-            else self.cls()
-        )
+        if isinstance(self.cls, ConfiguredByOptions):
+            obj = self.cls.from_options(options)
+        elif _takes_options(self.cls):
+            obj = self.cls(options)  # ``__init__(self, options: PlayerOptions)``
+        else:
+            obj = self.cls()
         return self.role.check(obj, self.name)
 
     def check_selection(self, selection: str) -> None:

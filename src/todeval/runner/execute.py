@@ -107,7 +107,7 @@ def _check_resume(existing: Manifest, plan: RunPlan, run_dir: Path) -> None:
             f"{run_dir} holds a run with a different config ({changes}); "
             "use another --out directory"
         )
-    if existing.task_set_hash != plan.task_set_hash:
+    if existing.task_set_hash not in (plan.task_set_hash, *plan.legacy_task_set_hashes):
         raise RefusedError(
             f"{run_dir} holds a run over a different task set (hash {existing.task_set_hash} != "
             f"{plan.task_set_hash}); use another --out directory"

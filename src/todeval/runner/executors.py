@@ -57,7 +57,9 @@ PlanFactory = Callable[[dict[str, Any], "RuntimeOptions | None"], "RunPlan"]
 
 
 def load_factory(reference: str) -> PlanFactory:
-    factory: PlanFactory = load_reference(reference, what="plan factory")  # type: ignore[assignment]
+    """The plan factory at ``reference``: a function, or a benchmark spec (its ``plan``)."""
+    found = load_reference(reference, what="plan factory")
+    factory: PlanFactory = getattr(found, "plan", found)
     return factory
 
 

@@ -58,6 +58,8 @@ class RunPlan:
     interactive: bool = False
     # how the plan was built (cache settings reach Ray workers, which rebuild the plan)
     runtime: RuntimeOptions | None = None
+    # the task-set hashes older versions recorded for the same tasks (their runs resume)
+    legacy_task_set_hashes: tuple[str, ...] = ()
 
     @property
     def config_hash(self) -> str:

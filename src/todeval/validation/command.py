@@ -65,6 +65,8 @@ def load_suite(name: str, registry: Registry | None = None) -> ControlSuite:
     if name not in suites:
         raise choice_error("control suite", name, sorted(suites))
     suite = load_reference(suites[name], what="control suite")
+    if isinstance(suite, tuple | list) and all(isinstance(c, Control) for c in suite):
+        suite = ControlSuite(name=name, controls=tuple(suite))  # a spec's own controls
     if not isinstance(suite, ControlSuite) or suite.name != name:
         raise UsageError(f"{suites[name]} is not the control suite {name!r}")
     return suite

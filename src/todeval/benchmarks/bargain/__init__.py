@@ -25,7 +25,7 @@ def register(registry: Registry) -> None:
         "bargain",
         HELP,
         cli="todeval.benchmarks.bargain.cli",  # imported only when the command runs
-        plan_factory="todeval.benchmarks.bargain.run:plan_from_config",
+        spec="todeval.benchmarks.bargain.run:plan_from_config",
     )
     registry.lazy(
         "data",

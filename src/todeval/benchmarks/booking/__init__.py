@@ -15,7 +15,7 @@ def register(registry: Registry) -> None:
         "booking",
         "self-play booking (clem:todd protocol)",
         cli=_CLI,
-        plan_factory="todeval.benchmarks.booking.run:plan_from_config",
+        spec="todeval.benchmarks.booking.run:plan_from_config",
     )
     registry.lazy(
         "data",

@@ -1,0 +1,5 @@
+"""A benchmark declared as a spec, and the one framework function that builds its run plan."""
+
+from todeval.spec.declare import AgentSeat, BenchmarkSpec, Episode, RoleSpec, RunContext, Tasks
+
+__all__ = ["AgentSeat", "BenchmarkSpec", "Episode", "RoleSpec", "RunContext", "Tasks"]

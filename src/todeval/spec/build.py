@@ -1,0 +1,233 @@
+"""The one plan builder: a benchmark's spec and a config -> the plan the runner executes."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from todeval.core.identity import RoleIdentity, role_identity
+from todeval.core.records import EpisodeRecord, Summary
+from todeval.dialogue.episode import EpisodeStreams
+from todeval.dialogue.participants import PlayerFactory, PlayerOptions, is_interactive
+from todeval.dialogue.prompts import PromptSet
+from todeval.errors import choice_error
+from todeval.runner.options import RunSettings, RuntimeOptions, model_pool, pin_prompts
+from todeval.runner.plan import EpisodeJob, RunPlan
+from todeval.runner.selection import select_for_run
+from todeval.spec.declare import BenchmarkSpec, RoleSpec, RunContext
+
+C = TypeVar("C", bound=RunSettings)
+T = TypeVar("T")
+
+GENERATION_FIELDS = ("constrained", "temperature", "max_tokens")
+"""Config fields every player's options take when the config has them."""
+
+
+def task_content(task: Any) -> Any:
+    """A task's JSON-able content: a pydantic model's fields, a dataclass's, or the object."""
+    if isinstance(task, BaseModel):
+        return task.model_dump(mode="json")
+    if dataclasses.is_dataclass(task) and not isinstance(task, type):
+        return dataclasses.asdict(task)
+    return task
+
+
+def task_set_hash(contents: Iterable[Any]) -> str:
+    """The task-set hash of every benchmark: SHA-256 of one compact JSON line per task (keys in
+    their own order, text unescaped), the first 16 hex digits."""
+    h = hashlib.sha256()
+    for content in contents:
+        line = json.dumps(content, separators=(",", ":"), ensure_ascii=False)
+        h.update(line.encode())
+        h.update(b"\n")
+    return h.hexdigest()[:16]
+
+
+def _config(spec: BenchmarkSpec[C, T], config: Mapping[str, Any] | C) -> C:
+    if isinstance(config, spec.config):
+        return config
+    return spec.config.model_validate(config)
+
+
+def _options(role: RoleSpec[C], context: RunContext[C, T], hubs: list[Any]) -> PlayerOptions:
+    config = context.config
+    fields: dict[str, Any] = {
+        name: getattr(config, name) for name in GENERATION_FIELDS if hasattr(config, name)
+    }
+    fields["prompts"] = context.prompts
+    fields["model"] = context.models.maybe(role.model_of(config))
+    extra: dict[str, Any] = {}
+    if role.options is not None:
+        more = dict(role.options(context))
+        extra.update(more.pop("extra", {}))
+        fields.update(more)
+    if role.agent is not None:
+        from todeval.agents.hub import AGENT, AgentHub, check_agent_choice
+
+        seat = role.agent
+        player = role.player_name(config)
+        url = getattr(config, seat.url_key)
+        channel = getattr(config, seat.channel_key)
+        check_agent_choice(role.name, player, url, channel, url_also_for=seat.url_also_for)
+        if player == AGENT:
+            hub = seat.hub(config) if seat.hub is not None else AgentHub()
+            hubs.append(hub)
+            context.closers.append(hub.aclose)
+            extra.update(hub.player_extra(url, channel))
+    return PlayerOptions(role=role.name, extra=extra, **fields)
+
+
+def _identity(
+    role: RoleSpec[C],
+    config: C,
+    prompts: PromptSet | None,
+    infos: Mapping[str, Any],
+    factory: PlayerFactory[Any] | None,
+) -> RoleIdentity:
+    model = role.model_of(config)
+    reads = role.reads_prompts(config) if role.reads_prompts is not None else model is not None
+    digest = None
+    if prompts is not None and reads:
+        names = role.templates(config, prompts) if role.templates is not None else None
+        digest = prompts.digest_of(list(names)) if names is not None else prompts.digest
+    keys = [k for k in (role.player_key, role.model_key, *role.identity_keys) if k]
+    return role_identity(
+        role.player_name(config),
+        model=model,
+        infos=infos,
+        prompts_sha256=digest,
+        config_keys=keys,
+        privileged=factory.privileged if factory is not None else False,
+    )
+
+
+def build_plan(
+    spec: BenchmarkSpec[C, T],
+    config: Mapping[str, Any] | C,
+    runtime: RuntimeOptions | None = None,
+) -> RunPlan:
+    """The plan of one run of ``spec`` with ``config`` (a config model or its fields).
+
+    In order: the config's own checks and its protocol; the prompt templates, whose digest is
+    pinned in the config (a run continued after they changed is refused, whoever continues
+    it: the CLI, ``api.resume`` or a Ray worker); the players (an unknown name is a usage
+    error); the task selection; the model pool; the benchmark's ``prepare``; one player of each
+    role built now, so that a configuration error shows before any episode."""
+    runtime = runtime or RuntimeOptions()
+    cfg = _config(spec, config)
+    protocol = getattr(cfg, "protocol", None)
+    if spec.protocols and protocol not in spec.protocols:
+        raise choice_error("protocol", str(protocol), list(spec.protocols))
+    if spec.check is not None:
+        cfg = spec.check(cfg) or cfg
+    prompts: PromptSet | None = None
+    if spec.prompts is not None:
+        prompts = PromptSet.load(spec.prompts, cfg.prompt_overrides)
+        pinned = spec.pinned_templates(cfg, prompts) if spec.pinned_templates else None
+        digest = prompts.digest_of(list(pinned)) if pinned is not None else prompts.digest
+        cfg = pin_prompts(cfg, digest, spec.name)
+    factories = {
+        r.name: r.role.resolve(r.player_name(cfg)) for r in spec.roles if r.role is not None
+    }
+    available = list(spec.tasks.load(cfg))
+    by_id = {spec.tasks.task_id(t): t for t in available}
+    groups = {task_id: spec.tasks.group(t) for task_id, t in by_id.items()}
+    canonical = spec.tasks.canonical(cfg, available) if spec.tasks.canonical else str
+    ids, selection = select_for_run(
+        list(by_id),
+        groups,
+        cfg,
+        task_set=spec.tasks.set_name(cfg),
+        ids=spec.tasks.ids(cfg),
+        canonical=canonical,
+        noun=spec.tasks.noun,
+    )
+    models = model_pool(getattr(cfg, "models_file", None), runtime, seed=cfg.seed)
+    context: RunContext[C, T] = RunContext(
+        config=cfg,
+        runtime=runtime,
+        tasks={i: by_id[i] for i in ids},
+        available=available,
+        models=models,
+        prompts=prompts,
+    )
+    if spec.prepare is not None:
+        context.shared = spec.prepare(context)
+    hubs: list[Any] = []
+    options = {r.name: _options(r, context, hubs) for r in spec.roles if r.name in factories}
+    first = {name: factory.build(options[name]) for name, factory in factories.items()}
+
+    async def play(job: EpisodeJob) -> EpisodeRecord:
+        from todeval.spec.declare import Episode
+
+        players = {name: factory.build(options[name]) for name, factory in factories.items()}
+        streams = EpisodeStreams(cfg.seed, job.task_id, job.trial)
+        return await spec.episode(
+            Episode(context, context.tasks[job.task_id], players, streams, job.trial)
+        )
+
+    async def aclose() -> None:
+        try:
+            for closer in reversed(context.closers):
+                await closer()
+        finally:
+            await models.aclose()
+
+    finalize = None
+    if spec.finalize is not None:
+        finish = spec.finalize
+
+        def finalize(records: Iterable[EpisodeRecord]) -> Summary:
+            return finish(context, list(records))
+
+    chosen = list(context.tasks.values())
+    content = spec.tasks.content
+    contents = [content(context, t) if content else task_content(t) for t in chosen]
+    legacy = spec.tasks.legacy_hash(context, chosen) if spec.tasks.legacy_hash else None
+    infos = models.infos()
+    players: dict[str, Any] = {r.name: r.player_name(cfg) for r in spec.roles}
+    players.update(context.players_info)
+    players["models"] = infos
+    return RunPlan(
+        benchmark=spec.name,
+        config=cfg.model_dump(mode="json"),
+        task_set_hash=task_set_hash(contents),
+        n_tasks=len(chosen),
+        seed=cfg.seed,
+        jobs=[
+            EpisodeJob(i, trial, groups[i] if spec.tasks.grouped_jobs else "")
+            for i in ids
+            for trial in range(cfg.trials)
+        ],
+        play=play,
+        players=players,
+        roles={
+            r.name: _identity(r, cfg, prompts, infos, factories.get(r.name)) for r in spec.roles
+        },
+        selection=selection,
+        protocol=protocol if isinstance(protocol, str) else None,
+        grouped=spec.tasks.grouped_jobs,
+        factory=spec.reference,
+        aclose=aclose,
+        success_metric=spec.success_metric,
+        finalize=finalize,
+        interactive=any(is_interactive(p) for p in first.values()),
+        runtime=runtime,
+        legacy_task_set_hashes=(legacy,) if legacy else (),
+    )
+
+
+def plan_of(
+    spec: BenchmarkSpec[Any, Any], config: Mapping[str, Any], runtime: RuntimeOptions | None
+) -> RunPlan:
+    """:func:`build_plan` with a recorded config (Ray workers, the Python API)."""
+    return build_plan(spec, config, runtime)
+
+
+def roles_of(spec: BenchmarkSpec[Any, Any]) -> Sequence[str]:
+    return [r.name for r in spec.roles]

@@ -1,0 +1,180 @@
+"""What a benchmark declares: its config, tasks, roles, one episode, profile and controls.
+
+A :class:`BenchmarkSpec` says what a benchmark *is*; :func:`todeval.spec.build.build_plan`
+does what every benchmark's run needs from it (prompt digest and its refusal on change, task
+selection, the model pool, role identities, the task-set hash, jobs, interactivity, closing the
+run's resources). The spec is all a benchmark hands the framework: the CLI driver, the Python
+API and Ray workers build the same plan from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from todeval.core.records import EpisodeRecord, Summary
+from todeval.dialogue.episode import EpisodeStreams
+from todeval.dialogue.participants import Role
+from todeval.dialogue.prompts import PromptSet
+from todeval.runner.options import RunSettings, RuntimeOptions
+
+if TYPE_CHECKING:
+    from todeval.agents.hub import AgentHub
+    from todeval.backends.pool import ModelPool
+
+C = TypeVar("C", bound=RunSettings)
+T = TypeVar("T")
+Closer = Callable[[], Awaitable[None]]
+
+
+def _attr(name: str, default: Any = None) -> Callable[[Any], Any]:
+    return lambda obj: getattr(obj, name, default)
+
+
+@dataclass(frozen=True)
+class Tasks(Generic[C, T]):
+    """Where a benchmark's tasks come from and how they are named, grouped and hashed.
+
+    ``load(config)`` returns every task of the config's task set, in the set's order. The
+    framework selects from them (the config's ids, ``--limit`` stratified over ``group``) and
+    hashes the selected tasks' ``content`` into the run's task-set hash: one compact JSON line
+    per task (:func:`todeval.spec.build.task_set_hash`)."""
+
+    load: Callable[[C], Sequence[T]]
+    task_id: Callable[[T], str] = field(default=_attr("task_id", ""))
+    group: Callable[[T], str] = field(default=_attr("group", ""))
+    set_name: Callable[[C], str | None] = field(default=_attr("task_set"))
+    """The task set's name as the run's selection records it."""
+    ids: Callable[[C], Sequence[str] | None] = field(default=_attr("ids"))
+    """The task ids the config asks for (``None``: all)."""
+    canonical: Callable[[C, Sequence[T]], Callable[[str], str]] | None = None
+    """How a user's spelling of an id maps to a task id (default: as typed)."""
+    content: Callable[[RunContext[C, T], T], Any] | None = None
+    """The JSON-able content of a task that its results depend on (default: a pydantic model's
+    fields, a dataclass's fields, or the object itself)."""
+    legacy_hash: Callable[[RunContext[C, T], Sequence[T]], str] | None = None
+    """The hash older versions recorded for the same tasks (their run directories resume)."""
+    noun: str = "task"
+    grouped_jobs: bool = True
+    """Whether episodes carry their task's group (per-group figures, clustered intervals)."""
+
+
+@dataclass(frozen=True)
+class AgentSeat:
+    """A role an external agent can play (``--<role> agent --<role>-url URL``)."""
+
+    url_key: str
+    channel_key: str
+    hub: Callable[[Any], AgentHub] | None = None
+    """The hub of a run's agent, from the config (default: one without tools)."""
+    url_also_for: tuple[str, ...] = ()
+    """Players besides ``agent`` that read the URL."""
+
+
+@dataclass(frozen=True)
+class RoleSpec(Generic[C]):
+    """One role: who plays it (a config field naming a player of ``role``), its model, what
+    identifies it in the manifest and which prompt templates it reads.
+
+    ``role=None`` declares a role that is recorded but not built as a player (a judge the
+    benchmark calls itself, a model the episode prompts directly)."""
+
+    name: str
+    role: Role[Any] | None
+    player_key: str | None = None
+    """The config field naming the player (``None``: ``player`` is fixed)."""
+    model_key: str | None = None
+    identity_keys: tuple[str, ...] = ()
+    """More config fields that say who plays the role (URL, mode, replay file...)."""
+    player: Callable[[C], str] | None = None
+    """The player's name as the manifest records it (default: the ``player_key`` field)."""
+    templates: Callable[[C, PromptSet], Sequence[str]] | None = None
+    """The templates the role reads (default: all of the benchmark's)."""
+    reads_prompts: Callable[[C], bool] | None = None
+    """Whether the player reads the templates (default: when ``model_key`` names a model)."""
+    options: Callable[[RunContext[C, Any]], Mapping[str, Any]] | None = None
+    """More :class:`~todeval.dialogue.participants.PlayerOptions` fields (``extra``,
+    ``module_model``, ``privileged``) from the run context."""
+    agent: AgentSeat | None = None
+
+    def player_name(self, config: C) -> str:
+        if self.player is not None:
+            return self.player(config)
+        return str(getattr(config, self.player_key or "", "") or "")
+
+    def model_of(self, config: C) -> str | None:
+        value = getattr(config, self.model_key, None) if self.model_key else None
+        return value if isinstance(value, str) else None
+
+
+@dataclass
+class RunContext(Generic[C, T]):
+    """What the framework built for a run, handed to the benchmark's hooks and episodes."""
+
+    config: C
+    runtime: RuntimeOptions
+    tasks: dict[str, T]
+    """The selected tasks by id, in the set's order."""
+    available: list[T]
+    """Every task of the set (what baselines are fitted on)."""
+    models: ModelPool
+    prompts: PromptSet | None
+    shared: Any = None
+    """What the spec's ``prepare`` returned."""
+    players_info: dict[str, Any] = field(default_factory=dict)
+    """More entries of the manifest's ``players`` (a judge's name, warnings)."""
+    closers: list[Closer] = field(default_factory=list)
+    """Called when the run ends, last added first (the model pool's is always last)."""
+
+
+@dataclass(frozen=True)
+class Episode(Generic[C, T]):
+    """One episode to play: its task, the players (fresh, by role), its seeded streams."""
+
+    run: RunContext[C, T]
+    task: T
+    players: dict[str, Any]
+    streams: EpisodeStreams
+    trial: int
+
+    @property
+    def config(self) -> C:
+        return self.run.config
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec(Generic[C, T]):
+    """A benchmark, declared. ``name`` is what ``todeval run NAME`` takes; ``reference`` the
+    ``module:NAME`` this spec is importable as (Ray workers and the Python API rebuild plans
+    from it)."""
+
+    name: str
+    reference: str
+    config: type[C]
+    tasks: Tasks[C, T]
+    roles: tuple[RoleSpec[C], ...]
+    episode: Callable[[Episode[C, T]], Awaitable[EpisodeRecord]]
+    profile: str | None = None
+    """``module:NAME`` of its :class:`~todeval.results.profile.BenchmarkProfile`."""
+    controls: str | None = None
+    """``module:NAME`` of its :class:`~todeval.validation.ControlSuite`."""
+    prompts: str | None = None
+    """The package whose ``prompts/`` folder holds the templates (``None``: no templates)."""
+    pinned_templates: Callable[[C, PromptSet], Sequence[str]] | None = None
+    """The templates whose digest guards a resume (default: all)."""
+    protocols: tuple[str, ...] = ()
+    """The protocols the config's ``protocol`` may name (checked before anything is built)."""
+    check: Callable[[C], C | None] | None = None
+    """Config checks beyond the model's (usage errors); may return an updated config."""
+    prepare: Callable[[RunContext[C, T]], Any] | None = None
+    """Run-wide objects (rules, judges, fitted baselines), kept as ``RunContext.shared``."""
+    finalize: Callable[[RunContext[C, T], list[EpisodeRecord]], Summary] | None = None
+    """The run's summary from its records (default: the runner's summary)."""
+    success_metric: str | None = None
+
+    def plan(self, config: Mapping[str, Any] | C, runtime: RuntimeOptions | None = None) -> Any:
+        """The run plan of ``config`` (see :func:`todeval.spec.build.build_plan`)."""
+        from todeval.spec.build import build_plan
+
+        return build_plan(self, config, runtime)
