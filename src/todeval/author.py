@@ -7,7 +7,7 @@ views, one episode, profile and controls); the framework builds and runs the pla
 
 from todeval.core.outcome import Outcome
 from todeval.core.records import CallUsage, EpisodeRecord, Summary
-from todeval.dialogue.chat import JsonChat
+from todeval.dialogue.chat import JsonChat, JsonReply
 from todeval.dialogue.episode import EpisodeEnd, EpisodeLog, Termination, guarded
 from todeval.dialogue.human import TerminalParticipant
 from todeval.dialogue.participants import Participant, PlayerOptions, Role
@@ -15,7 +15,7 @@ from todeval.dialogue.prompts import PromptSet
 from todeval.dialogue.views import same_view
 from todeval.driver import RunCommand, drive
 from todeval.results.profile import BenchmarkProfile
-from todeval.runner.options import RunSettings
+from todeval.runner.options import GenerationSettings, RunSettings
 from todeval.spec.declare import AgentSeat, BenchmarkSpec, Episode, RoleSpec, RunContext, Tasks
 from todeval.validation import Control
 
@@ -29,7 +29,9 @@ __all__ = [
     "EpisodeEnd",
     "EpisodeLog",
     "EpisodeRecord",
+    "GenerationSettings",
     "JsonChat",
+    "JsonReply",
     "Outcome",
     "Participant",
     "PlayerOptions",
@@ -41,8 +43,8 @@ __all__ = [
     "RunSettings",
     "Summary",
     "Tasks",
-    "Termination",
     "TerminalParticipant",
+    "Termination",
     "drive",
     "guarded",
     "same_view",

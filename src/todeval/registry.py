@@ -172,11 +172,13 @@ class Registry:
         profile: str | None = None,
         controls: str | None = None,
     ) -> None:
-        """Register a benchmark by its spec (``module:NAME``, imported when it runs): ``todeval
-        run <name>`` from module ``cli`` (functions ``add_arguments`` and ``run_command``) or,
-        without one, from the spec alone (:mod:`todeval.spec.cli`); ``profile`` and
-        ``controls`` are references as for :meth:`profile` and :meth:`controls` (a spec's
-        own: ``"module:SPEC.profile"``)."""
+        """Register a benchmark by its spec (``module:NAME``, imported when it runs).
+
+        ``todeval run <name>`` comes from module ``cli`` (functions ``add_arguments`` and
+        ``run_command``); without one, from the spec alone (:mod:`todeval.spec.cli`), and the
+        spec's own profile and controls are registered too. ``profile`` and ``controls`` are
+        references as for :meth:`profile` and :meth:`controls` (for benchmarks that keep them
+        apart from the spec, so that showing results imports no rules)."""
         if name in self.benchmarks:
             raise ValueError(f"two plug-ins define the benchmark {name!r}")
         if ":" not in spec:
@@ -185,6 +187,8 @@ class Registry:
             self.lazy("run", name, help, cli)
         else:
             self.add("run", _spec_command(name, help, spec))
+            profile = profile or f"{spec}.profile"
+            controls = controls or f"{spec}.controls"
         self.benchmarks[name] = BenchmarkEntry(name, help, spec)
         if profile is not None:
             self.profile(profile, benchmark=name)

@@ -5,14 +5,14 @@ from __future__ import annotations
 import asyncio
 import os
 
-from todeval_toy.game import Bisect, Game, RandomGuess, Unreadable
+from todeval_toy.game import Bisect, Game, Guess, RandomGuess
 
 
 class SlowRandom(RandomGuess):
     """The random guesser, sleeping ``TOY_TEST_DELAY`` seconds before each guess (results are
     the same whatever the delay)."""
 
-    async def respond(self, observation: str | None) -> int | Unreadable:
+    async def respond(self, observation: str | None) -> Guess:
         await asyncio.sleep(float(os.environ.get("TOY_TEST_DELAY", "0")))
         return await super().respond(observation)
 
@@ -28,7 +28,7 @@ class CrashEveryThird(Bisect):
         CrashEveryThird.started += 1
         self.number = CrashEveryThird.started
 
-    async def respond(self, observation: str | None) -> int | Unreadable:
+    async def respond(self, observation: str | None) -> Guess:
         if self.number % 3 == 0:
             raise RuntimeError(f"guesser broke on episode {self.number}")
         return await super().respond(observation)

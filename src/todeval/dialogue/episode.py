@@ -86,11 +86,26 @@ class EpisodeEnd(Exception):
         self.reason = reason
         self.completed = completed
 
+    @classmethod
+    def success(cls, reason: str) -> EpisodeEnd:
+        """The task was done (by the protocol's rule)."""
+        return cls(Outcome.SUCCESS, Termination.DONE, reason)
 
-async def guarded(call: Awaitable[T], who: str, crash: Termination) -> T:
+    @classmethod
+    def failure(cls, reason: str, termination: Termination = Termination.DONE) -> EpisodeEnd:
+        """The episode ended without the task done (``termination``: why it stopped)."""
+        return cls(Outcome.FAILURE, termination, reason)
+
+    @property
+    def succeeded(self) -> bool:
+        return self.outcome is Outcome.SUCCESS
+
+
+async def guarded(call: Awaitable[T], who: str, crash: Termination = Termination.SYSTEM_ERROR) -> T:
     """Await a participant's call; a failure ends the episode (see the module's rule).
 
-    ``crash`` is :attr:`Termination.SYSTEM_ERROR` or :attr:`Termination.SIMULATOR_ERROR`.
+    ``crash`` is :attr:`Termination.SYSTEM_ERROR` (the agent under test, the default) or
+    :attr:`Termination.SIMULATOR_ERROR` (a simulated participant).
     """
     try:
         return await call
@@ -152,6 +167,11 @@ class EpisodeLog:
         """Record a format violation (in ``violations`` and as an event)."""
         self.violations.append({"turn": self.turn, "reason": reason, "raw": raw})
         self.add("violation", actor, reason=reason, raw=raw)
+
+    def abort(self, actor: str, reason: str, raw: str) -> EpisodeEnd:
+        """Record a format violation and return the end it causes (to raise)."""
+        self.violation(actor, reason, raw)
+        return EpisodeEnd(Outcome.ABORTED, Termination.FORMAT_VIOLATION, reason)
 
     def finish(self, end: EpisodeEnd) -> None:
         """The closing ``episode_end`` event."""

@@ -24,9 +24,8 @@ role's view of it unless its class declares itself ``privileged`` (a control).
 
 from __future__ import annotations
 
-import inspect
-
 import contextlib
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable

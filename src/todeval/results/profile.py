@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from todeval.core.records import Summary
 
@@ -182,6 +182,12 @@ class BenchmarkProfile(_Frozen):
     details: tuple[DetailView, ...] = ()
     panel: PanelRoles | None = None
     notes: tuple[str, ...] = Field((), description="what the leaderboard's columns mean")
+
+    @field_validator("events")
+    @classmethod
+    def _episode_log_kinds(cls, events: Mapping[str, EventView]) -> Mapping[str, EventView]:
+        """The two kinds every EpisodeLog writes are shown even when a profile omits them."""
+        return {**episode_log_events("violation"), **events}
 
     @property
     def display(self) -> str:

@@ -207,6 +207,14 @@ class RunSettings(BaseModel):
     )
 
 
+class GenerationSettings(RunSettings):
+    """Run settings plus how LLM players sample (``add_generation_arguments``' options)."""
+
+    constrained: bool = False
+    temperature: float = 0.0
+    max_tokens: int | None = None
+
+
 S = TypeVar("S", bound=RunSettings)
 
 
@@ -220,6 +228,7 @@ def pin_prompts(config: S, digest: str, what: str) -> S:
 
 
 __all__ = [
+    "GenerationSettings",
     "RunSettings",
     "RuntimeOptions",
     "add_generation_arguments",

@@ -167,8 +167,9 @@ def build_plan(
 
         players = {name: factory.build(options[name]) for name, factory in factories.items()}
         streams = EpisodeStreams(cfg.seed, job.task_id, job.trial)
+        task = context.tasks[job.task_id]
         return await spec.episode(
-            Episode(context, context.tasks[job.task_id], players, streams, job.trial)
+            Episode(context, task, players, streams, job.trial, spec.name, groups[job.task_id])
         )
 
     async def aclose() -> None:
@@ -214,7 +215,8 @@ def build_plan(
         grouped=spec.tasks.grouped_jobs,
         factory=spec.reference,
         aclose=aclose,
-        success_metric=spec.success_metric,
+        success_metric=spec.success_metric
+        or (spec.profile.success_metric if spec.profile is not None else None),
         finalize=finalize,
         interactive=any(is_interactive(p) for p in first.values()),
         runtime=runtime,

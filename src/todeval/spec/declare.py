@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from todeval.core.records import EpisodeRecord, Summary
-from todeval.dialogue.episode import EpisodeStreams
+from todeval.dialogue.episode import EpisodeEnd, EpisodeLog, EpisodeStreams
 from todeval.dialogue.participants import Role
 from todeval.dialogue.prompts import PromptSet
 from todeval.runner.options import RunSettings, RuntimeOptions
@@ -22,6 +22,8 @@ from todeval.runner.options import RunSettings, RuntimeOptions
 if TYPE_CHECKING:
     from todeval.agents.hub import AgentHub
     from todeval.backends.pool import ModelPool
+    from todeval.results.profile import BenchmarkProfile
+    from todeval.validation.controls import Control
 
 C = TypeVar("C", bound=RunSettings)
 T = TypeVar("T")
@@ -138,9 +140,34 @@ class Episode(Generic[C, T]):
     streams: EpisodeStreams
     trial: int
 
+    benchmark: str = ""
+    group: str = ""
+
     @property
     def config(self) -> C:
         return self.run.config
+
+    def record(
+        self,
+        log: EpisodeLog,
+        end: EpisodeEnd,
+        *,
+        metrics: dict[str, float] | None = None,
+        labels: dict[str, str] | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> EpisodeRecord:
+        """The episode's record: ``log`` closed with ``end`` (its ``episode_end`` event), the
+        benchmark, streams and task group filled in."""
+        log.finish(end)
+        return log.record(
+            benchmark=self.benchmark,
+            streams=self.streams,
+            end=end,
+            group=self.group,
+            metrics=metrics,
+            labels=labels,
+            details=details,
+        )
 
 
 @dataclass(frozen=True)
@@ -155,10 +182,11 @@ class BenchmarkSpec(Generic[C, T]):
     tasks: Tasks[C, T]
     roles: tuple[RoleSpec[C], ...]
     episode: Callable[[Episode[C, T]], Awaitable[EpisodeRecord]]
-    profile: str | None = None
-    """``module:NAME`` of its :class:`~todeval.results.profile.BenchmarkProfile`."""
-    controls: str | None = None
-    """``module:NAME`` of its :class:`~todeval.validation.ControlSuite`."""
+    profile: BenchmarkProfile | None = None
+    """How its results are shown (a benchmark whose profile is registered on its own, to keep
+    report imports light, leaves it out)."""
+    controls: Sequence[Control] = ()
+    """Its floor and ceiling controls (``todeval validate NAME``)."""
     prompts: str | None = None
     """The package whose ``prompts/`` folder holds the templates (``None``: no templates)."""
     pinned_templates: Callable[[C, PromptSet], Sequence[str]] | None = None
@@ -172,6 +200,7 @@ class BenchmarkSpec(Generic[C, T]):
     finalize: Callable[[RunContext[C, T], list[EpisodeRecord]], Summary] | None = None
     """The run's summary from its records (default: the runner's summary)."""
     success_metric: str | None = None
+    """The metric pass^k counts as success (default: the profile's ``success_metric``)."""
 
     def plan(self, config: Mapping[str, Any] | C, runtime: RuntimeOptions | None = None) -> Any:
         """The run plan of ``config`` (see :func:`todeval.spec.build.build_plan`)."""

@@ -1,1 +1,0 @@
-"""A toy todeval benchmark (number guessing): the worked example of a benchmark plug-in."""
