@@ -63,7 +63,7 @@ def _plan(
     if benchmark not in entries:
         raise choice_error("benchmark", benchmark, list(entries))
     found = load_reference(entries[benchmark].spec, what="benchmark spec")
-    factory: PlanFactory = getattr(found, "plan", found)
+    factory: PlanFactory = getattr(found, "plan", found)  # type: ignore[arg-type]
     fields = config.model_dump(mode="json") if isinstance(config, BaseModel) else dict(config or {})
     plan = factory(fields, runtime)
     unknown = sorted(set(fields) - set(plan.config)) if check_keys else []

@@ -222,11 +222,12 @@ class Registry:
             if isinstance(ref, str):
                 from todeval.core.imports import load_reference
 
-                text = ref
-                ref = load_reference(text, what="profile")  # type: ignore[assignment]
-                if getattr(ref, "benchmark", None) != name:
-                    raise ValueError(f"profile {text} is not the profile of {name!r}")
-            resolved[name] = ref
+                loaded = load_reference(ref, what="profile")
+                if getattr(loaded, "benchmark", None) != name:
+                    raise ValueError(f"profile {ref} is not the profile of {name!r}")
+                resolved[name] = loaded  # type: ignore[assignment]
+            else:
+                resolved[name] = ref
         return resolved
 
     def annotation_source(

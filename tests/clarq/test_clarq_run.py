@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.clarq.selfplay import HERE, episodes, metric, need, run_clarq, summary
-from todeval.benchmarks.clarq.run import ClarqConfig, build_plan, plan_from_config
+from todeval.benchmarks.clarq.run import SPEC, ClarqConfig
 from todeval.cli import main
 from todeval.runner.options import RuntimeOptions
 
@@ -114,7 +114,7 @@ def test_trials_pass_k_and_resume(tmp_path: Path) -> None:
 def test_a_ray_worker_rebuilds_the_same_plan(tmp_path: Path) -> None:
     run = run_clarq(tmp_path / "run", *IDS[:2], "--protocol", "strict", "--seeker", "wrong")
     manifest = json.loads((run / "manifest.json").read_text())
-    plan = plan_from_config(manifest["config"], RuntimeOptions(cache=False))
+    plan = SPEC.plan(manifest["config"], RuntimeOptions(cache=False))
     assert plan.config_hash == manifest["config_hash"]
     assert plan.task_set_hash == manifest["task_set_hash"]
     assert [j.task_id for j in plan.jobs] == [r["task_id"] for r in episodes(run)]
@@ -202,5 +202,5 @@ def test_score_refuses_a_run_of_another_benchmark(
 def test_config_defaults_name_the_run() -> None:
     config = ClarqConfig(lang="zh", seeker="llm", seeker_model="openai:qwen@http://x/v1")
     assert config.default_out() == "runs/clarq-zh-test-llm-completion-openai_qwen-rule-s0"
-    plan = build_plan(ClarqConfig(limit=3), RuntimeOptions(cache=False))
+    plan = SPEC.plan(ClarqConfig(limit=3), RuntimeOptions(cache=False))
     assert plan.n_tasks == 3 and len({j.group for j in plan.jobs}) == 3  # spread over types

@@ -59,7 +59,7 @@ PlanFactory = Callable[[dict[str, Any], "RuntimeOptions | None"], "RunPlan"]
 def load_factory(reference: str) -> PlanFactory:
     """The plan factory at ``reference``: a function, or a benchmark spec (its ``plan``)."""
     found = load_reference(reference, what="plan factory")
-    factory: PlanFactory = getattr(found, "plan", found)
+    factory: PlanFactory = getattr(found, "plan", found)  # type: ignore[arg-type]
     return factory
 
 

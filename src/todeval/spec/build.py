@@ -70,7 +70,7 @@ def _options(role: RoleSpec[C], context: RunContext[C, T], hubs: list[Any]) -> P
         from todeval.agents.hub import AGENT, AgentHub, check_agent_choice
 
         seat = role.agent
-        player = role.player_name(config)
+        player = role.chosen(config)
         url = getattr(config, seat.url_key)
         channel = getattr(config, seat.channel_key)
         check_agent_choice(role.name, player, url, channel, url_also_for=seat.url_also_for)
@@ -95,7 +95,8 @@ def _identity(
     if prompts is not None and reads:
         names = role.templates(config, prompts) if role.templates is not None else None
         digest = prompts.digest_of(list(names)) if names is not None else prompts.digest
-    keys = [k for k in (role.player_key, role.model_key, *role.identity_keys) if k]
+    seat = (role.agent.url_key, role.agent.channel_key) if role.agent is not None else ()
+    keys = [k for k in (role.player_key, role.model_key, *role.identity_keys, *seat) if k]
     return role_identity(
         role.player_name(config),
         model=model,
@@ -132,7 +133,7 @@ def build_plan(
         digest = prompts.digest_of(list(pinned)) if pinned is not None else prompts.digest
         cfg = pin_prompts(cfg, digest, spec.name)
     factories = {
-        r.name: r.role.resolve(r.player_name(cfg)) for r in spec.roles if r.role is not None
+        r.name: r.role.resolve(r.chosen(cfg)) for r in spec.roles if r.role is not None
     }
     available = list(spec.tasks.load(cfg))
     by_id = {spec.tasks.task_id(t): t for t in available}
@@ -191,7 +192,7 @@ def build_plan(
     contents = [content(context, t) if content else task_content(t) for t in chosen]
     legacy = spec.tasks.legacy_hash(context, chosen) if spec.tasks.legacy_hash else None
     infos = models.infos()
-    players: dict[str, Any] = {r.name: r.player_name(cfg) for r in spec.roles}
+    players: dict[str, Any] = {r.name: r.chosen(cfg) for r in spec.roles}
     players.update(context.players_info)
     players["models"] = infos
     return RunPlan(

@@ -84,7 +84,7 @@ def default_out(spec: BenchmarkSpec[Any, Any], config: RunSettings) -> str:
     parts: list[str] = []
     for i, role in enumerate(_chosen(spec)):
         assert role.player_key is not None
-        player = role.player_name(config)
+        player = role.chosen(config)
         if i == 0 or player != fields[role.player_key].default:
             parts.append(player)
         model = role.model_of(config)
@@ -105,7 +105,7 @@ def default_out(spec: BenchmarkSpec[Any, Any], config: RunSettings) -> str:
 
 
 def start_line(spec: BenchmarkSpec[Any, Any], config: RunSettings, plan: RunPlan) -> str:
-    players = ", ".join(f"{r.name} {r.player_name(config)}" for r in _chosen(spec))
+    players = ", ".join(f"{r.name} {r.chosen(config)}" for r in _chosen(spec))
     return f"{spec.name}: {plan.n_tasks} tasks x {config.trials}, {players}"
 
 

@@ -100,10 +100,15 @@ class RoleSpec(Generic[C]):
     ``module_model``, ``privileged``) from the run context."""
     agent: AgentSeat | None = None
 
+    def chosen(self, config: C) -> str:
+        """The player the config names (a built-in name or ``package.module:Class``)."""
+        if self.player_key is None:
+            return self.player(config) if self.player is not None else ""
+        return str(getattr(config, self.player_key) or "")
+
     def player_name(self, config: C) -> str:
-        if self.player is not None:
-            return self.player(config)
-        return str(getattr(config, self.player_key or "", "") or "")
+        """The player as the manifest records it."""
+        return self.player(config) if self.player is not None else self.chosen(config)
 
     def model_of(self, config: C) -> str | None:
         value = getattr(config, self.model_key, None) if self.model_key else None

@@ -133,7 +133,7 @@ def register(registry: Registry) -> None:
         "clarq",
         RUN_HELP,
         cli=f"{__name__}.cli",
-        spec=f"{__name__}.run:plan_from_config",
+        spec=f"{__name__}.run:SPEC",
     )
     registry.lazy("score", "clarq", SCORE_HELP, _CLI, add="add_score_arguments", run="run_score")
     registry.lazy("data", "clarq", DATA_HELP, _CLI, add="add_data_arguments", run="run_data")

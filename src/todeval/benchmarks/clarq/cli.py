@@ -14,7 +14,7 @@ from todeval.benchmarks.clarq._text import LANGUAGES
 from todeval.benchmarks.clarq.profile import PROFILE
 from todeval.benchmarks.clarq.protocol import MAX_MESSAGES, PROTOCOLS
 from todeval.benchmarks.clarq.providers import PROVIDERS
-from todeval.benchmarks.clarq.run import ClarqConfig, build_plan
+from todeval.benchmarks.clarq.run import SPEC, ClarqConfig
 from todeval.benchmarks.clarq.seekers import SEEKER_MODES, SEEKERS
 from todeval.console.tables import usage_table
 from todeval.driver import RunCommand, drive
@@ -153,7 +153,7 @@ def _closing(result: RunResult, out: Path) -> str:
 
 COMMAND: RunCommand[ClarqConfig] = RunCommand(
     profile=PROFILE,
-    build=build_plan,
+    build=SPEC.plan,
     start_line=lambda config, plan: (
         f"clarq {config.selection_name}: {plan.n_tasks} tasks x {config.trials} trial(s), "
         f"seeker {config.seeker}, provider {config.provider}, protocol {config.protocol}"

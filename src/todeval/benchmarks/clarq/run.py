@@ -21,13 +21,15 @@ import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
-from todeval.agents.hub import AGENT, AgentHub, check_agent_choice
+from todeval.agents.hub import AGENT
 from todeval.backends.pool import ModelPool
+from todeval.backends.types import Backend
 from todeval.benchmarks.clarq._judge import RECORDED_JUDGE, Judge, VerdictStore, recorded_verdicts
 from todeval.benchmarks.clarq._original import read_original
 from todeval.benchmarks.clarq._scoring import ClarqSummary, score_transcripts_async
@@ -44,18 +46,13 @@ from todeval.benchmarks.clarq.seekers import (
     ReplayScript,
     SeekerMode,
 )
-from todeval.core.identity import RoleIdentity, role_identity
 from todeval.core.records import EpisodeRecord, MetricSummary, Summary
-from todeval.dialogue.episode import EpisodeStreams
-from todeval.dialogue.participants import PlayerOptions, is_interactive
-from todeval.dialogue.prompts import PromptSet
 from todeval.dialogue.replay import episode_key, recording_by_episode
 from todeval.errors import BadInputError, RefusedError, UsageError, choice_error
 from todeval.runner.naming import run_dir_name
-from todeval.runner.options import RunSettings, RuntimeOptions, model_pool, pin_prompts
-from todeval.runner.plan import EpisodeJob, RunPlan
-from todeval.runner.selection import select_for_run
+from todeval.runner.options import RunSettings
 from todeval.runner.summary import summarize
+from todeval.spec import AgentSeat, BenchmarkSpec, Episode, RoleSpec, RunContext, Tasks
 
 PROMPTS_PACKAGE = "todeval.benchmarks.clarq"  # prompts/: seeker_* (ours here), provider_*
 SUCCESS = "clarq.success"
@@ -173,152 +170,164 @@ def _canonical(config: ClarqConfig) -> Any:
     return canonical
 
 
-def _check(config: ClarqConfig) -> None:
+def _check(config: ClarqConfig) -> ClarqConfig:
     if config.lang not in LANGUAGES:
         raise choice_error("language", config.lang, list(LANGUAGES))
     if config.task_set not in SPLITS:
         raise choice_error("task set", config.task_set, list(SPLITS))
-    if config.protocol not in PROTOCOLS:
-        raise choice_error("protocol", config.protocol, list(PROTOCOLS))
     if config.seeker_mode != "completion" and config.seeker in MODELLESS_SEEKERS:
         raise UsageError(f"--seeker-mode applies to --seeker llm, not {config.seeker}")
     if config.seeker == "replay" and config.seeker_replay is None:
         raise UsageError("--seeker replay needs --seeker-replay RUN_DIR|RESULT_FILE")
     if config.seeker_replay is not None and config.seeker != "replay":
         raise UsageError("--seeker-replay is for --seeker replay")
-    check_agent_choice("seeker", config.seeker, config.seeker_url, config.seeker_channel)
     if config.seeker == AGENT and config.seeker_model is not None:
         raise UsageError("--seeker agent brings its own model: drop --seeker-model")
+    if config.seeker_replay is None:
+        return config
+    digest = file_digest(replay_source(config.seeker_replay))
+    if config.seeker_replay_sha256 not in (None, digest):
+        raise RefusedError(f"{config.seeker_replay} changed since the run started")
+    return config.model_copy(update={"seeker_replay_sha256": digest})
 
 
-def _task_set_hash(tasks: Iterable[ClarqTask]) -> str:
+def _legacy_hash(run: RunContext[ClarqConfig, ClarqTask], tasks: Iterable[ClarqTask]) -> str:
+    """The task-set hash before 0.3 (one JSON array), so older run directories resume."""
     blob = json.dumps([t.model_dump(mode="json") for t in tasks], ensure_ascii=False)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def build_plan(config: ClarqConfig, runtime: RuntimeOptions | None = None) -> RunPlan:
-    """The plan of a ClarQ run (players built once now, so a configuration error shows before
-    any episode)."""
-    runtime = runtime or RuntimeOptions()
-    _check(config)
-    prompts = PromptSet.load(PROMPTS_PACKAGE, config.prompt_overrides)
-    config = pin_prompts(config, prompts.digest, "ClarQ")
-    update: dict[str, Any] = {}
-    if config.seeker_replay is not None:
-        digest = file_digest(replay_source(config.seeker_replay))
-        if config.seeker_replay_sha256 not in (None, digest):
-            raise RefusedError(f"{config.seeker_replay} changed since the run started")
-        update["seeker_replay_sha256"] = digest
-    config = config.model_copy(update=update)
-    seeker = SEEKER.resolve(config.seeker)
-    provider = PROVIDER.resolve(config.provider)
-    tasks = {t.task_id: t for t in load_tasks(config.lang, config.task_set)}
-    groups = {t.task_id: t.type_name for t in tasks.values()}
-    ids, selection = select_for_run(
-        list(tasks),
-        groups,
-        config,
-        task_set=config.selection_name,
-        ids=config.ids,
-        canonical=_canonical(config),
-    )
-    chosen = {i: tasks[i] for i in ids}
-    models = model_pool(config.models_file, runtime, seed=config.seed)
-    common: dict[str, Any] = {
-        "constrained": config.constrained,
-        "temperature": config.temperature,
-        "max_tokens": config.max_tokens,
-        "prompts": prompts,
-    }
-    extra: dict[str, Any] = {"mode": config.seeker_mode}
-    if config.seeker_replay is not None:
-        extra["replay"] = load_replay(config.seeker_replay, config.lang)
-        if not any(f"{i}#0" in extra["replay"] for i in ids):
-            raise BadInputError(f"{config.seeker_replay}: no dialogue of the selected tasks")
-    aclose = models.aclose
-    if config.seeker == AGENT:
-        hub = AgentHub()  # one keep-alive client for every episode's agent seeker
-        extra.update(hub.player_extra(config.seeker_url, config.seeker_channel))
-        aclose = hub.closing(models.aclose)
+@dataclass(frozen=True)
+class ClarqRun:
+    """The run-wide parts of a ClarQ run: the judge and how verdicts are found."""
 
-    seeker_options = PlayerOptions(
-        role="seeker", model=models.maybe(config.seeker_model), extra=extra, **common
-    )
-    provider_options = PlayerOptions(
-        role="provider", model=models.maybe(config.provider_model), **common
-    )
-    first_seeker = seeker.build(seeker_options)
-    provider.build(provider_options)
-    judge_backend = models.maybe(config.judge_model)
+    judge_name: str
+    judge_backend: Backend | None
+    store: VerdictStore
+    warnings: list[str]
+
+    @property
+    def release_rule(self) -> bool:
+        return self.judge_backend is None
+
+
+def _prepare(run: RunContext[ClarqConfig, ClarqTask]) -> ClarqRun:
+    config = run.config
+    judge_backend = run.models.maybe(config.judge_model)
     judge_name = judge_backend.info.model if judge_backend is not None else RECORDED_JUDGE
-    release_rule = judge_backend is None
-    store = VerdictStore.default() if runtime.cache else VerdictStore(layers=[recorded_verdicts()])
+    store = (
+        VerdictStore.default() if run.runtime.cache else VerdictStore(layers=[recorded_verdicts()])
+    )
     specs = {
         "seeker": config.seeker_model,
         "provider": config.provider_model,
         "judge": config.judge_model,
     }
-    warning = shared_model_warning(specs, models)
+    warning = shared_model_warning(specs, run.models)
     warnings = [warning] if warning else []
-
-    async def play(job: EpisodeJob) -> EpisodeRecord:
-        judge = Judge(store, model=judge_name, backend=judge_backend, seed=config.seed)
-        return await play_episode(
-            chosen[job.task_id],
-            seeker.build(seeker_options),
-            provider.build(provider_options),
-            EpisodeStreams(config.seed, job.task_id, job.trial),
-            protocol=config.protocol,
-            judge=judge,
-            release_rule=release_rule,
-            max_messages=config.max_messages,
-        )
-
-    def finalize(records: Iterable[EpisodeRecord]) -> Summary:
-        return run_summary(
-            list(records),
-            chosen,
-            judge_name=judge_name,
-            online=judge_backend is not None,
-            release_rule=release_rule,
-            seed=config.seed,
-            sources=[str(runtime.out)] if runtime.out is not None else [],
-            warnings=warnings,
-            verdict_file=store.path,
-        )
-
-    infos = models.infos()
-    players: dict[str, Any] = {
-        "seeker": config.seeker,
-        "provider": config.provider,
-        "judge": config.judge_model or f"recorded verdicts ({RECORDED_JUDGE}) + release record",
-        "models": infos,
-    }
-    if warnings:
-        players["warnings"] = warnings
-    return RunPlan(
-        benchmark=BENCHMARK,
-        config=config.model_dump(mode="json"),
-        task_set_hash=_task_set_hash(chosen.values()),
-        n_tasks=len(chosen),
-        seed=config.seed,
-        jobs=[
-            EpisodeJob(t.task_id, trial, t.type_name)
-            for t in chosen.values()
-            for trial in range(config.trials)
-        ],
-        play=play,
-        players=players,
-        roles=_roles(config, infos, prompts),
-        selection=selection,
-        protocol=config.protocol,
-        factory="todeval.benchmarks.clarq.run:plan_from_config",
-        aclose=aclose,
-        success_metric=SUCCESS,
-        finalize=finalize,
-        interactive=is_interactive(first_seeker),
-        runtime=runtime,
+    run.players_info["judge"] = (
+        config.judge_model or f"recorded verdicts ({RECORDED_JUDGE}) + release record"
     )
+    if warnings:
+        run.players_info["warnings"] = warnings
+    return ClarqRun(judge_name, judge_backend, store, warnings)
+
+
+def _seeker_options(run: RunContext[ClarqConfig, ClarqTask]) -> dict[str, Any]:
+    config = run.config
+    extra: dict[str, Any] = {"mode": config.seeker_mode}
+    if config.seeker_replay is not None:
+        extra["replay"] = load_replay(config.seeker_replay, config.lang)
+        if not any(f"{i}#0" in extra["replay"] for i in run.tasks):
+            raise BadInputError(f"{config.seeker_replay}: no dialogue of the selected tasks")
+    return {"extra": extra}
+
+
+async def _episode(ep: Episode[ClarqConfig, ClarqTask]) -> EpisodeRecord:
+    shared: ClarqRun = ep.run.shared
+    config = ep.config
+    judge = Judge(
+        shared.store, model=shared.judge_name, backend=shared.judge_backend, seed=config.seed
+    )
+    return await play_episode(
+        ep.task,
+        ep.players["seeker"],
+        ep.players["provider"],
+        ep.streams,
+        protocol=config.protocol,
+        judge=judge,
+        release_rule=shared.release_rule,
+        max_messages=config.max_messages,
+    )
+
+
+def _finalize(run: RunContext[ClarqConfig, ClarqTask], records: list[EpisodeRecord]) -> Summary:
+    shared: ClarqRun = run.shared
+    return run_summary(
+        records,
+        run.tasks,
+        judge_name=shared.judge_name,
+        online=shared.judge_backend is not None,
+        release_rule=shared.release_rule,
+        seed=run.config.seed,
+        sources=[str(run.runtime.out)] if run.runtime.out is not None else [],
+        warnings=shared.warnings,
+        verdict_file=shared.store.path,
+    )
+
+
+def _seeker_name(config: ClarqConfig) -> str:
+    return "llm-chat" if config.seeker == "llm" and config.seeker_mode == "chat" else config.seeker
+
+
+SPEC: BenchmarkSpec[ClarqConfig, ClarqTask] = BenchmarkSpec(
+    name=BENCHMARK,
+    reference="todeval.benchmarks.clarq.run:SPEC",
+    config=ClarqConfig,
+    tasks=Tasks(
+        load=lambda config: load_tasks(config.lang, config.task_set),
+        group=lambda task: task.type_name,
+        set_name=lambda config: config.selection_name,
+        canonical=lambda config, tasks: _canonical(config),
+        legacy_hash=_legacy_hash,
+    ),
+    roles=(
+        RoleSpec(
+            "seeker",
+            SEEKER,
+            player_key="seeker",
+            model_key="seeker_model",
+            identity_keys=("seeker_mode", "seeker_replay", "seeker_replay_sha256"),
+            player=_seeker_name,
+            templates=lambda config, prompts: SEEKER_TEMPLATES,
+            reads_prompts=lambda c: c.seeker_model is not None or c.seeker in ("human", AGENT),
+            options=_seeker_options,
+            agent=AgentSeat("seeker_url", "seeker_channel"),
+        ),
+        RoleSpec(
+            "provider",
+            PROVIDER,
+            player_key="provider",
+            model_key="provider_model",
+            templates=lambda config, prompts: provider_templates(),
+        ),
+        RoleSpec(
+            "judge",
+            None,
+            model_key="judge_model",
+            player=lambda config: "llm" if config.judge_model else "recorded",
+            reads_prompts=lambda config: False,  # the judge's prompt is the scorer's, not ours
+        ),
+    ),
+    episode=_episode,
+    prompts=PROMPTS_PACKAGE,
+    protocols=PROTOCOLS,
+    check=_check,
+    prepare=_prepare,
+    finalize=_finalize,
+    success_metric=SUCCESS,
+)
+"""The ClarQ self-play benchmark, declared (its profile is registered apart: report imports)."""
 
 
 def run_summary(
@@ -381,59 +390,10 @@ def run_summary(
     )
 
 
-def _roles(
-    config: ClarqConfig, infos: dict[str, Any], prompts: PromptSet
-) -> dict[str, RoleIdentity]:
-    """Seeker, provider and judge (prompt digests for the roles a model plays)."""
-    seeker = config.seeker
-    if seeker == "llm" and config.seeker_mode == "chat":
-        seeker = "llm-chat"
-    reads_prompts = config.seeker_model is not None or config.seeker in ("human", "agent")
-    return {
-        "seeker": role_identity(
-            seeker,
-            model=config.seeker_model,
-            infos=infos,
-            prompts_sha256=prompts.digest_of(SEEKER_TEMPLATES) if reads_prompts else None,
-            config_keys=[
-                "seeker",
-                "seeker_model",
-                "seeker_mode",
-                "seeker_replay",
-                "seeker_replay_sha256",
-                "seeker_url",
-                "seeker_channel",
-            ],
-            privileged=SEEKER.resolve(config.seeker).privileged,
-        ),
-        "provider": role_identity(
-            config.provider,
-            model=config.provider_model,
-            infos=infos,
-            prompts_sha256=(
-                prompts.digest_of(provider_templates()) if config.provider_model else None
-            ),
-            config_keys=["provider", "provider_model"],
-        ),
-        "judge": role_identity(
-            "llm" if config.judge_model else "recorded",
-            model=config.judge_model,
-            infos=infos,
-            config_keys=["judge_model"],
-        ),
-    }
-
-
-def plan_from_config(config: dict[str, Any], runtime: RuntimeOptions | None = None) -> RunPlan:
-    """Rebuild a plan from its recorded config (Ray workers, the Python API)."""
-    return build_plan(ClarqConfig.model_validate(config), runtime)
-
-
 __all__ = [
+    "SPEC",
     "ClarqConfig",
-    "build_plan",
     "load_replay",
-    "plan_from_config",
     "run_summary",
     "shared_model_warning",
 ]
