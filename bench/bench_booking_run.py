@@ -30,8 +30,10 @@ def main() -> int:
         summary = json.loads((out / "summary.json").read_text())
     n = summary["n_episodes"]
     acc = summary["metrics"]["booking.booking_accuracy"]["micro"]["value"]
-    print(f"booking run (rule + agenda, test set): {n} episodes in {wall:.2f} s wall "
-          f"({1000 * wall / n:.1f} ms/episode, booking accuracy {acc:.3f})")
+    print(
+        f"booking run (rule + agenda, test set): {n} episodes in {wall:.2f} s wall "
+        f"({1000 * wall / n:.1f} ms/episode, booking accuracy {acc:.3f})"
+    )
     print(f"ratio to the {BUDGET_S:.0f} s budget: {BUDGET_S / wall:.1f}x under budget")
     return 0
 

@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from todeval.benchmarks.booking.run import BookingConfig, RuntimeOptions, build_plan
+from todeval.benchmarks.booking.run import SPEC, BookingConfig, RuntimeOptions
 
 REFERENCE_MS_PER_CALL = 0.33  # before the refactor (commit 3c15005, 2026-12-01)
 from todeval.runner.execute import execute_plan
@@ -34,7 +34,7 @@ def overhead(tmp: Path, trials: int) -> None:
     script = tmp / "script.json"
     script.write_text(booking_script().model_dump_json())
     config = BookingConfig(system="monolithic", system_model=f"scripted:{script}", trials=trials)
-    plan, _ = build_plan(config, RuntimeOptions(cache=False))
+    plan = SPEC.plan(config, RuntimeOptions(cache=False))
     cpu0, wall0 = time.process_time(), time.perf_counter()
     execute_plan(plan, tmp / "overhead", max_concurrency=64, quiet=True)
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0

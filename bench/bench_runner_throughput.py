@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from todeval.benchmarks.booking.run import BookingConfig, RuntimeOptions, build_plan
+from todeval.benchmarks.booking.run import SPEC, BookingConfig, RuntimeOptions
 from todeval.runner.execute import execute_plan
 from todeval.testing.booking_model import booking_script
 from todeval.testing.openai_server import FaultConfig, ServerConfig
@@ -35,7 +35,7 @@ def run(
         f'[models.fake]\nspec = "openai:booking-fake@{base_url}"\nconnection_limit = 256\n'
     )
     config = BookingConfig(system="monolithic", system_model="fake", models_file=str(models))
-    plan, _ = build_plan(config, RuntimeOptions(cache=False))
+    plan = SPEC.plan(config, RuntimeOptions(cache=False))
     t0 = time.perf_counter()
     execute_plan(plan, tmp / name, max_concurrency=concurrency, quiet=True)
     wall = time.perf_counter() - t0
@@ -64,14 +64,20 @@ def main() -> None:
         per_episode = [n * args.latency_ms / 1000 for n in calls]
         ideal = max(max(per_episode), sum(per_episode) / args.concurrency)
         mean_ms = 1000 * sum(measured) / max(sum(calls), 1)
-        print(f"episodes: {len(calls)}, model calls: {sum(calls)}, server latency "
-              f"{args.latency_ms:.0f} ms, measured mean call latency {mean_ms:.0f} ms")
-        print(f"concurrency {args.concurrency}: {conc_wall:.2f} s wall; ideal {ideal:.2f} s; "
-              f"efficiency (ideal/actual) {ideal / conc_wall:.2f} (target >= 0.8)")
+        print(
+            f"episodes: {len(calls)}, model calls: {sum(calls)}, server latency "
+            f"{args.latency_ms:.0f} ms, measured mean call latency {mean_ms:.0f} ms"
+        )
+        print(
+            f"concurrency {args.concurrency}: {conc_wall:.2f} s wall; ideal {ideal:.2f} s; "
+            f"efficiency (ideal/actual) {ideal / conc_wall:.2f} (target >= 0.8)"
+        )
         if not args.skip_sequential:
             seq_wall, _, _ = run(server.base_url, tmp, "sequential", 1)
-            print(f"sequential (concurrency 1): {seq_wall:.2f} s wall; "
-                  f"speed-up {seq_wall / conc_wall:.1f}x (target >= 20x)")
+            print(
+                f"sequential (concurrency 1): {seq_wall:.2f} s wall; "
+                f"speed-up {seq_wall / conc_wall:.1f}x (target >= 20x)"
+            )
 
 
 if __name__ == "__main__":

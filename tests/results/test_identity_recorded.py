@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from todeval.benchmarks.booking.llm_systems.prompts import load_prompts
+from todeval.benchmarks.booking.run import SPEC as BOOKING
 from todeval.benchmarks.booking.run import BookingConfig
-from todeval.benchmarks.booking.run import build_plan as booking_plan
 from todeval.benchmarks.incar_turns.run import IncarTurnsConfig
 from todeval.benchmarks.incar_turns.run import build_plan as incar_plan
 from todeval.benchmarks.multiwoz_turns.run import MultiwozTurnsConfig
@@ -24,7 +24,7 @@ NO_CACHE = RuntimeOptions(cache=False)
 
 
 def test_booking_roles_selection_and_protocol() -> None:
-    plan, _ = booking_plan(BookingConfig(), NO_CACHE)
+    plan = BOOKING.plan(BookingConfig(), NO_CACHE)
     roles, selection, protocol = plan.identity()
     assert {r: (i.player, i.model, i.prompts_sha256) for r, i in roles.items()} == {
         "system": ("rule", None, None),
@@ -42,7 +42,7 @@ def test_booking_roles_selection_and_protocol() -> None:
     assert roles["user"].config_keys == ["user", "user_model", "user_transcripts"]
     assert (selection.task_set, selection.mode, selection.n_tasks) == ("test", "all", 117)
     assert protocol == "clemtodd"  # the default: the released game master's rules
-    _, ids, _ = booking_plan(BookingConfig(task_ids=["sng01936"]), NO_CACHE)[0].identity()
+    _, ids, _ = BOOKING.plan(BookingConfig(task_ids=["sng01936"]), NO_CACHE).identity()
     assert (ids.mode, ids.ids, ids.n_tasks) == ("ids", ["sng01936"], 1)
 
 
@@ -56,7 +56,7 @@ def test_booking_llm_roles_name_their_model_and_prompts(tmp_path: Path) -> None:
         user_model=f"scripted:{SCRIPT}",
         models_file=str(models),
     )
-    roles, _, _ = booking_plan(config, NO_CACHE)[0].identity()
+    roles, _, _ = BOOKING.plan(config, NO_CACHE).identity()
     system, user = roles["system"], roles["user"]
     assert (system.player, system.model, system.model_name) == ("monolithic", "tiny", "tiny")
     assert system.label == "monolithic (tiny)"
@@ -67,7 +67,7 @@ def test_booking_llm_roles_name_their_model_and_prompts(tmp_path: Path) -> None:
     assert system.prompts_sha256 not in (user.prompts_sha256, prompts.digest)
     # an override of the user's prompt changes the user's digest only
     changed = config.model_copy(update={"prompt_overrides": {"user": "Goal: ${goal}"}})
-    roles2, _, _ = booking_plan(changed, NO_CACHE)[0].identity()
+    roles2, _, _ = BOOKING.plan(changed, NO_CACHE).identity()
     assert roles2["system"].prompts_sha256 == system.prompts_sha256
     assert roles2["user"].prompts_sha256 != user.prompts_sha256
 

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from todeval.backends import RetryPolicy
-from todeval.benchmarks.booking.run import BookingConfig, RuntimeOptions, build_plan
+from todeval.benchmarks.booking.run import SPEC, BookingConfig, RuntimeOptions
 from todeval.runner.execute import execute_plan
 from todeval.testing.booking_model import booking_script
 from todeval.testing.openai_server import FaultConfig, ServerConfig
@@ -49,7 +49,7 @@ def _run(tmp: Path, name: str, faults: FaultConfig) -> dict:
         runtime = RuntimeOptions(
             cache=False, retry=RetryPolicy(max_attempts=30, base_delay_s=0.005, max_delay_s=0.05)
         )
-        plan, _ = build_plan(config, runtime)
+        plan = SPEC.plan(config, runtime)
         out = tmp / name
         execute_plan(plan, out, max_concurrency=32, quiet=True)
         stats = server.stats()

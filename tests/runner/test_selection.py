@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from todeval.benchmarks.booking.run import BookingConfig, build_plan
-from todeval.benchmarks.booking.tasks import load_tasks, select_tasks
+from todeval.benchmarks.booking.run import SPEC, BookingConfig
+from todeval.benchmarks.booking.tasks import BookingTask, load_tasks, select_tasks
 from todeval.cli import main
 from todeval.errors import UsageError
 from todeval.runner.naming import run_dir_name
+from todeval.runner.plan import RunPlan
 from todeval.runner.selection import (
     allocate,
     limit_ids,
@@ -22,6 +23,14 @@ from todeval.runner.selection import (
     selection_of,
     selection_seed,
 )
+
+
+def build_plan(config: BookingConfig) -> tuple[RunPlan, list[BookingTask]]:
+    """The booking plan of ``config`` and its tasks, in job order (one trial)."""
+    plan = SPEC.plan(config)
+    by_id = {t.task_id: t for t in load_tasks(config.task_set)}
+    return plan, [by_id[j.task_id] for j in plan.jobs if j.trial == 0]
+
 
 # 100 tasks in three groups of 50, 30 and 20, interleaved so that the first N are not a
 # stratified sample

@@ -96,7 +96,9 @@ def _identity(
         names = role.templates(config, prompts) if role.templates is not None else None
         digest = prompts.digest_of(list(names)) if names is not None else prompts.digest
     seat = (role.agent.url_key, role.agent.channel_key) if role.agent is not None else ()
-    keys = [k for k in (role.player_key, role.model_key, *role.identity_keys, *seat) if k]
+    keys = list(
+        dict.fromkeys(k for k in (role.player_key, role.model_key, *role.identity_keys, *seat) if k)
+    )
     return role_identity(
         role.player_name(config),
         model=model,
@@ -132,9 +134,11 @@ def build_plan(
         pinned = spec.pinned_templates(cfg, prompts) if spec.pinned_templates else None
         digest = prompts.digest_of(list(pinned)) if pinned is not None else prompts.digest
         cfg = pin_prompts(cfg, digest, spec.name)
-    factories = {
-        r.name: r.role.resolve(r.chosen(cfg)) for r in spec.roles if r.role is not None
-    }
+    factories = {r.name: r.role.resolve(r.chosen(cfg)) for r in spec.roles if r.role is not None}
+    set_name = spec.tasks.set_name(cfg)
+    if set_name is not None:
+        for factory in factories.values():  # a player that cannot play this set says so now
+            factory.check_selection(set_name)
     available = list(spec.tasks.load(cfg))
     by_id = {spec.tasks.task_id(t): t for t in available}
     groups = {task_id: spec.tasks.group(t) for task_id, t in by_id.items()}
@@ -143,7 +147,7 @@ def build_plan(
         list(by_id),
         groups,
         cfg,
-        task_set=spec.tasks.set_name(cfg),
+        task_set=set_name,
         ids=spec.tasks.ids(cfg),
         canonical=canonical,
         noun=spec.tasks.noun,

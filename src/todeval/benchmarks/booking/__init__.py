@@ -15,7 +15,7 @@ def register(registry: Registry) -> None:
         "booking",
         "self-play booking (clem:todd protocol)",
         cli=_CLI,
-        spec="todeval.benchmarks.booking.run:plan_from_config",
+        spec="todeval.benchmarks.booking.run:SPEC",
     )
     registry.lazy(
         "data",

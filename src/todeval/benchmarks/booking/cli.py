@@ -10,7 +10,7 @@ from todeval.agents.channels import CHANNELS
 from todeval.benchmarks.booking.audit import audit_task
 from todeval.benchmarks.booking.players import SYSTEMS, USERS
 from todeval.benchmarks.booking.profile import PROFILE
-from todeval.benchmarks.booking.run import PROTOCOLS, BookingConfig, build_plan
+from todeval.benchmarks.booking.run import PROTOCOLS, SPEC, BookingConfig
 from todeval.benchmarks.booking.tasks import TASK_SETS, load_tasks, select_tasks
 from todeval.console.tables import render_rows, summary_table, usage_table
 from todeval.driver import RunCommand, drive
@@ -197,7 +197,7 @@ def _closing(result: RunResult, out: Path) -> str:
 
 COMMAND: RunCommand[BookingConfig] = RunCommand(
     profile=PROFILE,
-    build=lambda config, runtime: build_plan(config, runtime)[0],
+    build=SPEC.plan,
     start_line=lambda config, plan: (
         f"booking: {plan.n_tasks} tasks x {config.trials} trial(s), system {config.system}, "
         f"user {config.user}, seed {config.seed}"

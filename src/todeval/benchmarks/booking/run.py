@@ -2,33 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from pydantic import Field
 
-from todeval.agents.hub import AGENT, check_agent_choice
+from todeval.agents.hub import AGENT, AgentHub
 from todeval.benchmarks.booking.game import BENCHMARK, GameRules, play_episode
-from todeval.benchmarks.booking.llm_systems.prompts import load_prompts
+from todeval.benchmarks.booking.llm_systems.prompts import PACKAGE as PROMPTS_PACKAGE
 from todeval.benchmarks.booking.players import SYSTEM, USER
 from todeval.benchmarks.booking.rules import PROTOCOLS
 from todeval.benchmarks.booking.tasks import (
     TASK_SETS,
     BookingTask,
     load_tasks,
-    select_tasks,
-    task_set_hash,
 )
-from todeval.core.identity import RoleIdentity, role_identity
 from todeval.core.records import EpisodeRecord
-from todeval.dialogue.participants import PlayerOptions, is_interactive
 from todeval.dialogue.prompts import PromptSet
 from todeval.errors import UsageError, choice_error
 from todeval.runner.naming import run_dir_name
-from todeval.runner.options import RunSettings, RuntimeOptions, model_pool, pin_prompts
-from todeval.runner.plan import EpisodeJob, RunPlan
-from todeval.runner.selection import selection_seed, settings_selection
+from todeval.runner.options import RunSettings, RuntimeOptions
+from todeval.spec import AgentSeat, BenchmarkSpec, Episode, RoleSpec, RunContext, Tasks
 
-__all__ = ["PROTOCOLS", "BookingConfig", "RuntimeOptions", "build_plan", "plan_from_config"]
+__all__ = ["PROTOCOLS", "SPEC", "BookingConfig", "RuntimeOptions"]
 
 
 class BookingConfig(RunSettings):
@@ -83,174 +79,130 @@ class BookingConfig(RunSettings):
         )
 
 
-def build_plan(
-    config: BookingConfig, runtime: RuntimeOptions | None = None
-) -> tuple[RunPlan, list[BookingTask]]:
-    runtime = runtime or RuntimeOptions()
+def _check(config: BookingConfig) -> None:
     if config.task_set not in TASK_SETS:
         raise choice_error("task set", config.task_set, list(TASK_SETS))
-    if config.protocol not in PROTOCOLS:
-        raise choice_error("protocol", config.protocol, list(PROTOCOLS))
-    prompts = load_prompts(config.prompt_overrides)
-    config = pin_prompts(config, prompts.digest, "booking")
-    system = SYSTEM.resolve(config.system)
-    user = USER.resolve(config.user)
-    user.check_selection(config.task_set)
-    tasks = select_tasks(
-        load_tasks(config.task_set),
-        config.task_ids,
-        config.limit,
-        mode=config.limit_mode,
-        seed=selection_seed(config.seed),
-    )
-    models = model_pool(config.models_file, runtime, seed=config.seed)
-    system_model = models.maybe(config.system_model)
-    common: dict[str, Any] = {
-        "constrained": config.constrained,
-        "temperature": config.temperature,
-        "max_tokens": config.max_tokens,
-        "prompts": prompts,
-    }
-    system_extra: dict[str, Any] = {"url": config.system_url} if config.system_url else {}
-    if config.few_shot is not None:
-        if not config.system.startswith("hd-pipeline"):
-            raise UsageError("--few-shot is for --system hd-pipeline")
-        system_extra["few_shot"] = config.few_shot
-    if config.system_timeout_s is not None:
-        if config.system not in ("http", AGENT):
-            raise UsageError("--system-timeout is for --system http and --system agent")
-        system_extra["timeout_s"] = config.system_timeout_s
-    aclose = models.aclose
-    check_agent_choice(
-        "system", config.system, config.system_url, config.system_channel, url_also_for=("http",)
-    )
-    if config.system == AGENT:
-        # one MCP tool server and one keep-alive client for every episode's agent
-        from todeval.benchmarks.booking.llm_systems.agent_system import booking_hub
-
-        if config.system_model is not None:
-            raise UsageError("--system agent brings its own model: drop --system-model")
-        hub = booking_hub(config.task_set)
-        system_extra.update(hub.player_extra(config.system_url, config.system_channel))
-        aclose = hub.closing(models.aclose)
-    elif config.system == "http":
-        # one keep-alive client for every episode's http system, closed with the run
-        from todeval.agents.http import HttpClients
-
-        clients = HttpClients()
-        system_extra["http_clients"] = clients
-
-        async def aclose() -> None:
-            try:
-                await clients.aclose()
-            finally:
-                await models.aclose()
-
-    system_options = PlayerOptions(
-        role="system",
-        model=system_model,
-        module_model=models.maybe(config.module_model) or system_model,
-        extra=system_extra,
-        **common,
-    )
-    user_extra: dict[str, Any] = {}
-    if config.user == "replay":
-        if config.user_transcripts is None:
-            raise UsageError("--user replay needs --transcripts RUN_DIR (a recorded run)")
-        from todeval.benchmarks.booking.users.replay import load_recording
-
-        user_extra["replay"] = load_recording(config.user_transcripts)
-    elif config.user_transcripts is not None:
+    if config.few_shot is not None and not config.system.startswith("hd-pipeline"):
+        raise UsageError("--few-shot is for --system hd-pipeline")
+    if config.system_timeout_s is not None and config.system not in ("http", AGENT):
+        raise UsageError("--system-timeout is for --system http and --system agent")
+    if config.system == AGENT and config.system_model is not None:
+        raise UsageError("--system agent brings its own model: drop --system-model")
+    if config.user == "replay" and config.user_transcripts is None:
+        raise UsageError("--user replay needs --transcripts RUN_DIR (a recorded run)")
+    if config.user != "replay" and config.user_transcripts is not None:
         raise UsageError("--transcripts is for --user replay")
-    user_options = PlayerOptions(
-        role="user", model=models.maybe(config.user_model), extra=user_extra, **common
-    )
-    # Build one of each now, so a player's configuration error is reported before any episode.
-    first_system = system.build(system_options)
-    first_user = user.build(user_options)
-    by_id = {t.task_id: t for t in tasks}
-    rules = GameRules(
+
+
+def _canonical(config: BookingConfig, tasks: Sequence[BookingTask]) -> Callable[[str], str]:
+    """A task by its full id, the part after the set name or its file's stem (any case)."""
+    names: dict[str, str] = {}
+    for t in tasks:
+        for name in (t.task_id, t.task_id.split("/", 1)[1], t.filename.rsplit(".", 1)[0]):
+            names.setdefault(name.lower(), t.task_id)
+    return lambda asked: names.get(asked.lower(), asked)
+
+
+def _prepare(run: RunContext[BookingConfig, BookingTask]) -> GameRules:
+    config = run.config
+    return GameRules(
         max_turns=config.max_turns,
         max_calls_per_turn=config.max_calls_per_turn,
         on_violation=config.on_violation,
         protocol=config.protocol,
     )
 
-    async def play(job: EpisodeJob) -> EpisodeRecord:
-        return await play_episode(
-            by_id[job.task_id],
-            system.build(system_options),
-            user.build(user_options),
-            run_seed=config.seed,
-            trial=job.trial,
-            rules=rules,
-        )
 
-    jobs = [EpisodeJob(t.task_id, trial, t.group) for t in tasks for trial in range(config.trials)]
-    infos = models.infos()
-    players: dict[str, Any] = {"system": config.system, "user": config.user, "models": infos}
-    plan = RunPlan(
-        benchmark=BENCHMARK,
-        config=config.model_dump(mode="json"),
-        task_set_hash=task_set_hash(tasks),
-        n_tasks=len(tasks),
-        seed=config.seed,
-        jobs=jobs,
-        play=play,
-        players=players,
-        roles=_roles(config, infos, prompts),
-        selection=settings_selection(
-            config, task_set=config.task_set, ids=config.task_ids, n_tasks=len(tasks)
-        ),
-        protocol=config.protocol,
-        success_metric="booking.booking_accuracy",
-        factory="todeval.benchmarks.booking.run:plan_from_config",
-        aclose=aclose,
-        interactive=is_interactive(first_system) or is_interactive(first_user),
-        runtime=runtime,
+def _system_options(run: RunContext[BookingConfig, BookingTask]) -> dict[str, Any]:
+    config = run.config
+    extra: dict[str, Any] = {"url": config.system_url} if config.system_url else {}
+    if config.few_shot is not None:
+        extra["few_shot"] = config.few_shot
+    if config.system_timeout_s is not None:
+        extra["timeout_s"] = config.system_timeout_s
+    if config.system == "http":
+        # one keep-alive client for every episode's http system, closed with the run
+        from todeval.agents.http import HttpClients
+
+        clients = HttpClients()
+        run.closers.append(clients.aclose)
+        extra["http_clients"] = clients
+    model = run.models.maybe(config.system_model)
+    return {"extra": extra, "module_model": run.models.maybe(config.module_model) or model}
+
+
+def _user_options(run: RunContext[BookingConfig, BookingTask]) -> dict[str, Any]:
+    if run.config.user != "replay" or run.config.user_transcripts is None:
+        return {}
+    from todeval.benchmarks.booking.users.replay import load_recording
+
+    return {"extra": {"replay": load_recording(run.config.user_transcripts)}}
+
+
+def _agent_hub(config: BookingConfig) -> AgentHub:
+    # one MCP tool server and one keep-alive client for every episode's agent
+    from todeval.benchmarks.booking.llm_systems.agent_system import booking_hub
+
+    return booking_hub(config.task_set)
+
+
+async def _episode(ep: Episode[BookingConfig, BookingTask]) -> EpisodeRecord:
+    return await play_episode(
+        ep.task,
+        ep.players["system"],
+        ep.players["user"],
+        run_seed=ep.config.seed,
+        trial=ep.trial,
+        rules=ep.run.shared,
     )
-    return plan, tasks
 
 
-SYSTEM_CONFIG_KEYS = [
-    "system",
-    "system_model",
-    "module_model",
-    "system_url",
-    "system_channel",
-    "system_timeout_s",
-    "few_shot",
-]
-"""The config fields that say who the system is (its role identity)."""
+SYSTEM_IDENTITY = ("module_model", "system_url", "system_channel", "system_timeout_s", "few_shot")
+"""Config fields besides ``system`` and ``system_model`` that say who the system is."""
 USER_TEMPLATES = ("user", "user_opening")
 """The templates the LLM user reads; every other template is a system's."""
 
 
-def _roles(
-    config: BookingConfig, infos: dict[str, Any], prompts: PromptSet
-) -> dict[str, RoleIdentity]:
-    """The typed identity of the two roles (prompt digests for the roles an LLM plays)."""
-    system_templates = [name for name in prompts.templates if name not in USER_TEMPLATES]
-    llm_system = config.system_model is not None or config.module_model is not None
-    return {
-        "system": role_identity(
-            config.system,
-            model=config.system_model,
-            infos=infos,
-            prompts_sha256=prompts.digest_of(system_templates) if llm_system else None,
-            config_keys=SYSTEM_CONFIG_KEYS,
-            privileged=SYSTEM.resolve(config.system).privileged,
-        ),
-        "user": role_identity(
-            config.user,
-            model=config.user_model,
-            infos=infos,
-            prompts_sha256=prompts.digest_of(USER_TEMPLATES) if config.user_model else None,
-            config_keys=["user", "user_model", "user_transcripts"],
-        ),
-    }
+def _system_templates(config: BookingConfig, prompts: PromptSet) -> list[str]:
+    return [name for name in prompts.templates if name not in USER_TEMPLATES]
 
 
-def plan_from_config(config: dict[str, Any], runtime: RuntimeOptions | None = None) -> RunPlan:
-    """Rebuild a plan from its recorded config (Ray workers, the Python API)."""
-    return build_plan(BookingConfig.model_validate(config), runtime)[0]
+SPEC: BenchmarkSpec[BookingConfig, BookingTask] = BenchmarkSpec(
+    name=BENCHMARK,
+    reference="todeval.benchmarks.booking.run:SPEC",
+    config=BookingConfig,
+    tasks=Tasks(
+        load=lambda config: load_tasks(config.task_set),
+        ids=lambda config: config.task_ids,
+        canonical=_canonical,
+    ),
+    roles=(
+        RoleSpec(
+            "system",
+            SYSTEM,
+            player_key="system",
+            model_key="system_model",
+            identity_keys=SYSTEM_IDENTITY,
+            templates=_system_templates,
+            reads_prompts=lambda c: c.system_model is not None or c.module_model is not None,
+            options=_system_options,
+            agent=AgentSeat("system_url", "system_channel", hub=_agent_hub, url_also_for=("http",)),
+        ),
+        RoleSpec(
+            "user",
+            USER,
+            player_key="user",
+            model_key="user_model",
+            identity_keys=("user_transcripts",),
+            templates=lambda config, prompts: USER_TEMPLATES,
+            options=_user_options,
+        ),
+    ),
+    episode=_episode,
+    prompts=PROMPTS_PACKAGE,
+    protocols=PROTOCOLS,
+    check=lambda config: _check(config),
+    prepare=_prepare,
+    success_metric="booking.booking_accuracy",
+)
+"""The self-play booking benchmark, declared (its profile is registered apart)."""
