@@ -7,10 +7,12 @@ how each event kind renders in a transcript (sent to the page as data), which de
 show, and whether simulator panels apply. A benchmark registers its profile in its plug-in::
 
     def register(registry):
-        registry.profile("todeval_toy.profile:PROFILE", benchmark="toy")  # imported on use
+        registry.profile("mybench.profile:PROFILE", benchmark="mybench")  # imported on use
 
-    # todeval_toy/profile.py
-    PROFILE = BenchmarkProfile(benchmark="toy", primary="toy.success", ...)
+    # mybench/profile.py
+    PROFILE = BenchmarkProfile(benchmark="mybench", primary="mybench.success", ...)
+
+(a benchmark registered by its spec alone, like the toy, shows its spec's ``profile``).
 
 A benchmark without a profile gets :func:`generic_profile`: the first metrics its summaries hold.
 """
