@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
+from todeval.api import build_plan
 from todeval.cli import main
+from todeval.runner.options import RuntimeOptions
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "before_refactor"
 
@@ -60,6 +62,8 @@ ALLOWED = {
     r"summary:/protocol": "new summary field: the protocol, as in the manifest (issue 17)",
     r"summary:/missing_(dialogues|turns)": "MultiWOZ: what the predictions lack (issue 16)",
     r"summary:/warnings": "MultiWOZ: the warning counting missing dialogues (issue 16)",
+    r"manifest:/task_set_hash": "one format for every benchmark (issue 28); the recorded value "
+    "must be the new plan's hash or its legacy alias (checked below)",
 }
 
 
@@ -111,6 +115,13 @@ def test_same_results_as_before_the_refactor(name: str, tmp_path: Path) -> None:
     assert main([*RUNS[name], "--out", str(out), "--quiet"]) == 0
     found = differences(FIXTURES / name, out)
     assert unexpected(found) == []
+    # the task set is the same: the recorded hash is the new one or its legacy alias, so the
+    # fixture's run directory would resume
+    recorded = json.loads((FIXTURES / name / "manifest.json").read_text())
+    manifest = json.loads((out / "manifest.json").read_text())
+    plan = build_plan(recorded["benchmark"], manifest["config"], RuntimeOptions(cache=False))
+    assert manifest["task_set_hash"] == plan.task_set_hash
+    assert recorded["task_set_hash"] in (plan.task_set_hash, *plan.legacy_task_set_hashes)
     # the comparison can fail: a changed metric is reported
     summary = json.loads((out / "summary.json").read_text())
     first = sorted(summary["metrics"])[0]

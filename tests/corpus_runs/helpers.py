@@ -88,8 +88,7 @@ def json_replies(table: dict[Key, Any]) -> Callable[[GenerationRequest], str]:
     return reply
 
 
-def run(plan_and_dialogues: tuple[Any, Any], out: Path) -> RunResult:
-    plan, _ = plan_and_dialogues
+def run(plan: Any, out: Path) -> RunResult:
     return execute_plan(plan, out, quiet=True, max_concurrency=4)
 
 

@@ -13,7 +13,7 @@ from tests.corpus_runs.helpers import incar_gold, json_replies, key_of, records,
 from todeval.backends import GenerationRequest
 from todeval.benchmarks.incar_turns.corpus import load_dialogues
 from todeval.benchmarks.incar_turns.prompts import messages, reply_schema, system_prompt
-from todeval.benchmarks.incar_turns.run import IncarTurnsConfig, build_plan
+from todeval.benchmarks.incar_turns.run import SPEC, IncarTurnsConfig
 from todeval.cli import main
 from todeval.core.rng import derive_seed
 from todeval.scoring.incar import INFORMABLE, evaluate, load_gold
@@ -46,7 +46,7 @@ def test_prompt_shows_kb_history_and_intent_slots() -> None:
 def test_gold_run_scores_what_the_scorer_gives(tmp_path: Path) -> None:
     _, table, gold = incar_gold(20)
     out = tmp_path / "run"
-    result = run(build_plan(_config(20), runtime(out, json_replies(table))), out)
+    result = run(SPEC.plan(_config(20), runtime(out, json_replies(table))), out)
     direct = evaluate(gold)
     summary = result.summary
     assert summary.benchmark == "incar-turns"
@@ -75,7 +75,7 @@ def test_malformed_replies_are_recorded_and_scored_empty(tmp_path: Path) -> None
         return json.dumps(table[key_of(request)])
 
     out = tmp_path / "run"
-    result = run(build_plan(_config(8), runtime(out, reply)), out)
+    result = run(SPEC.plan(_config(8), runtime(out, reply)), out)
     expected = copy.deepcopy(gold)
     expected[multi[0]][1] = {"response": "", "state": expected[multi[0]][0]["state"]}
     expected[multi[1]][0] = {"response": "", "state": {}}

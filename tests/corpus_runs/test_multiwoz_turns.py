@@ -31,7 +31,7 @@ from todeval.benchmarks.multiwoz_turns.corpus import (
     load_user_turns,
 )
 from todeval.benchmarks.multiwoz_turns.prompts import STATE_SLOTS, reply_schema
-from todeval.benchmarks.multiwoz_turns.run import MultiwozTurnsConfig, build_plan
+from todeval.benchmarks.multiwoz_turns.run import SPEC, MultiwozTurnsConfig
 from todeval.cli import main
 from todeval.core.outcome import Outcome
 from todeval.runner import RunDirectory
@@ -103,7 +103,7 @@ def test_gold_states_fit_the_reply_schema() -> None:
 def test_gold_run_scores_what_the_scorer_gives(tmp_path: Path) -> None:
     _, table, gold = multiwoz_gold(20)
     out = tmp_path / "run"
-    result = run(build_plan(_config(20), runtime(out, json_replies(table))), out)
+    result = run(SPEC.plan(_config(20), runtime(out, json_replies(table))), out)
     direct = evaluate(gold)
     expected = to_summary(direct)
     summary = result.summary
@@ -160,7 +160,7 @@ def test_malformed_replies_are_recorded_and_scored_empty(tmp_path: Path) -> None
     ids = [d.dialogue_id for d in dialogues]
     reply, bad = _malformed(table, ids)
     out = tmp_path / "run"
-    result = run(build_plan(_config(6), runtime(out, reply)), out)
+    result = run(SPEC.plan(_config(6), runtime(out, reply)), out)
 
     expected = copy.deepcopy(gold)
     for dialogue_id, turn in bad:
@@ -199,7 +199,7 @@ def test_malformed_replies_are_recorded_and_scored_empty(tmp_path: Path) -> None
 def test_resume_reruns_only_the_deleted_dialogues(tmp_path: Path) -> None:
     dialogues, table, _ = multiwoz_gold(6)
     out = tmp_path / "run"
-    first = run(build_plan(_config(6), runtime(out, json_replies(table))), out)
+    first = run(SPEC.plan(_config(6), runtime(out, json_replies(table))), out)
     path = RunDirectory(out).episodes_path
     lines = path.read_text("utf-8").splitlines(keepends=True)
     dropped = {json.loads(lines[i])["task_id"] for i in (1, 4)}
@@ -211,7 +211,7 @@ def test_resume_reruns_only_the_deleted_dialogues(tmp_path: Path) -> None:
         seen.append(request.seed or 0)
         return json.dumps(table[key_of(request)])
 
-    second = run(build_plan(_config(6), runtime(out, counting)), out)
+    second = run(SPEC.plan(_config(6), runtime(out, counting)), out)
     assert second.episodes_run == 2
     turns = {d.dialogue_id: d.n_turns for d in dialogues}
     assert sorted(seen) == sorted(_seed(d) for d in dropped for _ in range(turns[d]))
@@ -229,13 +229,13 @@ def test_infrastructure_errors_are_left_out_and_retried(tmp_path: Path) -> None:
         return json.dumps(table[key_of(request)])
 
     out = tmp_path / "run"
-    first = run(build_plan(_config(3), runtime(out, flaky)), out)
+    first = run(SPEC.plan(_config(3), runtime(out, flaky)), out)
     assert first.summary.excluded == {"infrastructure_error": 1}
     assert first.summary.n_episodes == 2
     written = json.loads((out / "predictions.json").read_text("utf-8"))
     assert broken not in written and len(written) == 2
 
-    second = run(build_plan(_config(3), runtime(out, json_replies(table))), out)
+    second = run(SPEC.plan(_config(3), runtime(out, json_replies(table))), out)
     assert second.episodes_run == 1
     assert second.summary.excluded == {}
     assert json.loads((out / "predictions.json").read_text("utf-8")) == gold
@@ -249,11 +249,11 @@ def test_constrained_sends_the_schema(tmp_path: Path) -> None:
         schemas.append(request.response_schema)
         return json.dumps(table[key_of(request)])
 
-    run(build_plan(_config(1), runtime(tmp_path / "a", capture)), tmp_path / "a")
+    run(SPEC.plan(_config(1), runtime(tmp_path / "a", capture)), tmp_path / "a")
     assert schemas and all(s is None for s in schemas)
     schemas.clear()
     config = _config(1, constrained=True)
-    run(build_plan(config, runtime(tmp_path / "b", capture)), tmp_path / "b")
+    run(SPEC.plan(config, runtime(tmp_path / "b", capture)), tmp_path / "b")
     assert schemas and all(s == reply_schema() for s in schemas)
 
 

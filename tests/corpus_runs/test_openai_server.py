@@ -11,11 +11,11 @@ from typing import Any
 from tests.corpus_runs.helpers import Key, incar_gold, multiwoz_gold, records
 from todeval.backends import RetryPolicy, Script
 from todeval.benchmarks._turns.options import RuntimeOptions
+from todeval.benchmarks.incar_turns.run import SPEC as INCAR
 from todeval.benchmarks.incar_turns.run import IncarTurnsConfig
-from todeval.benchmarks.incar_turns.run import build_plan as incar_plan
 from todeval.benchmarks.multiwoz_turns.prompts import messages, reply_schema
+from todeval.benchmarks.multiwoz_turns.run import SPEC as MULTIWOZ
 from todeval.benchmarks.multiwoz_turns.run import MultiwozTurnsConfig
-from todeval.benchmarks.multiwoz_turns.run import build_plan as multiwoz_plan
 from todeval.runner import execute_plan
 from todeval.scoring.incar import evaluate as incar_evaluate
 from todeval.scoring.multiwoz import evaluate as multiwoz_evaluate
@@ -55,7 +55,7 @@ def test_multiwoz_turns_through_the_server(tmp_path: Path) -> None:
         spec = f"openai:tiny@{server.base_url}"
         run_config = MultiwozTurnsConfig(model=spec, limit=3, limit_mode="first", constrained=True)
         out = tmp_path / "run"
-        plan, _ = multiwoz_plan(
+        plan = MULTIWOZ.plan(
             run_config, RuntimeOptions(out=out, cache_path=cache, retry=FAST_RETRY)
         )
         result = execute_plan(plan, out, quiet=True)
@@ -63,7 +63,7 @@ def test_multiwoz_turns_through_the_server(tmp_path: Path) -> None:
         bodies = [r["body"] for r in server.requests()]
 
         again = tmp_path / "again"  # same config, new directory: every call from the cache
-        plan, _ = multiwoz_plan(
+        plan = MULTIWOZ.plan(
             run_config, RuntimeOptions(out=again, cache_path=cache, retry=FAST_RETRY)
         )
         cached = execute_plan(plan, again, quiet=True)
@@ -106,7 +106,7 @@ def test_incar_turns_through_the_server(tmp_path: Path) -> None:
             model=f"openai:tiny@{server.base_url}", limit=3, limit_mode="first"
         )
         out = tmp_path / "run"
-        plan, _ = incar_plan(config, RuntimeOptions(out=out, cache=False))
+        plan = INCAR.plan(config, RuntimeOptions(out=out, cache=False))
         result = execute_plan(plan, out, quiet=True)
         bodies = [r["body"] for r in server.requests()]
     assert all("response_format" not in b for b in bodies)  # unconstrained: prompt only

@@ -10,10 +10,10 @@ from pathlib import Path
 from todeval.benchmarks.booking.llm_systems.prompts import load_prompts
 from todeval.benchmarks.booking.run import SPEC as BOOKING
 from todeval.benchmarks.booking.run import BookingConfig
+from todeval.benchmarks.incar_turns.run import SPEC as INCAR
 from todeval.benchmarks.incar_turns.run import IncarTurnsConfig
-from todeval.benchmarks.incar_turns.run import build_plan as incar_plan
+from todeval.benchmarks.multiwoz_turns.run import SPEC as MULTIWOZ
 from todeval.benchmarks.multiwoz_turns.run import MultiwozTurnsConfig
-from todeval.benchmarks.multiwoz_turns.run import build_plan as multiwoz_plan
 from todeval.cli import main
 from todeval.core.records import Manifest
 from todeval.runner.options import RuntimeOptions
@@ -74,7 +74,7 @@ def test_booking_llm_roles_name_their_model_and_prompts(tmp_path: Path) -> None:
 
 def test_turn_benchmarks_have_one_system_role_and_their_split() -> None:
     spec = f"scripted:{FIXTURES / 'multiwoz_script.json'}"
-    plan, _ = multiwoz_plan(MultiwozTurnsConfig(model=spec, limit=5), NO_CACHE)
+    plan = MULTIWOZ.plan(MultiwozTurnsConfig(model=spec, limit=5), NO_CACHE)
     roles, selection, _ = plan.identity()
     system = roles["system"]
     assert (system.player, system.model, system.config_keys) == ("llm", spec, ["model"])
@@ -86,7 +86,7 @@ def test_turn_benchmarks_have_one_system_role_and_their_split() -> None:
         5,
     )
     incar = IncarTurnsConfig(model=spec, split="dev", dialogue_ids=["0", "1"])
-    roles, selection, _ = incar_plan(incar, NO_CACHE)[0].identity()
+    roles, selection, _ = INCAR.plan(incar, NO_CACHE).identity()
     assert list(roles) == ["system"]
     assert (selection.task_set, selection.mode, selection.ids) == ("dev", "ids", ["0", "1"])
 

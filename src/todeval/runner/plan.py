@@ -60,6 +60,8 @@ class RunPlan:
     runtime: RuntimeOptions | None = None
     # the task-set hashes older versions recorded for the same tasks (their runs resume)
     legacy_task_set_hashes: tuple[str, ...] = ()
+    # what the benchmark's spec built for this run (todeval.spec.RunContext: tasks, shared)
+    context: Any = None
 
     @property
     def config_hash(self) -> str:

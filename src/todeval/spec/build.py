@@ -226,6 +226,7 @@ def build_plan(
         interactive=any(is_interactive(p) for p in first.values()),
         runtime=runtime,
         legacy_task_set_hashes=(legacy,) if legacy else (),
+        context=context,
     )
 
 

@@ -18,21 +18,17 @@ from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 from todeval.backends.sampling import Sampling
-from todeval.backends.types import ChatMessage
+from todeval.backends.types import Backend, ChatMessage
 from todeval.benchmarks._turns.generation import EpisodeContext, PredictedTurn, run_dialogue
-from todeval.benchmarks._turns.options import RuntimeOptions, TurnsConfig
+from todeval.benchmarks._turns.options import TurnsConfig
 from todeval.benchmarks._turns.summaries import add_run_figures, generation_stats, scored_records
 from todeval.core.files import write_atomic
-from todeval.core.identity import role_identity
 from todeval.core.records import EpisodeRecord, Summary
 from todeval.dialogue.chat import JsonReply
-from todeval.dialogue.episode import EpisodeStreams
 from todeval.dialogue.prompts import PromptSet
 from todeval.dialogue.replies import ReplyChecker
-from todeval.runner.options import model_pool, pin_prompts
-from todeval.runner.plan import EpisodeJob, RunPlan
-from todeval.runner.selection import select_for_run
 from todeval.runner.store import cannot_write
+from todeval.spec import BenchmarkSpec, Episode, RoleSpec, RunContext, Tasks
 
 PLAYER = "llm"
 """The player of the one role, ``system``: a model generating each turn from the gold history."""
@@ -84,7 +80,6 @@ class TurnsSpec(Generic[D]):
 
     benchmark: str
     metric_prefix: str
-    factory: str  # "module:function" rebuilding a plan from its recorded config
     prompts_package: str  # the package whose prompts/ folder holds the templates
     summary_type: type[Summary]  # the scorer's summary with a ``generation`` field
     prediction_fields: tuple[str, ...]  # the turn fields written to the prediction file
@@ -113,86 +108,106 @@ def predictions_of(
 
 
 def task_set_hash(keys: Sequence[Any]) -> str:
-    """A short digest of the dialogues' contents (guards resumes against a changed corpus)."""
+    """The task-set hash before 0.3 (one JSON array of the dialogues' contents), accepted on
+    resume so that older run directories continue."""
     blob = json.dumps(list(keys), separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def build_turns_plan(
-    spec: TurnsSpec[D],
-    config: TurnsConfig,
-    runtime: RuntimeOptions,
-    dialogues: Sequence[D],
-    *,
-    task_set: str,
-    canonical: Callable[[str], str],
-    reply_format: Callable[[D], ReplyFormat],
-    score: Score,
-) -> tuple[RunPlan, list[D]]:
-    """The run plan over the dialogues ``config`` selects from ``task_set`` (the corpus split
-    ``dialogues`` come from; ids read through ``canonical``; ``--limit`` stratified over the
-    dialogues' groups unless ``limit_mode`` is ``first``)."""
-    by_id = {d.dialogue_id: d for d in dialogues}
-    groups = {d.dialogue_id: spec.group(d) for d in dialogues}
-    ids, selection = select_for_run(
-        list(by_id),
-        groups,
-        config,
-        task_set=task_set,
-        ids=config.dialogue_ids,
-        canonical=canonical,
-        noun="dialogue",
-    )
-    chosen = [by_id[i] for i in ids]
-    prompts = PromptSet.load(spec.prompts_package, config.prompt_overrides)
-    config = pin_prompts(config, prompts.digest, spec.benchmark)
-    pool = model_pool(config.models_file, runtime, seed=config.seed)
-    model = pool.get(config.model)  # a bad model spec is reported before any dialogue runs
-    sampling = Sampling(config.constrained, config.temperature, config.max_tokens)
+class TurnsScorer(Protocol):
+    """A benchmark's scorer for one run: the reply format of a dialogue and the scoring of
+    the predictions (``result`` keeps the last scoring for the CLI's table)."""
 
-    async def play(job: EpisodeJob) -> EpisodeRecord:
-        dialogue = by_id[job.task_id]
-        seed = EpisodeStreams(config.seed, job.task_id, job.trial).seed
-        form = reply_format(dialogue)
+    def reply_format(self, dialogue: Any) -> ReplyFormat: ...
+
+    def __call__(self, predictions: Predictions, source: Path | None) -> Summary | None: ...
+
+
+@dataclass(frozen=True)
+class TurnsRun:
+    """The run-wide parts of a generation run."""
+
+    model: Backend
+    sampling: Sampling
+    scorer: TurnsScorer
+
+
+C = TypeVar("C", bound=TurnsConfig)
+
+
+def turns_benchmark(
+    spec: TurnsSpec[D],
+    *,
+    config: type[C],
+    reference: str,
+    load: Callable[[C], Sequence[D]],
+    task_set: Callable[[C], str],
+    canonical: Callable[[str], str],
+    scorer: Callable[[C], TurnsScorer],
+) -> BenchmarkSpec[C, D]:
+    """The :class:`~todeval.spec.BenchmarkSpec` of a context-to-response benchmark: one
+    episode per dialogue (``load``: the config's corpus split), its one role ``system`` a model
+    prompted directly; ``finalize`` writes the predictions, scores them (``scorer``) and adds
+    the run figures."""
+
+    def prepare(run: RunContext[C, D]) -> TurnsRun:
+        cfg = run.config
+        model = run.models.get(cfg.model)  # a bad model spec is reported before any dialogue
+        run.players_info["system"] = cfg.model
+        sampling = Sampling(cfg.constrained, cfg.temperature, cfg.max_tokens)
+        return TurnsRun(model, sampling, scorer(cfg))
+
+    async def episode(ep: Episode[C, D]) -> EpisodeRecord:
+        shared: TurnsRun = ep.run.shared
+        prompts = ep.run.prompts
+        assert prompts is not None
+        dialogue = ep.task
+        form = shared.scorer.reply_format(dialogue)
         conversations = [spec.messages(dialogue, i, prompts) for i in range(dialogue.n_turns)]
         context = EpisodeContext(
-            spec.benchmark, dialogue.dialogue_id, spec.group(dialogue), seed, spec.metric_prefix
-        )
+            spec.benchmark, dialogue.dialogue_id, spec.group(dialogue), ep.streams.seed,
+            spec.metric_prefix,
+        )  # fmt: skip
         checkers = [form.checker] * len(conversations)
-        details = spec.details(dialogue)
         return await run_dialogue(
-            context, model, sampling, conversations, checkers, spec.to_turn, details
-        )
+            context, shared.model, shared.sampling, conversations, checkers, spec.to_turn,
+            spec.details(dialogue),
+        )  # fmt: skip
 
-    def finalize(records: Iterable[EpisodeRecord]) -> Summary:
-        return finalize_turns(spec, list(records), config, ids, runtime.out, score)
+    def finalize(run: RunContext[C, D], records: list[EpisodeRecord]) -> Summary:
+        shared: TurnsRun = run.shared
+        return finalize_turns(spec, records, run.config, list(run.tasks), run.runtime.out,
+                              shared.scorer)  # fmt: skip
 
-    plan = RunPlan(
-        benchmark=spec.benchmark,
-        config=config.model_dump(mode="json"),
-        task_set_hash=task_set_hash([spec.task_key(d) for d in chosen]),
-        n_tasks=len(chosen),
-        seed=config.seed,
-        jobs=[EpisodeJob(d.dialogue_id, 0, spec.group(d)) for d in chosen],
-        play=play,
-        players={"system": config.model, "models": pool.infos()},
-        roles={
-            "system": role_identity(
-                PLAYER,
-                model=config.model,
-                infos=pool.infos(),
-                prompts_sha256=prompts.digest,
-                config_keys=["model"],
-            )
-        },
-        selection=selection,
-        protocol=config.protocol,
-        factory=spec.factory,
-        aclose=pool.aclose,
+    return BenchmarkSpec(
+        name=spec.benchmark,
+        reference=reference,
+        config=config,
+        tasks=Tasks(
+            load=load,
+            task_id=lambda d: d.dialogue_id,
+            group=spec.group,
+            set_name=task_set,
+            ids=lambda cfg: cfg.dialogue_ids,
+            canonical=lambda cfg, dialogues: canonical,
+            content=lambda run, d: spec.task_key(d),
+            legacy_hash=lambda run, ds: task_set_hash([spec.task_key(d) for d in ds]),
+            noun="dialogue",
+        ),
+        roles=(
+            RoleSpec(
+                "system",
+                None,
+                model_key="model",
+                player=lambda cfg: PLAYER,
+                reads_prompts=lambda cfg: True,
+            ),
+        ),
+        episode=episode,
+        prompts=spec.prompts_package,
+        prepare=prepare,
         finalize=finalize,
-        runtime=runtime,
     )
-    return plan, chosen
 
 
 def finalize_turns(

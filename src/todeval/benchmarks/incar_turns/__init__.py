@@ -19,7 +19,7 @@ def register(registry: Registry) -> None:
         "incar-turns",
         HELP,
         cli="todeval.benchmarks.incar_turns.cli",  # imported only when the command runs
-        spec="todeval.benchmarks.incar_turns.run:plan_from_config",
+        spec="todeval.benchmarks.incar_turns.run:SPEC",
     )
 
 

@@ -11,9 +11,9 @@ from todeval.benchmarks._turns.plan import PREDICTIONS_FILE
 from todeval.benchmarks.incar_turns.profile import PROFILE
 from todeval.benchmarks.incar_turns.run import (
     METRIC_PREFIX,
+    SPEC,
     IncarTurnsConfig,
-    Scored,
-    build_plan,
+    Scorer,
 )
 from todeval.core import safejson
 
@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _table(scored: Scored, out: Path, config: IncarTurnsConfig) -> str:
+def _table(scored: Scorer, out: Path, config: IncarTurnsConfig) -> str:
     from todeval.scoring.incar import evaluate, format_table
 
     if scored.result is None:  # an already complete run: score its prediction file again
@@ -41,14 +41,13 @@ def _table(scored: Scored, out: Path, config: IncarTurnsConfig) -> str:
 
 def run_command(args: argparse.Namespace) -> int:
     config = IncarTurnsConfig(**common_config(args), split=args.split)
-    scored = Scored()
     return execute_run(
         args,
         config,
-        lambda runtime: build_plan(config, runtime, scored),
+        SPEC,
         profile=PROFILE,
         selection=f"{config.split} dialogues",
         turns_word="turns",
         metric_prefix=METRIC_PREFIX,
-        table=lambda out: _table(scored, out, config),
+        table=lambda out, scorer: _table(scorer, out, config),
     )

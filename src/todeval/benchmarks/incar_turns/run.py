@@ -9,13 +9,12 @@ the format-failure rate and usage totals. The shared machinery is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from todeval.benchmarks._turns.generation import PredictedTurn, failed_turn
-from todeval.benchmarks._turns.options import RuntimeOptions, TurnsConfig
-from todeval.benchmarks._turns.plan import Predictions, ReplyFormat, TurnsSpec, build_turns_plan
+from todeval.benchmarks._turns.options import TurnsConfig
+from todeval.benchmarks._turns.plan import Predictions, ReplyFormat, TurnsSpec, turns_benchmark
 from todeval.benchmarks._turns.summaries import GenerationStats
 from todeval.benchmarks.incar_turns.corpus import IncarDialogue, load_dialogues
 from todeval.benchmarks.incar_turns.prompts import (
@@ -26,7 +25,6 @@ from todeval.benchmarks.incar_turns.prompts import (
 )
 from todeval.core.records import Summary
 from todeval.dialogue.chat import JsonReply
-from todeval.runner.plan import RunPlan
 from todeval.scoring.incar import (
     IncarResult,
     Split,
@@ -59,11 +57,30 @@ class IncarTurnsSummary(Summary):
     generation: GenerationStats
 
 
-@dataclass
-class Scored:
-    """The last scoring of the run (the CLI prints the scorer's table from it)."""
+class Scorer:
+    """GALAXY's In-Car scorer over a run's predictions; the last scoring is kept for the CLI's
+    table."""
 
-    result: IncarResult | None = None
+    def __init__(self, config: IncarTurnsConfig) -> None:
+        self.config = config
+        self.lexicon = load_lexicon()
+        self.gold = load_gold(config.split, self.lexicon)
+        self.forms = {intent: ReplyFormat.of(reply_schema(intent)) for intent in INTENTS}
+        self.result: IncarResult | None = None
+
+    def reply_format(self, dialogue: Any) -> ReplyFormat:
+        return self.forms[dialogue.intent]
+
+    def __call__(self, predictions: Predictions, source: Path | None) -> Summary:
+        if not predictions:
+            self.result = None
+            return Summary(benchmark=BENCHMARK, n_episodes=0, outcomes={}, metrics={})
+        parsed = parse_predictions(predictions, self.gold)
+        self.result = score_predictions(
+            parsed, self.gold, lexicon=self.lexicon, seed=self.config.seed,
+            resamples=self.config.resamples,
+        )  # fmt: skip
+        return self.result.summary
 
 
 def _too_long(value: dict[str, Any]) -> str | None:
@@ -84,10 +101,9 @@ def _to_turn(reply: JsonReply, previous: PredictedTurn | None) -> PredictedTurn:
     return PredictedTurn(response=reply.value["response"], state=reply.value["state"])
 
 
-SPEC: TurnsSpec[IncarDialogue] = TurnsSpec(
+TURNS: TurnsSpec[IncarDialogue] = TurnsSpec(
     benchmark=BENCHMARK,
     metric_prefix=METRIC_PREFIX,
-    factory="todeval.benchmarks.incar_turns.run:plan_from_config",
     prompts_package=PACKAGE,
     summary_type=IncarTurnsSummary,
     prediction_fields=("response", "state"),
@@ -99,39 +115,17 @@ SPEC: TurnsSpec[IncarDialogue] = TurnsSpec(
 )
 
 
-def build_plan(
-    config: IncarTurnsConfig,
-    runtime: RuntimeOptions | None = None,
-    scored: Scored | None = None,
-) -> tuple[RunPlan, list[IncarDialogue]]:
-    """The run plan; ``scored`` (if given) receives the final scoring for the CLI's table."""
-    into = scored if scored is not None else Scored()
-    lexicon = load_lexicon()
-    gold = load_gold(config.split, lexicon)
-    forms = {intent: ReplyFormat.of(reply_schema(intent)) for intent in INTENTS}
-
-    def score(predictions: Predictions, source: Path | None) -> Summary:
-        if not predictions:
-            into.result = None
-            return Summary(benchmark=BENCHMARK, n_episodes=0, outcomes={}, metrics={})
-        parsed = parse_predictions(predictions, gold)
-        into.result = score_predictions(
-            parsed, gold, lexicon=lexicon, seed=config.seed, resamples=config.resamples
-        )
-        return into.result.summary
-
-    return build_turns_plan(
-        SPEC,
-        config,
-        runtime or RuntimeOptions(),
-        load_dialogues(config.split, gold),
-        task_set=config.split,
-        canonical=lambda i: i.strip(),
-        reply_format=lambda d: forms[d.intent],
-        score=score,
-    )
+def _dialogues(config: IncarTurnsConfig) -> list[IncarDialogue]:
+    return load_dialogues(config.split, load_gold(config.split, load_lexicon()))
 
 
-def plan_from_config(config: dict[str, Any], runtime: RuntimeOptions | None = None) -> RunPlan:
-    """Rebuild a plan from its recorded config (Ray workers, the Python API)."""
-    return build_plan(IncarTurnsConfig.model_validate(config), runtime)[0]
+SPEC = turns_benchmark(
+    TURNS,
+    config=IncarTurnsConfig,
+    reference="todeval.benchmarks.incar_turns.run:SPEC",
+    load=_dialogues,
+    task_set=lambda config: config.split,
+    canonical=lambda i: i.strip(),
+    scorer=Scorer,
+)
+"""In-Car context-to-response generation, declared."""

@@ -19,7 +19,7 @@ def register(registry: Registry) -> None:
         "multiwoz-turns",
         HELP,
         cli="todeval.benchmarks.multiwoz_turns.cli",  # imported only when the command runs
-        spec="todeval.benchmarks.multiwoz_turns.run:plan_from_config",
+        spec="todeval.benchmarks.multiwoz_turns.run:SPEC",
     )
 
 

@@ -11,9 +11,9 @@ from todeval.benchmarks._turns.plan import PREDICTIONS_FILE
 from todeval.benchmarks.multiwoz_turns.profile import PROFILE
 from todeval.benchmarks.multiwoz_turns.run import (
     METRIC_PREFIX,
+    SPEC,
     MultiwozTurnsConfig,
-    Scored,
-    build_plan,
+    Scorer,
 )
 
 
@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _table(scored: Scored, out: Path, config: MultiwozTurnsConfig) -> str:
+def _table(scored: Scorer, out: Path, config: MultiwozTurnsConfig) -> str:
     from todeval.scoring.multiwoz import evaluate, format_table, to_summary
 
     if scored.result is None or scored.summary is None:  # an already complete run: re-score
@@ -42,14 +42,13 @@ def _table(scored: Scored, out: Path, config: MultiwozTurnsConfig) -> str:
 
 def run_command(args: argparse.Namespace) -> int:
     config = MultiwozTurnsConfig(**common_config(args), active_domains=args.active_domains)
-    scored = Scored()
     return execute_run(
         args,
         config,
-        lambda runtime: build_plan(config, runtime, scored),
+        SPEC,
         profile=PROFILE,
         selection="dialogues",
         turns_word="system turns",
         metric_prefix=METRIC_PREFIX,
-        table=lambda out: _table(scored, out, config),
+        table=lambda out, scorer: _table(scorer, out, config),
     )

@@ -9,17 +9,16 @@ format-failure rate and usage totals. The shared machinery is :mod:`todeval.benc
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from todeval.benchmarks._turns.generation import PredictedTurn, failed_turn
-from todeval.benchmarks._turns.options import RuntimeOptions, TurnsConfig
+from todeval.benchmarks._turns.options import TurnsConfig
 from todeval.benchmarks._turns.plan import (
     Predictions,
     ReplyFormat,
     TurnsSpec,
-    build_turns_plan,
+    turns_benchmark,
 )
 from todeval.benchmarks._turns.summaries import GenerationStats
 from todeval.benchmarks.multiwoz_turns.corpus import (
@@ -35,7 +34,6 @@ from todeval.benchmarks.multiwoz_turns.prompts import (
 )
 from todeval.core.records import Summary
 from todeval.dialogue.chat import JsonReply
-from todeval.runner.plan import RunPlan
 from todeval.scoring.multiwoz import (
     CorpusData,
     MultiwozResult,
@@ -67,12 +65,35 @@ class MultiwozTurnsSummary(MultiwozSummary):
     generation: GenerationStats
 
 
-@dataclass
-class Scored:
-    """The last scoring of the run (the CLI prints the scorer's table from it)."""
+class Scorer:
+    """The MultiWOZ evaluator over a run's predictions; the last scoring is kept for the CLI's
+    table."""
 
-    result: MultiwozResult | None = None
-    summary: MultiwozSummary | None = None
+    def __init__(self, config: MultiwozTurnsConfig) -> None:
+        self.config = config
+        self.corpus = CorpusData()
+        self.form = ReplyFormat.of(reply_schema())
+        self.result: MultiwozResult | None = None
+        self.summary: MultiwozSummary | None = None
+
+    def reply_format(self, dialogue: Any) -> ReplyFormat:
+        return self.form
+
+    def __call__(self, predictions: Predictions, source: Path | None) -> Summary | None:
+        if not predictions:
+            self.result = self.summary = None
+            return None
+        result = evaluate(
+            predictions,
+            active_domains=self.config.active_domains,
+            corpus=self.corpus,
+            database=VenueDatabase(),
+        )
+        if source is not None:
+            result = result.model_copy(update={"source": str(source)})
+        summary = to_summary(result, seed=self.config.seed, resamples=self.config.resamples)
+        self.result, self.summary = result, summary
+        return summary
 
 
 def _to_turn(reply: JsonReply, previous: PredictedTurn | None) -> PredictedTurn:
@@ -86,10 +107,9 @@ def _to_turn(reply: JsonReply, previous: PredictedTurn | None) -> PredictedTurn:
     )
 
 
-SPEC: TurnsSpec[MultiwozDialogue] = TurnsSpec(
+TURNS: TurnsSpec[MultiwozDialogue] = TurnsSpec(
     benchmark=BENCHMARK,
     metric_prefix=METRIC_PREFIX,
-    factory="todeval.benchmarks.multiwoz_turns.run:plan_from_config",
     prompts_package=PACKAGE,
     summary_type=MultiwozTurnsSummary,
     prediction_fields=("response", "state", "active_domains"),
@@ -100,44 +120,13 @@ SPEC: TurnsSpec[MultiwozDialogue] = TurnsSpec(
 )
 
 
-def build_plan(
-    config: MultiwozTurnsConfig,
-    runtime: RuntimeOptions | None = None,
-    scored: Scored | None = None,
-) -> tuple[RunPlan, list[MultiwozDialogue]]:
-    """The run plan; ``scored`` (if given) receives the final scoring for the CLI's table."""
-    into = scored if scored is not None else Scored()
-    corpus = CorpusData()
-    form = ReplyFormat.of(reply_schema())
-
-    def score(predictions: Predictions, source: Path | None) -> Summary | None:
-        if not predictions:
-            into.result = into.summary = None
-            return None
-        result = evaluate(
-            predictions,
-            active_domains=config.active_domains,
-            corpus=corpus,
-            database=VenueDatabase(),
-        )
-        if source is not None:
-            result = result.model_copy(update={"source": str(source)})
-        summary = to_summary(result, seed=config.seed, resamples=config.resamples)
-        into.result, into.summary = result, summary
-        return summary
-
-    return build_turns_plan(
-        SPEC,
-        config,
-        runtime or RuntimeOptions(),
-        load_dialogues(corpus),
-        task_set="test",
-        canonical=canonical_id,
-        reply_format=lambda d: form,
-        score=score,
-    )
-
-
-def plan_from_config(config: dict[str, Any], runtime: RuntimeOptions | None = None) -> RunPlan:
-    """Rebuild a plan from its recorded config (Ray workers, the Python API)."""
-    return build_plan(MultiwozTurnsConfig.model_validate(config), runtime)[0]
+SPEC = turns_benchmark(
+    TURNS,
+    config=MultiwozTurnsConfig,
+    reference="todeval.benchmarks.multiwoz_turns.run:SPEC",
+    load=lambda config: load_dialogues(CorpusData()),
+    task_set=lambda config: "test",
+    canonical=canonical_id,
+    scorer=Scorer,
+)
+"""MultiWOZ context-to-response generation, declared."""
