@@ -174,7 +174,7 @@ def build_plan(
         streams = EpisodeStreams(cfg.seed, job.task_id, job.trial)
         task = context.tasks[job.task_id]
         return await spec.episode(
-            Episode(context, task, players, streams, job.trial, spec.name, groups[job.task_id])
+            Episode(context, task, players, streams, job.trial, spec.name, job.group)
         )
 
     async def aclose() -> None:

@@ -25,7 +25,7 @@ def register(registry: Registry) -> None:
         "bargain",
         HELP,
         cli="todeval.benchmarks.bargain.cli",  # imported only when the command runs
-        spec="todeval.benchmarks.bargain.run:plan_from_config",
+        spec="todeval.benchmarks.bargain.run:SPEC",
     )
     registry.lazy(
         "data",

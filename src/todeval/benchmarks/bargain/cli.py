@@ -10,7 +10,7 @@ from todeval.agents.channels import CHANNELS
 from todeval.benchmarks.bargain.data import DEFAULT_K, DISTRACTORS, SPLITS, TRACKS
 from todeval.benchmarks.bargain.labellers import LABELLER
 from todeval.benchmarks.bargain.profile import PROFILE
-from todeval.benchmarks.bargain.run import PROTOCOLS, BargainConfig, BargainSummary, build_plan
+from todeval.benchmarks.bargain.run import PROTOCOLS, SPEC, BargainConfig, BargainSummary
 from todeval.console.tables import fmt_estimate
 from todeval.core.records import Summary
 from todeval.driver import RunCommand, drive
@@ -163,7 +163,7 @@ def report_lines(summary: Summary) -> str:
 
 COMMAND: RunCommand[BargainConfig] = RunCommand(
     profile=PROFILE,
-    build=build_plan,
+    build=SPEC.plan,
     start_line=lambda config, plan: (
         f"bargain: {config.track} ({plan.n_tasks} dialogues), labeller {config.labeller}"
     ),

@@ -13,11 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import Field
 
-from todeval.agents.hub import AGENT, AgentHub, check_agent_choice
+from todeval.agents.hub import AGENT
 from todeval.benchmarks.bargain.baselines import Fits, random_expectation
 from todeval.benchmarks.bargain.data import (
     DEFAULT_K,
@@ -49,23 +50,21 @@ from todeval.benchmarks.bargain.scoring import (
     strategy_paper_metrics,
 )
 from todeval.benchmarks.bargain.scoring import scores as score_turns
-from todeval.core.identity import role_identity
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord, Summary, SummaryTable
-from todeval.dialogue import EpisodeEnd, EpisodeLog, EpisodeStreams, PlayerOptions, PromptSet
+from todeval.dialogue import EpisodeEnd, EpisodeLog
 from todeval.dialogue.episode import Termination, guarded
 from todeval.errors import UsageError
 from todeval.runner.naming import run_dir_name
-from todeval.runner.options import RunSettings, RuntimeOptions, model_pool, pin_prompts
-from todeval.runner.plan import EpisodeJob, RunPlan
-from todeval.runner.selection import select_for_run
+from todeval.runner.options import RunSettings
 from todeval.runner.summary import summarize
+from todeval.spec import AgentSeat, BenchmarkSpec, Episode, RoleSpec, RunContext, Tasks
 from todeval.stats.bootstrap import DEFAULT_RESAMPLES
 
 BENCHMARK = "bargain"
 PREFIX = "bargain"
 PROTOCOLS = ("standard",)
-FACTORY = "todeval.benchmarks.bargain.run:plan_from_config"
+PROMPTS_PACKAGE = "todeval.benchmarks.bargain"  # prompts/: one template per track
 
 
 class BargainConfig(RunSettings):
@@ -186,196 +185,213 @@ def _summary_line(score: TurnScore) -> str:
     return f"gold: {', '.join(score.gold)} | predicted: {got}"
 
 
-def build_plan(config: BargainConfig, runtime: RuntimeOptions | None = None) -> RunPlan:
-    runtime = runtime or RuntimeOptions()
+def _check(config: BargainConfig) -> None:
     if config.labeller == "parser" and config.track != "craigslist":
         raise UsageError("--labeller parser labels craigslist acts only (use --track craigslist)")
     if config.track != "scripted" and (config.scripted_set or config.distractors != "uniform"):
         raise UsageError("--scripted-set and --distractors hard are for --track scripted")
-    uses_model = config.labeller == "llm"
-    if config.model is not None and not uses_model:
+    if config.model is not None and config.labeller != "llm":
         raise UsageError(f"--model is for the llm labeller, not {config.labeller!r}")
-    check_agent_choice("labeller", config.labeller, config.labeller_url, config.labeller_channel)
-    reads_prompts = config.labeller in ("llm", "agent", "copy-example")  # the track's template
-    prompts = PromptSet.load("todeval.benchmarks.bargain", config.prompt_overrides)
-    digest = prompts.digest_of([config.track])  # the labeller reads its track's template only
-    config = pin_prompts(config, digest, "bargain")
-    dialogues = load_track(config.track, config.split, config.scripted_set)
-    by_id = {d.dialogue_id: d for d in dialogues}
-    groups = {d.dialogue_id: d.group for d in dialogues}
-    ids, selection = select_for_run(
-        list(by_id),
-        groups,
-        config,
-        task_set=task_set_name(config.track, config.split, config.scripted_set),
-        ids=config.ids,
-        noun="dialogue",
-    )
-    chosen = [by_id[i] for i in ids]
+
+
+Views = dict[str, list[tuple[TurnView, list[str]]]]
+
+
+@dataclass(frozen=True)
+class BargainRun:
+    """The run-wide parts of a bargain run: the selected dialogues' turn views (candidate
+    lists), the baselines fitted on every dialogue of the track, and the track's labels
+    (id -> meaning)."""
+
+    views: Views
+    fits: Fits
+    labels: dict[str, str]
+
+
+def _prepare(run: RunContext[BargainConfig, Dialogue]) -> BargainRun:
+    config = run.config
     views = {
-        d.dialogue_id: _turn_views(d, config.k, config.candidate_seed, config.distractors)
-        for d in chosen
+        i: _turn_views(d, config.k, config.candidate_seed, config.distractors)
+        for i, d in run.tasks.items()
     }
-    fits = Fits(config.track, dialogues, config.split)
-    models = model_pool(None, runtime, seed=config.seed)
-    labels = labels_of(config.track)
-    gold = {d.dialogue_id: {t.index: list(t.gold) for t in d.turns} for d in chosen}
-    extra: dict[str, Any] = {}
-    aclose = models.aclose
-    if config.labeller == AGENT:
-        hub = AgentHub()  # one keep-alive client for every dialogue's agent labeller
-        extra.update(hub.player_extra(config.labeller_url, config.labeller_channel))
-        aclose = hub.closing(models.aclose)
-
-    options = PlayerOptions(
-        role="labeller",
-        model=models.maybe(config.model),
-        constrained=config.constrained,
-        temperature=config.temperature,
-        max_tokens=config.max_tokens,
-        prompts=prompts,
-        extra=extra,
-        privileged={"gold": gold},  # only a privileged labeller (a control) receives it
+    return BargainRun(
+        views=views,
+        fits=Fits(config.track, run.available, config.split),
+        labels=labels_of(config.track),
     )
-    factory = LABELLER.resolve(config.labeller)
-    factory.build(options)  # a configuration error shows now, before any dialogue
 
-    async def play(job: EpisodeJob) -> EpisodeRecord:
-        dialogue = by_id[job.task_id]
-        streams = EpisodeStreams(config.seed, job.task_id, job.trial)
-        log = EpisodeLog()
-        player = factory.build(options)
-        context = LabellerContext(
-            view=LabellerView(
-                track=config.track,
-                dialogue_id=dialogue.dialogue_id,
-                labels=labels,
-                context=dialogue.context,
-                seed=streams.seed_of("labeller"),
-                usage=log.usage,
-            ),
-            fitted=fits.for_dialogue(dialogue.dialogue_id),
-        )
-        scored: list[TurnScore] = []
-        depth_of = {t.index: t.depth for t in dialogue.turns}
-        agreed_of = {t.index: t.agreed for t in dialogue.turns}
-        shown = 0
-        end = EpisodeEnd(Outcome.SUCCESS, Termination.DONE, "")
-        try:
-            await guarded(LABELLER.start(player, context), "labeller", Termination.SYSTEM_ERROR)
-            for view, gold_labels in views[dialogue.dialogue_id]:
-                for u in dialogue.utterances[shown : view.index + 1]:
-                    log.add(_kind(u.speaker), u.speaker, text=u.text)
-                shown = view.index + 1
-                log.turn += 1
-                out = await guarded(player.respond(view), "labeller", Termination.SYSTEM_ERROR)
-                if out.ids is None:
-                    log.violation("labeller", out.error or "unreadable output", out.raw)
-                elif out.ignored:  # keys besides "labels": ignored, never a failed turn
-                    log.add("ignored_keys", "labeller", keys=out.ignored)
-                score = score_turn(
-                    view.index,
-                    view.speaker,
-                    depth_of[view.index],
-                    view.candidates,
-                    gold_labels,
-                    out.ids,
-                    raw=out.raw,
-                    error=out.error,
-                ).model_copy(update={"agreed": agreed_of[view.index]})
-                scored.append(score)
-                log.add(
-                    "labels",
-                    "labeller",
-                    summary=_summary_line(score),
-                    gold=score.gold,
-                    predicted=score.predicted,
-                    exact=set(score.predicted or ()) == set(score.gold) and not score.failed,
-                    candidates=score.candidates,
+
+def _task_key(run: RunContext[BargainConfig, Dialogue], dialogue: Dialogue) -> list[Any]:
+    """What a dialogue's results depend on: its labelled turns' candidate lists and gold."""
+    shared: BargainRun = run.shared
+    views = shared.views[dialogue.dialogue_id]
+    return [dialogue.dialogue_id, [[v.index, v.candidates, g] for v, g in views]]
+
+
+def _legacy_hash(run: RunContext[BargainConfig, Dialogue], dialogues: Iterable[Dialogue]) -> str:
+    """The task-set hash before the spec (one JSON array), so older run directories resume."""
+    task_key = [_task_key(run, d) for d in dialogues]
+    return hashlib.sha256(json.dumps(task_key).encode()).hexdigest()[:16]
+
+
+def _labeller_options(run: RunContext[BargainConfig, Dialogue]) -> dict[str, Any]:
+    gold = {i: {t.index: list(t.gold) for t in d.turns} for i, d in run.tasks.items()}
+    return {"privileged": {"gold": gold}}  # only a privileged labeller (a control) receives it
+
+
+async def _episode(ep: Episode[BargainConfig, Dialogue]) -> EpisodeRecord:
+    shared: BargainRun = ep.run.shared
+    config = ep.config
+    dialogue = ep.task
+    streams = ep.streams
+    player = ep.players["labeller"]
+    views = shared.views[dialogue.dialogue_id]
+    labels = shared.labels
+    log = EpisodeLog()
+    context = LabellerContext(
+        view=LabellerView(
+            track=config.track,
+            dialogue_id=dialogue.dialogue_id,
+            labels=labels,
+            context=dialogue.context,
+            seed=streams.seed_of("labeller"),
+            usage=log.usage,
+        ),
+        fitted=shared.fits.for_dialogue(dialogue.dialogue_id),
+    )
+    scored: list[TurnScore] = []
+    depth_of = {t.index: t.depth for t in dialogue.turns}
+    agreed_of = {t.index: t.agreed for t in dialogue.turns}
+    shown = 0
+    end = EpisodeEnd(Outcome.SUCCESS, Termination.DONE, "")
+    try:
+        await guarded(LABELLER.start(player, context), "labeller", Termination.SYSTEM_ERROR)
+        for view, gold_labels in views:
+            for u in dialogue.utterances[shown : view.index + 1]:
+                log.add(_kind(u.speaker), u.speaker, text=u.text)
+            shown = view.index + 1
+            log.turn += 1
+            out = await guarded(player.respond(view), "labeller", Termination.SYSTEM_ERROR)
+            if out.ids is None:
+                log.violation("labeller", out.error or "unreadable output", out.raw)
+            elif out.ignored:  # keys besides "labels": ignored, never a failed turn
+                log.add("ignored_keys", "labeller", keys=out.ignored)
+            score = score_turn(
+                view.index,
+                view.speaker,
+                depth_of[view.index],
+                view.candidates,
+                gold_labels,
+                out.ids,
+                raw=out.raw,
+                error=out.error,
+            ).model_copy(update={"agreed": agreed_of[view.index]})
+            scored.append(score)
+            log.add(
+                "labels",
+                "labeller",
+                summary=_summary_line(score),
+                gold=score.gold,
+                predicted=score.predicted,
+                exact=set(score.predicted or ()) == set(score.gold) and not score.failed,
+                candidates=score.candidates,
+            )
+    except EpisodeEnd as exc:
+        end = exc
+    for u in dialogue.utterances[shown:]:
+        log.add(_kind(u.speaker), u.speaker, text=u.text)
+    # a crash scores the turns left as failures
+    done = {s.index for s in scored}
+    if end.termination is Termination.SYSTEM_ERROR:
+        for view, gold_labels in views:
+            if view.index not in done:
+                scored.append(
+                    score_turn(
+                        view.index,
+                        view.speaker,
+                        depth_of[view.index],
+                        view.candidates,
+                        gold_labels,
+                        None,
+                        error="not asked: the labeller crashed",
+                    ).model_copy(update={"agreed": agreed_of[view.index]})
                 )
-        except EpisodeEnd as exc:
-            end = exc
-        for u in dialogue.utterances[shown:]:
-            log.add(_kind(u.speaker), u.speaker, text=u.text)
-        # a crash scores the turns left as failures
-        done = {s.index for s in scored}
-        if end.termination is Termination.SYSTEM_ERROR:
-            for view, gold_labels in views[dialogue.dialogue_id]:
-                if view.index not in done:
-                    scored.append(
-                        score_turn(
-                            view.index,
-                            view.speaker,
-                            depth_of[view.index],
-                            view.candidates,
-                            gold_labels,
-                            None,
-                            error="not asked: the labeller crashed",
-                        ).model_copy(update={"agreed": agreed_of[view.index]})
-                    )
-        failures = sum(s.failed for s in scored)
-        exact = all((not s.failed) and set(s.predicted or ()) == set(s.gold) for s in scored)
-        if end.termination is Termination.DONE:
-            end = EpisodeEnd(
-                Outcome.SUCCESS if exact else Outcome.FAILURE,
-                Termination.DONE,
-                f"{len(scored)} turns labelled, {failures} unreadable",
-            )
-        log.finish(end)
-        reading = (
-            "all read"
-            if failures == 0
-            else ("none read" if failures == len(scored) else "some unreadable")
+    failures = sum(s.failed for s in scored)
+    exact = all((not s.failed) and set(s.predicted or ()) == set(s.gold) for s in scored)
+    if end.termination is Termination.DONE:
+        end = EpisodeEnd(
+            Outcome.SUCCESS if exact else Outcome.FAILURE,
+            Termination.DONE,
+            f"{len(scored)} turns labelled, {failures} unreadable",
         )
-        return log.record(
-            benchmark=BENCHMARK,
-            streams=streams,
-            end=end,
-            metrics=_metrics(scored) if end.outcome.counts_in_metrics else {},
-            labels={"provenance": PROVENANCE[config.track], "reading": reading},
-            details={
-                "track": config.track,
-                "provenance": PROVENANCE[config.track],
-                "context": dict(dialogue.context),
-                "turns": [s.model_dump(mode="json") for s in scored],
-                "confusion": score_turns(scored, list(labels)).confusion,
-            },
-        )
-
-    def finalize(records: Iterable[EpisodeRecord]) -> Summary:
-        return finalize_run(list(records), config, chosen, fits)
-
-    task_key = [
-        [d.dialogue_id, [[v.index, v.candidates, g] for v, g in views[d.dialogue_id]]]
-        for d in chosen
-    ]
-    return RunPlan(
-        benchmark=BENCHMARK,
-        config=config.model_dump(mode="json"),
-        task_set_hash=hashlib.sha256(json.dumps(task_key).encode()).hexdigest()[:16],
-        n_tasks=len(chosen),
-        seed=config.seed,
-        jobs=[EpisodeJob(d.dialogue_id, trial) for d in chosen for trial in range(config.trials)],
-        play=play,
-        players={"labeller": config.labeller, "models": models.infos()},
-        roles={
-            "labeller": role_identity(
-                config.labeller,
-                model=config.model,
-                infos=models.infos(),
-                prompts_sha256=digest if reads_prompts else None,
-                config_keys=["labeller", "model", "labeller_url", "labeller_channel"],
-                privileged=factory.privileged,
-            )
-        },
-        selection=selection,
-        protocol=config.protocol,
-        factory=FACTORY,
-        aclose=aclose,
-        success_metric=None,
-        finalize=finalize,
-        runtime=runtime,
+    log.finish(end)
+    reading = (
+        "all read"
+        if failures == 0
+        else ("none read" if failures == len(scored) else "some unreadable")
     )
+    # no group: a dialogue's group is not a cluster of bargain's figures (jobs are ungrouped)
+    return log.record(
+        benchmark=BENCHMARK,
+        streams=streams,
+        end=end,
+        metrics=_metrics(scored) if end.outcome.counts_in_metrics else {},
+        labels={"provenance": PROVENANCE[config.track], "reading": reading},
+        details={
+            "track": config.track,
+            "provenance": PROVENANCE[config.track],
+            "context": dict(dialogue.context),
+            "turns": [s.model_dump(mode="json") for s in scored],
+            "confusion": score_turns(scored, list(labels)).confusion,
+        },
+    )
+
+
+def _finalize(
+    run: RunContext[BargainConfig, Dialogue], records: list[EpisodeRecord]
+) -> BargainSummary:
+    shared: BargainRun = run.shared
+    return finalize_run(records, run.config, list(run.tasks.values()), shared.fits)
+
+
+SPEC: BenchmarkSpec[BargainConfig, Dialogue] = BenchmarkSpec(
+    name=BENCHMARK,
+    reference="todeval.benchmarks.bargain.run:SPEC",
+    config=BargainConfig,
+    tasks=Tasks(
+        load=lambda config: load_track(config.track, config.split, config.scripted_set),
+        task_id=lambda dialogue: dialogue.dialogue_id,
+        group=lambda dialogue: dialogue.group,
+        set_name=lambda config: task_set_name(config.track, config.split, config.scripted_set),
+        ids=lambda config: config.ids,
+        content=_task_key,
+        legacy_hash=_legacy_hash,
+        noun="dialogue",
+        grouped_jobs=False,  # the bootstrap resamples dialogues, not their groups
+    ),
+    roles=(
+        RoleSpec(
+            "labeller",
+            LABELLER,
+            player_key="labeller",
+            model_key="model",
+            identity_keys=("labeller_url", "labeller_channel"),
+            templates=lambda config, prompts: [config.track],
+            reads_prompts=lambda config: config.labeller in ("llm", AGENT, "copy-example"),
+            options=_labeller_options,
+            agent=AgentSeat("labeller_url", "labeller_channel"),
+        ),
+    ),
+    episode=_episode,
+    prompts=PROMPTS_PACKAGE,
+    pinned_templates=lambda config, prompts: [config.track],  # the labeller reads its track's
+    protocols=PROTOCOLS,
+    check=_check,
+    prepare=_prepare,
+    finalize=_finalize,
+    success_metric=None,
+)
+"""The bargain benchmark, declared (its profile and controls are registered apart)."""
 
 
 def finalize_run(
@@ -493,9 +509,4 @@ def summary_tables(scored: Scores, track: Track) -> list[SummaryTable]:
     return [per_label, confusion]
 
 
-def plan_from_config(config: dict[str, Any], runtime: RuntimeOptions | None = None) -> RunPlan:
-    """The plan of a recorded config (Ray workers, the Python API)."""
-    return build_plan(BargainConfig.model_validate(config), runtime)
-
-
-__all__ = ["BENCHMARK", "BargainConfig", "BargainSummary", "build_plan", "plan_from_config"]
+__all__ = ["BENCHMARK", "SPEC", "BargainConfig", "BargainSummary"]
