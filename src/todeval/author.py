@@ -5,19 +5,68 @@ views, one episode, profile and controls); the framework builds and runs the pla
 ``todeval run`` command, resumes it, reports it. See ``docs/writing-a-benchmark.md``.
 """
 
-from todeval.core.outcome import Outcome
-from todeval.core.records import CallUsage, EpisodeRecord, Summary
-from todeval.dialogue.chat import JsonChat, JsonReply
-from todeval.dialogue.episode import EpisodeEnd, EpisodeLog, Termination, guarded
-from todeval.dialogue.human import TerminalParticipant
-from todeval.dialogue.participants import Participant, PlayerOptions, Role
-from todeval.dialogue.prompts import PromptSet
-from todeval.dialogue.views import same_view
-from todeval.driver import RunCommand, drive
-from todeval.results.profile import BenchmarkProfile
-from todeval.runner.options import GenerationSettings, RunSettings
-from todeval.spec.declare import AgentSeat, BenchmarkSpec, Episode, RoleSpec, RunContext, Tasks
-from todeval.validation import Control
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from todeval.core.outcome import Outcome
+    from todeval.core.records import CallUsage, EpisodeRecord, Summary
+    from todeval.dialogue.chat import JsonChat
+    from todeval.dialogue.episode import EpisodeEnd, EpisodeLog, Termination, guarded
+    from todeval.dialogue.human import TerminalParticipant
+    from todeval.dialogue.json_reply import JsonReply
+    from todeval.dialogue.participants import Participant, PlayerOptions, Role
+    from todeval.dialogue.prompts import PromptSet
+    from todeval.dialogue.views import same_view
+    from todeval.driver import RunCommand, drive
+    from todeval.results.profile import BenchmarkProfile
+    from todeval.runner.options import GenerationSettings, RunSettings
+    from todeval.spec.build import BenchmarkSpec
+    from todeval.spec.declare import AgentSeat, Episode, RoleSpec, RunContext, Tasks
+    from todeval.validation import Control
+
+_WHERE = {
+    "AgentSeat": "todeval.spec.declare",
+    "BenchmarkProfile": "todeval.results.profile",
+    "BenchmarkSpec": "todeval.spec.build",
+    "CallUsage": "todeval.core.records",
+    "Control": "todeval.validation",
+    "Episode": "todeval.spec.declare",
+    "EpisodeEnd": "todeval.dialogue.episode",
+    "EpisodeLog": "todeval.dialogue.episode",
+    "EpisodeRecord": "todeval.core.records",
+    "GenerationSettings": "todeval.runner.options",
+    "JsonChat": "todeval.dialogue.chat",
+    "JsonReply": "todeval.dialogue.json_reply",
+    "Outcome": "todeval.core.outcome",
+    "Participant": "todeval.dialogue.participants",
+    "PlayerOptions": "todeval.dialogue.participants",
+    "PromptSet": "todeval.dialogue.prompts",
+    "Role": "todeval.dialogue.participants",
+    "RoleSpec": "todeval.spec.declare",
+    "RunCommand": "todeval.driver",
+    "RunContext": "todeval.spec.declare",
+    "RunSettings": "todeval.runner.options",
+    "Summary": "todeval.core.records",
+    "Tasks": "todeval.spec.declare",
+    "TerminalParticipant": "todeval.dialogue.human",
+    "Termination": "todeval.dialogue.episode",
+    "drive": "todeval.driver",
+    "guarded": "todeval.dialogue.episode",
+    "same_view": "todeval.dialogue.views",
+}
+"""Each name's module: imported on first use, so that a plug-in's spec module (imported when
+its profile is read) pulls in only what it touches."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "AgentSeat",

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
-
 from todeval.backends.sampling import Sampling, generate_accounted
 from todeval.backends.types import Backend, ChatMessage, GenerationResult, ToolCallOut
 from todeval.core.records import CallUsage
+from todeval.dialogue.json_reply import JsonReply
 from todeval.dialogue.replies import ReplyChecker
 
 
@@ -84,16 +83,6 @@ class ToolChat:
         self.open_calls = calls
         self._answer_at = len(self.messages)
         return calls[0] if calls else None
-
-
-class JsonReply(BaseModel):
-    """What one JSON-reply call produced: the validated object, or the format failure."""
-
-    value: dict[str, Any] | None = None
-    format_error: str | None = None
-    raw: str = ""
-    finish_reason: str = "stop"
-    usage: CallUsage
 
 
 async def json_reply(

@@ -5,8 +5,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -19,13 +20,54 @@ from todeval.errors import choice_error
 from todeval.runner.options import RunSettings, RuntimeOptions, model_pool, pin_prompts
 from todeval.runner.plan import EpisodeJob, RunPlan
 from todeval.runner.selection import select_for_run
-from todeval.spec.declare import BenchmarkSpec, RoleSpec, RunContext
+from todeval.spec.declare import Episode, RoleSpec, RunContext, Tasks
+
+if TYPE_CHECKING:
+    from todeval.results.profile import BenchmarkProfile
+    from todeval.validation.controls import Control
 
 C = TypeVar("C", bound=RunSettings)
 T = TypeVar("T")
 
 GENERATION_FIELDS = ("constrained", "temperature", "max_tokens")
 """Config fields every player's options take when the config has them."""
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec(Generic[C, T]):
+    """A benchmark, declared. ``name`` is what ``todeval run NAME`` takes; ``reference`` the
+    ``module:NAME`` this spec is importable as (Ray workers and the Python API rebuild plans
+    from it)."""
+
+    name: str
+    reference: str
+    config: type[C]
+    tasks: Tasks[C, T]
+    roles: tuple[RoleSpec[C], ...]
+    episode: Callable[[Episode[C, T]], Awaitable[EpisodeRecord]]
+    profile: BenchmarkProfile | None = None
+    """How its results are shown (a benchmark whose profile is registered on its own, to keep
+    report imports light, leaves it out)."""
+    controls: Sequence[Control] = ()
+    """Its floor and ceiling controls (``todeval validate NAME``)."""
+    prompts: str | None = None
+    """The package whose ``prompts/`` folder holds the templates (``None``: no templates)."""
+    pinned_templates: Callable[[C, PromptSet], Sequence[str]] | None = None
+    """The templates whose digest guards a resume (default: all)."""
+    protocols: tuple[str, ...] = ()
+    """The protocols the config's ``protocol`` may name (checked before anything is built)."""
+    check: Callable[[C], C | None] | None = None
+    """Config checks beyond the model's (usage errors); may return an updated config."""
+    prepare: Callable[[RunContext[C, T]], Any] | None = None
+    """Run-wide objects (rules, judges, fitted baselines), kept as ``RunContext.shared``."""
+    finalize: Callable[[RunContext[C, T], list[EpisodeRecord]], Summary] | None = None
+    """The run's summary from its records (default: the runner's summary)."""
+    success_metric: str | None = None
+    """The metric pass^k counts as success (default: the profile's ``success_metric``)."""
+
+    def plan(self, config: Mapping[str, Any] | C, runtime: RuntimeOptions | None = None) -> RunPlan:
+        """The run plan of ``config`` (see :func:`build_plan`)."""
+        return build_plan(self, config, runtime)
 
 
 def task_content(task: Any) -> Any:
@@ -168,8 +210,6 @@ def build_plan(
     first = {name: factory.build(options[name]) for name, factory in factories.items()}
 
     async def play(job: EpisodeJob) -> EpisodeRecord:
-        from todeval.spec.declare import Episode
-
         players = {name: factory.build(options[name]) for name, factory in factories.items()}
         streams = EpisodeStreams(cfg.seed, job.task_id, job.trial)
         task = context.tasks[job.task_id]

@@ -23,7 +23,8 @@ from todeval.runner.options import (
     run_settings,
 )
 from todeval.runner.plan import RunPlan
-from todeval.spec.declare import BenchmarkSpec, RoleSpec
+from todeval.spec.build import BenchmarkSpec
+from todeval.spec.declare import RoleSpec
 
 
 def _flag(key: str) -> str:

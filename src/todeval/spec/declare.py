@@ -1,6 +1,7 @@
 """What a benchmark declares: its config, tasks, roles, one episode, profile and controls.
 
-A :class:`BenchmarkSpec` says what a benchmark *is*; :func:`todeval.spec.build.build_plan`
+A :class:`~todeval.spec.build.BenchmarkSpec` (built from these parts) says what a benchmark
+*is*; :func:`todeval.spec.build.build_plan`
 does what every benchmark's run needs from it (prompt digest and its refusal on change, task
 selection, the model pool, role identities, the task-set hash, jobs, interactivity, closing the
 run's resources). The spec is all a benchmark hands the framework: the CLI driver, the Python
@@ -13,7 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from todeval.core.records import EpisodeRecord, Summary
+from todeval.core.records import EpisodeRecord
 from todeval.dialogue.episode import EpisodeEnd, EpisodeLog, EpisodeStreams
 from todeval.dialogue.participants import Role
 from todeval.dialogue.prompts import PromptSet
@@ -22,8 +23,6 @@ from todeval.runner.options import RunSettings, RuntimeOptions
 if TYPE_CHECKING:
     from todeval.agents.hub import AgentHub
     from todeval.backends.pool import ModelPool
-    from todeval.results.profile import BenchmarkProfile
-    from todeval.validation.controls import Control
 
 C = TypeVar("C", bound=RunSettings)
 T = TypeVar("T")
@@ -173,42 +172,3 @@ class Episode(Generic[C, T]):
             labels=labels,
             details=details,
         )
-
-
-@dataclass(frozen=True)
-class BenchmarkSpec(Generic[C, T]):
-    """A benchmark, declared. ``name`` is what ``todeval run NAME`` takes; ``reference`` the
-    ``module:NAME`` this spec is importable as (Ray workers and the Python API rebuild plans
-    from it)."""
-
-    name: str
-    reference: str
-    config: type[C]
-    tasks: Tasks[C, T]
-    roles: tuple[RoleSpec[C], ...]
-    episode: Callable[[Episode[C, T]], Awaitable[EpisodeRecord]]
-    profile: BenchmarkProfile | None = None
-    """How its results are shown (a benchmark whose profile is registered on its own, to keep
-    report imports light, leaves it out)."""
-    controls: Sequence[Control] = ()
-    """Its floor and ceiling controls (``todeval validate NAME``)."""
-    prompts: str | None = None
-    """The package whose ``prompts/`` folder holds the templates (``None``: no templates)."""
-    pinned_templates: Callable[[C, PromptSet], Sequence[str]] | None = None
-    """The templates whose digest guards a resume (default: all)."""
-    protocols: tuple[str, ...] = ()
-    """The protocols the config's ``protocol`` may name (checked before anything is built)."""
-    check: Callable[[C], C | None] | None = None
-    """Config checks beyond the model's (usage errors); may return an updated config."""
-    prepare: Callable[[RunContext[C, T]], Any] | None = None
-    """Run-wide objects (rules, judges, fitted baselines), kept as ``RunContext.shared``."""
-    finalize: Callable[[RunContext[C, T], list[EpisodeRecord]], Summary] | None = None
-    """The run's summary from its records (default: the runner's summary)."""
-    success_metric: str | None = None
-    """The metric pass^k counts as success (default: the profile's ``success_metric``)."""
-
-    def plan(self, config: Mapping[str, Any] | C, runtime: RuntimeOptions | None = None) -> Any:
-        """The run plan of ``config`` (see :func:`todeval.spec.build.build_plan`)."""
-        from todeval.spec.build import build_plan
-
-        return build_plan(self, config, runtime)

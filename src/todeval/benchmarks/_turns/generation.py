@@ -22,8 +22,9 @@ from todeval.backends.types import ChatMessage
 from todeval.core.clock import utc_now
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord, Timing, episode_id, sum_usage
-from todeval.dialogue.chat import JsonReply, json_reply
+from todeval.dialogue.chat import json_reply
 from todeval.dialogue.episode import Termination
+from todeval.dialogue.json_reply import JsonReply
 from todeval.dialogue.replies import ReplyChecker
 
 if TYPE_CHECKING:
