@@ -16,9 +16,9 @@ if TYPE_CHECKING:
     from todeval.dialogue.chat import JsonChat
     from todeval.dialogue.episode import EpisodeEnd, EpisodeLog, Termination, guarded
     from todeval.dialogue.human import TerminalParticipant
-    from todeval.dialogue.json_reply import JsonReply
     from todeval.dialogue.participants import Participant, PlayerOptions, Role
     from todeval.dialogue.prompts import PromptSet
+    from todeval.dialogue.reply import JsonReply
     from todeval.dialogue.views import same_view
     from todeval.driver import RunCommand, drive
     from todeval.results.profile import BenchmarkProfile
@@ -39,7 +39,7 @@ _WHERE = {
     "EpisodeRecord": "todeval.core.records",
     "GenerationSettings": "todeval.runner.options",
     "JsonChat": "todeval.dialogue.chat",
-    "JsonReply": "todeval.dialogue.json_reply",
+    "JsonReply": "todeval.dialogue.reply",
     "Outcome": "todeval.core.outcome",
     "Participant": "todeval.dialogue.participants",
     "PlayerOptions": "todeval.dialogue.participants",

@@ -62,6 +62,7 @@ ALLOWED = {
     r"summary:/protocol": "new summary field: the protocol, as in the manifest (issue 17)",
     r"summary:/missing_(dialogues|turns)": "MultiWOZ: what the predictions lack (issue 16)",
     r"summary:/warnings": "MultiWOZ: the warning counting missing dialogues (issue 16)",
+    r"manifest:/task_set_aliases": "new field: the legacy hashes of the same task set (issue 28)",
     r"manifest:/task_set_hash": "one format for every benchmark (issue 28); the recorded value "
     "must be the new plan's hash or its legacy alias (checked below)",
 }

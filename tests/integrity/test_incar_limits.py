@@ -13,7 +13,7 @@ import pytest
 from todeval.benchmarks.incar_turns.run import _to_turn
 from todeval.cli import main
 from todeval.core.records import CallUsage
-from todeval.dialogue.json_reply import JsonReply
+from todeval.dialogue.reply import JsonReply
 from todeval.scoring.incar._predictions import (
     MAX_RESPONSE_CHARS,
     MAX_STATE_CHARS,

@@ -259,6 +259,10 @@ class Manifest(BaseModel):
     config: dict[str, Any]
     config_hash: str
     task_set_hash: str
+    task_set_aliases: list[str] = Field(
+        default_factory=list,
+        description="the hashes older versions gave the same task set (compare matches them)",
+    )
     n_tasks: int
     seed: int
     players: dict[str, Any] = Field(

@@ -17,7 +17,6 @@ if TYPE_CHECKING:
         guarded,
     )
     from todeval.dialogue.human import HumanQuit, TerminalParticipant
-    from todeval.dialogue.json_reply import JsonReply
     from todeval.dialogue.participants import (
         ChecksSelection,
         ConfiguredByOptions,
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
         recording_by_episode,
     )
     from todeval.dialogue.replies import CheckedReply, ReplyChecker
+    from todeval.dialogue.reply import JsonReply
     from todeval.dialogue.views import is_privileged, same_view
 
 _WHERE = {
@@ -49,7 +49,7 @@ _WHERE = {
     "EpisodeStreams": "todeval.dialogue.episode",
     "HumanQuit": "todeval.dialogue.human",
     "JsonChat": "todeval.dialogue.chat",
-    "JsonReply": "todeval.dialogue.json_reply",
+    "JsonReply": "todeval.dialogue.reply",
     "Participant": "todeval.dialogue.participants",
     "PlayerFactory": "todeval.dialogue.participants",
     "PlayerOptions": "todeval.dialogue.participants",

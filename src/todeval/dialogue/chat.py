@@ -14,8 +14,8 @@ from typing import Any
 from todeval.backends.sampling import Sampling, generate_accounted
 from todeval.backends.types import Backend, ChatMessage, GenerationResult, ToolCallOut
 from todeval.core.records import CallUsage
-from todeval.dialogue.json_reply import JsonReply
 from todeval.dialogue.replies import ReplyChecker
+from todeval.dialogue.reply import JsonReply
 
 
 class ToolChat:

@@ -90,7 +90,10 @@ def _check_comparable(
             f"({'; '.join(differences)}); compare runs over the same tasks, or pass "
             "--shared-tasks to compare them on the tasks both scored"
         )
-    if not differences and ma.task_set_hash != mb.task_set_hash:
+    same_content = ma.task_set_hash in (mb.task_set_hash, *mb.task_set_aliases) or (
+        mb.task_set_hash in ma.task_set_aliases
+    )
+    if not differences and not same_content:
         raise RefusedError(
             f"{lb} and the baseline {la} selected the same tasks but their content differs "
             f"(task_set_hash {mb.task_set_hash} != {ma.task_set_hash})"

@@ -365,6 +365,7 @@ def execute_plan(
             config=plan.config,
             config_hash=plan.config_hash,
             task_set_hash=plan.task_set_hash,
+            task_set_aliases=list(plan.legacy_task_set_hashes),
             n_tasks=plan.n_tasks,
             seed=plan.seed,
             players=plan.players,

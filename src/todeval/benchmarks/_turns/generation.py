@@ -24,8 +24,8 @@ from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord, Timing, episode_id, sum_usage
 from todeval.dialogue.chat import json_reply
 from todeval.dialogue.episode import Termination
-from todeval.dialogue.json_reply import JsonReply
 from todeval.dialogue.replies import ReplyChecker
+from todeval.dialogue.reply import JsonReply
 
 if TYPE_CHECKING:
     from todeval.backends import Backend

@@ -24,9 +24,9 @@ from todeval.benchmarks._turns.options import TurnsConfig
 from todeval.benchmarks._turns.summaries import add_run_figures, generation_stats, scored_records
 from todeval.core.files import write_atomic
 from todeval.core.records import EpisodeRecord, Summary
-from todeval.dialogue.json_reply import JsonReply
 from todeval.dialogue.prompts import PromptSet
 from todeval.dialogue.replies import ReplyChecker
+from todeval.dialogue.reply import JsonReply
 from todeval.runner.store import cannot_write
 from todeval.spec import BenchmarkSpec, Episode, RoleSpec, RunContext, Tasks
 

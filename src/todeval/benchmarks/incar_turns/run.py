@@ -24,7 +24,7 @@ from todeval.benchmarks.incar_turns.prompts import (
     reply_schema,
 )
 from todeval.core.records import Summary
-from todeval.dialogue.json_reply import JsonReply
+from todeval.dialogue.reply import JsonReply
 from todeval.scoring.incar import (
     IncarResult,
     Split,

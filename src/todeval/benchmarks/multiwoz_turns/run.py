@@ -33,7 +33,7 @@ from todeval.benchmarks.multiwoz_turns.prompts import (
     reply_schema,
 )
 from todeval.core.records import Summary
-from todeval.dialogue.json_reply import JsonReply
+from todeval.dialogue.reply import JsonReply
 from todeval.scoring.multiwoz import (
     CorpusData,
     MultiwozResult,
