@@ -7,8 +7,9 @@ views, one episode, profile and controls); the framework builds and runs the pla
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from todeval.core.imports import lazy_attributes
 
 if TYPE_CHECKING:
     from todeval.core.outcome import Outcome
@@ -61,11 +62,7 @@ _WHERE = {
 its profile is read) pulls in only what it touches."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_attributes(globals(), _WHERE)
 
 
 __all__ = [

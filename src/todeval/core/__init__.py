@@ -7,8 +7,9 @@ and importing the package must not build the pydantic record models then.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from todeval.core.imports import lazy_attributes
 
 if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __getattr__
     from todeval.core.outcome import Outcome
@@ -45,13 +46,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(globals(), _EXPORTS, relative=True)
 
 
 __all__ = [

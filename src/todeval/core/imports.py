@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from todeval.errors import UsageError
 
@@ -34,3 +36,27 @@ def load_reference(reference: str, *, what: str = "object") -> object:
         raise UsageError(
             f"cannot load {what} {reference!r}: {module_name} has no attribute {attr!r}"
         ) from None
+
+
+def lazy_attributes(
+    namespace: dict[str, Any], where: Mapping[str, str], *, relative: bool = False
+) -> Callable[[str], Any]:
+    """A module ``__getattr__`` importing each name of ``where`` from its module on first use.
+
+    ``where`` maps a public name to the module holding it (with ``relative``, a module of the
+    package owning ``namespace``; pass ``globals()``). The value found is kept in
+    ``namespace``, so each name is imported once. Packages use this so that importing them pulls
+    in only what a caller touches (the command line starts without the model layer).
+    """
+    package = str(namespace["__name__"])
+
+    def __getattr__(name: str) -> Any:
+        module = where.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        target = f"{package}.{module}" if relative else module
+        value = getattr(importlib.import_module(target), name)
+        namespace[name] = value
+        return value
+
+    return __getattr__

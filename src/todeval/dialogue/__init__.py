@@ -4,8 +4,9 @@ them. See ``docs/writing-a-benchmark.md``."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from todeval.core.imports import lazy_attributes
 
 if TYPE_CHECKING:
     from todeval.dialogue.chat import JsonChat, ToolChat, json_reply
@@ -75,11 +76,7 @@ _WHERE = {
 dependencies: the episode helpers need no JSON-schema checker)."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_attributes(globals(), _WHERE)
 
 
 __all__ = [

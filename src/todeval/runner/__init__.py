@@ -6,8 +6,9 @@ never loads the engine that writes one (:mod:`todeval.runner.execute`).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from todeval.core.imports import lazy_attributes
 
 if TYPE_CHECKING:
     from todeval.runner.execute import RunResult, execute_plan
@@ -26,10 +27,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'todeval.runner' has no attribute {name!r}")
-    return getattr(importlib.import_module(_WHERE[name]), name)
+__getattr__ = lazy_attributes(globals(), _WHERE)
 
 
 __all__ = [

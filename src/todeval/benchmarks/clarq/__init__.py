@@ -17,9 +17,9 @@ Rules, figures and caveats: ``docs/clarq.md``.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from todeval.core.imports import lazy_attributes
 from todeval.registry import Registry
 
 if TYPE_CHECKING:
@@ -105,11 +105,7 @@ _EXPORTS = {
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_attributes(globals(), _WHERE, relative=True)
 
 
 _CLI = f"{__name__}._cli"  # imported only when a clarq command runs

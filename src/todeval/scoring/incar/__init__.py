@@ -14,9 +14,9 @@ The rules and their divergences from the original evaluator are in ``docs/scorin
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from todeval.core.imports import lazy_attributes
 from todeval.registry import Registry
 
 if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __getattr__
@@ -71,15 +71,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """The public API, imported on first use: registering the plug-in (``todeval --help``)
-    must not import numpy, sacrebleu or the bootstrap."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(globals(), _EXPORTS, relative=True)
 
 
 __all__ = [

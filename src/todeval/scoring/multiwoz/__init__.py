@@ -14,9 +14,9 @@ only when scoring runs, so importing this package (and plug-in discovery) stays 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from todeval.core.imports import lazy_attributes
 from todeval.registry import Registry
 
 if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __getattr__
@@ -52,14 +52,7 @@ _EXPORTS = {
 HELP = "score MultiWOZ test-set predictions (Inform, Success, BLEU, Combined, richness, DST)"
 
 
-def __getattr__(name: str) -> Any:
-    """The public API, imported on first use (plug-in registration imports none of it)."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(globals(), _EXPORTS, relative=True)
 
 
 __all__ = [
