@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from todeval.cli import main
+from todeval.core.events import Event
 from todeval.core.outcome import Outcome
-from todeval.core.records import EpisodeRecord, Event, Manifest, Session, Timing
+from todeval.core.records import EpisodeRecord, Manifest, Session, Timing
 from todeval.runner.store import RunDirectory
 from todeval.runner.summary import summarize
 from todeval.testing import browser

@@ -4,6 +4,7 @@ from the profile it registers (``todeval_toy/profile.py``)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,16 @@ def toy_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "random": _run(base / "random", "--guesser", "random"),
         "strict": _run(base / "strict", "--guesser", "random", "--protocol", "strict"),
         "panel": toy_panel(base / "toy-panel"),
+        "llm": _llm_run(base),
     }
+
+
+def _llm_run(base: Path) -> Path:
+    """The LLM guesser on a scripted model (always 5): its model calls are in the transcript."""
+    script = base / "guess5.json"
+    script.write_text('{"default": "{\\"guess\\": 5}"}', encoding="utf-8")
+    model = f"scripted:{script}"
+    return _run(base / "llm", "--guesser", "llm", "--guesser-model", model, "--limit", "2")
 
 
 def test_toy_board_uses_its_profile(toy_runs: dict[str, Path]) -> None:
@@ -101,3 +111,35 @@ def test_toy_transcript_renders_from_its_profile(
     text = str(detail.get_attribute("textContent"))
     assert "Guesses" in text and "How the game ended" in text and "found in 2 guesses" in text
     screenshot(driver, "report-toy-transcript.png")
+
+
+def test_model_calls_show_collapsed_under_their_turn(
+    driver: Any, toy_runs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Headless Chromium: each model call of the LLM guesser is a collapsed box under its turn;
+    opened, it shows the prompt sent and the raw reply."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    run = toy_runs["llm"]
+    first = (run / "episodes.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    episode = json.loads(first)["episode_id"].replace("#", "%23")
+    page = tmp_path / "llm.html"
+    page.write_text(build_html(load_inputs([run])), encoding="utf-8")
+    driver.get(page.as_uri() + f"#ep=llm/{episode}")
+    wait = WebDriverWait(driver, WAIT_S)
+    detail = driver.find_element(By.ID, "ep-detail")
+    wait.until(lambda d: detail.find_elements(By.CSS_SELECTOR, "details.model-call"))
+    calls = detail.find_elements(By.CSS_SELECTOR, "details.model-call")
+    assert calls and all(c.get_attribute("open") is None for c in calls)  # collapsed
+    summary = calls[0].find_element(By.TAG_NAME, "summary")
+    assert "model call" in str(summary.get_attribute("textContent")).lower()
+    assert "tokens" in summary.text
+    assert not calls[0].find_elements(By.CSS_SELECTOR, ".call-msg pre")[0].is_displayed()
+    summary.click()
+    wait.until(lambda d: calls[0].get_attribute("open") is not None)
+    shown = [p.text for p in calls[0].find_elements(By.CSS_SELECTOR, ".call-msg pre")]
+    assert any("guessing game" in s for s in shown) and shown[-1] == '{"guess": 5}'
+    turns = [t.text for t in detail.find_elements(By.CSS_SELECTOR, ".transcript > .turn")]
+    assert turns[:2] == ["Turn 1", "Turn 2"]
+    screenshot(driver, "report-model-calls.png")

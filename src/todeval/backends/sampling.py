@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from todeval.backends.types import Backend, ChatMessage, GenerationRequest, GenerationResult
-from todeval.core.records import CallUsage
+from todeval.core.records import CallUsage, ModelCall
 
 
 @dataclass(frozen=True)
@@ -48,12 +48,18 @@ async def generate_accounted(
 ) -> GenerationResult:
     """One model call; its accounting, stamped with ``role``, is appended to ``usage``.
 
+    What is appended (and is the result's ``usage``) is a
+    :class:`~todeval.core.records.ModelCall`: the accounting with the messages sent and the raw
+    reply, which an episode's log records as a ``model_call`` event.
     Infrastructure errors of the backend propagate; a bad reply is returned as it is.
     """
     result = await backend.generate(request, role=role)
-    call = result.usage
-    if call.role != role:
-        call = call.model_copy(update={"role": role})
-        result = result.model_copy(update={"usage": call})
+    call = ModelCall(
+        **{**result.usage.model_dump(), "role": role},
+        messages=[m.model_dump(exclude_none=True, exclude_defaults=True) for m in request.messages],
+        reply=result.text,
+        tool_calls=[c.model_dump() for c in result.tool_calls],
+        finish_reason=result.finish_reason,
+    )
     usage.append(call)
-    return result
+    return result.model_copy(update={"usage": call})

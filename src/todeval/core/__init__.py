@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING
 from todeval.core.imports import lazy_attributes
 
 if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __getattr__
+    from todeval.core.events import Event
     from todeval.core.outcome import Outcome
     from todeval.core.records import (
         SCHEMA_VERSION,
         CallUsage,
         EpisodeRecord,
         Estimate,
-        Event,
         Manifest,
         MetricSummary,
         RoleUsage,
@@ -34,7 +34,7 @@ _EXPORTS = {
     "CallUsage": "records",
     "EpisodeRecord": "records",
     "Estimate": "records",
-    "Event": "records",
+    "Event": "events",
     "Manifest": "records",
     "MetricSummary": "records",
     "RoleUsage": "records",

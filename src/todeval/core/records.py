@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
+from todeval.core.events import MODEL_CALL
+from todeval.core.events import Event as Event  # re-exported: records hold events
 from todeval.core.identity import RoleIdentity, Selection, legacy_roles, legacy_selection
 from todeval.core.outcome import Outcome
 
@@ -29,20 +31,6 @@ FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 record is built or read, so one bad value can never turn an aggregate into ``nan``."""
 Amount = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Count = Annotated[int, Field(ge=0)]
-
-
-class Event(BaseModel):
-    """One thing that happened in an episode (a message, an action, a DB query, ...)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    t: float = Field(description="seconds since the episode started (timing: may differ)")
-    kind: str = Field(
-        description="what happened, e.g. user_message, system_message, violation, episode_end"
-    )
-    actor: str = Field(description="who caused it: user, system, game_master, or a module name")
-    turn: int = Field(description="user turn number (1-based) the event belongs to")
-    data: dict[str, Any] = Field(default_factory=dict)
 
 
 class CallUsage(BaseModel):
@@ -60,6 +48,25 @@ class CallUsage(BaseModel):
     cached: bool = False
     cost_usd: Amount = 0.0
     flops: Amount = 0.0
+
+
+class ModelCall(CallUsage):
+    """One model call with what was sent and what came back.
+
+    A :class:`CallUsage` for every sum; the episode log also records it as a ``model_call``
+    event under the turn it was made in (:mod:`todeval.core.events`).
+    """
+
+    messages: list[dict[str, Any]] = Field(default_factory=list, description="chat messages sent")
+    reply: str = Field("", description="the raw reply text")
+    tool_calls: list[dict[str, str]] = Field(
+        default_factory=list, description="tool calls in the reply: id, name, raw arguments"
+    )
+    finish_reason: str = "stop"
+
+    def event_data(self) -> dict[str, Any]:
+        """The ``model_call`` event's data (:class:`todeval.core.events.ModelCallPayload`)."""
+        return self.model_dump(exclude={"flops"})
 
 
 class RoleUsage(BaseModel):
@@ -111,6 +118,20 @@ class Timing(BaseModel):
     started_at: str = Field(description="ISO 8601 UTC")
     ended_at: str = Field(description="ISO 8601 UTC")
     duration_s: float
+
+
+def without_call_text(record: EpisodeRecord) -> EpisodeRecord:
+    """``record`` with the messages and replies of its model calls left out (accounting kept):
+    what a run started with ``--no-record-calls`` writes."""
+    if not any(e.type == MODEL_CALL for e in record.events):
+        return record
+    events = [
+        e.model_copy(update={"data": {**e.data, "messages": None, "reply": None, "tool_calls": []}})
+        if e.type == MODEL_CALL
+        else e
+        for e in record.events
+    ]
+    return record.model_copy(update={"events": events})
 
 
 class EpisodeRecord(BaseModel):

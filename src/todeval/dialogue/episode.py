@@ -21,7 +21,7 @@ as it stands; ``tests/core/test_dialogue.py`` runs it)::
         try:
             log.turn += 1
             text = await guarded(user.respond("done"), "user", Termination.SIMULATOR_ERROR)
-            log.add("user_message", "user", text=text)
+            log.message("user", text)
             raise EpisodeEnd(Outcome.SUCCESS, Termination.DONE, f"user said {text}")
         except EpisodeEnd as exc:
             end = exc
@@ -42,14 +42,23 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, Self, SupportsIndex, TypeVar
 
 from todeval.core.clock import utc_now
+from todeval.core.events import MODEL_CALL, EventType, type_of_kind
 from todeval.core.outcome import Outcome
-from todeval.core.records import CallUsage, EpisodeRecord, Event, Timing, episode_id, sum_usage
+from todeval.core.records import (
+    CallUsage,
+    EpisodeRecord,
+    Event,
+    ModelCall,
+    Timing,
+    episode_id,
+    sum_usage,
+)
 from todeval.core.rng import derive_seed, episode_rng
 from todeval.errors import InfrastructureError
 
@@ -138,27 +147,84 @@ class EpisodeStreams:
         return episode_rng(self.run_seed, self.task_id, self.trial, stream)
 
 
+class CallLog(list[CallUsage]):
+    """An episode's model-call accounting: a plain list of :class:`CallUsage` to everyone who
+    appends to it, except that a call made with its text (a :class:`ModelCall`, what
+    :func:`todeval.backends.sampling.generate_accounted` appends) is also recorded as a
+    ``model_call`` event of the log at that moment (so under the turn it was made in)."""
+
+    def __init__(self, log: EpisodeLog) -> None:
+        super().__init__()
+        self._log = log
+
+    def append(self, call: CallUsage) -> None:
+        super().append(call)
+        if isinstance(call, ModelCall):
+            self._log.add_typed(MODEL_CALL, call.role, "model_call", call.event_data())
+
+    def extend(self, calls: Iterable[CallUsage]) -> None:
+        for call in calls:
+            self.append(call)
+
+    def __iadd__(self, calls: Iterable[CallUsage]) -> Self:  # type: ignore[override,misc]
+        self.extend(calls)
+        return self
+
+    def insert(self, index: SupportsIndex, call: CallUsage) -> None:
+        raise TypeError("an episode's calls are appended in the order they were made")
+
+
 @dataclass
 class EpisodeLog:
-    """Events, call accounting and violations of one episode, and its clock."""
+    """Events, call accounting and violations of one episode, and its clock.
+
+    Events are typed (:mod:`todeval.core.events`): :meth:`message`, :meth:`tool_call`,
+    :meth:`tool_result`, :meth:`violation` and :meth:`finish` write the built-in types, model
+    calls appended to :attr:`usage` are recorded by themselves, and :meth:`add` writes an event
+    whose type follows from its kind (``*_message`` a message, anything else a benchmark's
+    extra).
+    """
 
     t0: float = field(default_factory=time.monotonic)
     started_at: str = field(default_factory=utc_now)
     events: list[Event] = field(default_factory=list)
-    usage: list[CallUsage] = field(default_factory=list)
+    usage: CallLog = field(init=False)
     violations: list[dict[str, Any]] = field(default_factory=list)
     turn: int = 0
 
-    def add(self, kind: str, actor: str, **data: Any) -> None:
+    def __post_init__(self) -> None:
+        self.usage = CallLog(self)
+
+    def add_typed(self, kind: str, actor: str, type: EventType, data: dict[str, Any]) -> None:
+        """Append an event of ``type`` (its ``data`` is checked against the type)."""
         self.events.append(
             Event(
                 t=round(time.monotonic() - self.t0, 6),
                 kind=kind,
+                type=type,
                 actor=actor,
                 turn=self.turn,
                 data=data,
             )
         )
+
+    def add(self, kind: str, actor: str, **data: Any) -> None:
+        """Append an event whose type follows from ``kind`` (see :func:`type_of_kind`)."""
+        self.add_typed(kind, actor, type_of_kind(kind), data)
+
+    def message(self, actor: str, text: str, **extra: Any) -> None:
+        """``actor`` said ``text`` (kind ``<actor>_message``)."""
+        self.add_typed(f"{actor}_message", actor, "message", {"text": text, **extra})
+
+    def tool_call(
+        self, kind: str, actor: str, arguments: dict[str, Any] | str, **extra: Any
+    ) -> None:
+        """``actor`` called a tool (``kind`` names it the benchmark's way, e.g. ``db_query``)."""
+        self.add_typed(kind, actor, "tool_call", {"arguments": arguments, **extra})
+
+    def tool_result(self, kind: str, actor: str, **data: Any) -> None:
+        """What a tool returned (``kind`` e.g. ``db_result``)."""
+        self.add_typed(kind, actor, "tool_result", data)
 
     def count(self, *kinds: str) -> int:
         return sum(1 for e in self.events if e.kind in kinds)
@@ -166,7 +232,7 @@ class EpisodeLog:
     def violation(self, actor: str, reason: str, raw: str) -> None:
         """Record a format violation (in ``violations`` and as an event)."""
         self.violations.append({"turn": self.turn, "reason": reason, "raw": raw})
-        self.add("violation", actor, reason=reason, raw=raw)
+        self.add_typed("violation", actor, "violation", {"reason": reason, "raw": raw})
 
     def abort(self, actor: str, reason: str, raw: str) -> EpisodeEnd:
         """Record a format violation and return the end it causes (to raise)."""
@@ -175,7 +241,8 @@ class EpisodeLog:
 
     def finish(self, end: EpisodeEnd) -> None:
         """The closing ``episode_end`` event."""
-        self.add("episode_end", "game_master", outcome=end.outcome.value, reason=end.reason)
+        data = {"outcome": end.outcome.value, "reason": end.reason}
+        self.add_typed("episode_end", "game_master", "end", data)
 
     def record(
         self,

@@ -31,8 +31,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from todeval.core.events import MODEL_CALL, Event
 from todeval.core.outcome import Outcome
-from todeval.core.records import EpisodeRecord, Event
+from todeval.core.records import EpisodeRecord
 from todeval.errors import BadInputError
 from todeval.runner.store import EPISODES
 
@@ -102,20 +103,26 @@ class UpdateStats:
 
 _EVENTS_START = b'"events":['
 _EVENTS_END = b'],"usage":'
+_MODEL_CALL = b'"type":"model_call"'
 
 
 def events_text(raw: bytes) -> str:
     """The events of an episode line as JSON text: kinds, actors and every data key and value
-    (the tokenizer skips the punctuation). Cut out of the line as written by the runner
-    (``events`` then ``usage``) without parsing it; any other line is parsed."""
+    but a model call's messages (the tokenizer skips the punctuation). Cut out of the line as
+    written by the runner (``events`` then ``usage``) without parsing it when it holds no model
+    call; any other line is parsed."""
     start = raw.find(_EVENTS_START)
     end = raw.rfind(_EVENTS_END)
-    if start >= 0 and end > start:
+    if start >= 0 and end > start and _MODEL_CALL not in raw:
         data = raw[start + len(_EVENTS_START) - 1 : end + 1]
-    else:
+    else:  # of a model call only its reply: the prompts it was sent repeat in every episode
         events = _Events.model_validate_json(raw).events
         data = json.dumps(
-            [[ev.kind, ev.actor, ev.data] for ev in events], ensure_ascii=False
+            [
+                [ev.kind, ev.actor, ev.data.get("reply") if ev.type == MODEL_CALL else ev.data]
+                for ev in events
+            ],
+            ensure_ascii=False,
         ).encode()
     # escaped line breaks and tabs would glue the words around them together
     for escape in (b"\\n", b"\\t", b"\\r"):

@@ -16,7 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from todeval.core.records import EpisodeRecord, Event
+from todeval.core.events import Event
+from todeval.core.records import EpisodeRecord
 from todeval.report._inputs import RunInput
 from todeval.report._markup import Markup
 from todeval.results.profile import BenchmarkProfile, DetailView, EventView, LabelSpec, RoleView

@@ -32,6 +32,7 @@ from todeval.core.records import (
     Summary,
     Timing,
     episode_id,
+    without_call_text,
 )
 from todeval.core.rng import derive_seed
 from todeval.errors import (
@@ -189,6 +190,8 @@ async def _run_jobs(
             if health.refusal is not None:  # this episode may have met it: not kept
                 stop(health.refusal)
                 return
+            if plan.runtime is not None and not plan.runtime.record_calls:
+                record = without_call_text(record)
             try:
                 writer.append(record)
             except TodevalError as exc:

@@ -40,6 +40,7 @@ class RuntimeOptions:
     cache_path: str | None = None
     retry: RetryPolicy | None = None
     script: ReplyFunction | None = None  # the reply function of a ``scripted:`` model (tests)
+    record_calls: bool = True  # keep each model call's messages and reply in the transcript
 
 
 QUIET_HELP = "print nothing but warnings and errors (results go to the output files only)"
@@ -66,11 +67,15 @@ def runtime_options(args: argparse.Namespace, out: Path | None = None) -> Runtim
         out=out,
         cache=not getattr(args, "no_cache", False),
         cache_path=getattr(args, "cache_path", None),
+        record_calls=not getattr(args, "no_record_calls", False),
     )
 
 
-def add_generation_arguments(target: ArgumentTarget, *, constrained_help: str) -> None:
-    """--constrained, --temperature, --max-tokens, --no-cache and --cache-path."""
+def add_generation_arguments(
+    target: ArgumentTarget, *, constrained_help: str, transcripts: bool = True
+) -> None:
+    """--constrained, --temperature, --max-tokens, --no-cache, --cache-path and (for commands
+    writing transcripts) --no-record-calls."""
     target.add_argument("--constrained", action="store_true", help=constrained_help)
     target.add_argument("--temperature", type=float, default=0.0, help="sampling temperature")
     target.add_argument("--max-tokens", type=int, default=None, help="cap on tokens per call")
@@ -80,6 +85,14 @@ def add_generation_arguments(target: ArgumentTarget, *, constrained_help: str) -
         default=None,
         metavar="FILE",
         help="response cache file (default: ~/.cache/todeval/responses.sqlite)",
+    )
+    if not transcripts:
+        return
+    target.add_argument(
+        "--no-record-calls",
+        action="store_true",
+        help="leave each model call's messages and reply out of the transcripts (its tokens, "
+        "latency and cache hit are still recorded)",
     )
 
 

@@ -23,7 +23,7 @@ from todeval.core.clock import utc_now
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord, Timing, episode_id, sum_usage
 from todeval.dialogue.chat import json_reply
-from todeval.dialogue.episode import Termination
+from todeval.dialogue.episode import EpisodeLog, Termination
 from todeval.dialogue.replies import ReplyChecker
 from todeval.dialogue.reply import JsonReply
 
@@ -112,6 +112,10 @@ async def run_dialogue(
         turns.append(to_turn(reply, turns[-1] if turns else None))
     failures = sum(t.format_error is not None for t in turns)
     n = len(turns)
+    log = EpisodeLog()  # one model_call event per turn (the calls ran concurrently)
+    for number, reply in enumerate(replies, 1):
+        log.turn = number
+        log.usage.append(reply.usage)
     return EpisodeRecord(
         benchmark=context.benchmark,
         episode_id=episode_id(context.dialogue_id, 0),
@@ -124,7 +128,8 @@ async def run_dialogue(
         reason=f"{failures} of {n} replies failed the format" if failures else "all replies valid",
         metrics={f"{context.metric_prefix}.format_failure_rate": 100.0 * failures / n if n else 0},
         turns=n,
-        usage=sum_usage([r.usage for r in replies]),
+        events=log.events,
+        usage=sum_usage(log.usage),
         timing=Timing(
             started_at=started, ended_at=utc_now(), duration_s=round(time.perf_counter() - clock, 6)
         ),

@@ -88,18 +88,14 @@ def play_action(
     does: the request event (with ``flag``, e.g. ``queued=True``), then the result event."""
     result: DbResult | BookingResult
     if isinstance(action, DbQuery):
-        log.add(
-            "db_query", "system", domain=action.domain, arguments=action.constraints, **flag
-        )  # fmt: skip
+        log.tool_call("db_query", "system", action.constraints, domain=action.domain, **flag)
         result = protocol.search(env, action.domain, action.constraints)
     else:
-        log.add(
-            "booking_request", "system", domain=action.domain, arguments=action.slots, **flag
-        )  # fmt: skip
+        log.tool_call("booking_request", "system", action.slots, domain=action.domain, **flag)
         goal = task.domains.get(action.domain)
         keys = list(goal.book) if goal is not None else []
         result = protocol.book(env, action.domain, action.slots, keys)
-    log.add(result.kind, "game_master", **result.model_dump(exclude={"kind", "query"}))
+    log.tool_result(result.kind, "game_master", **result.model_dump(exclude={"kind", "query"}))
     return result
 
 

@@ -26,6 +26,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from todeval.backends.cache import default_cache_path
+from todeval.backends.sampling import generate_accounted
 from todeval.backends.types import Backend, ChatMessage, GenerationRequest
 from todeval.benchmarks.clarq._text import (
     Language,
@@ -410,11 +411,10 @@ class Judge:
         )
         self.calls += 1
         try:
-            result = await backend.generate(request, role="judge")
+            result = await generate_accounted(backend, request, role="judge", usage=self.usage)
         except InfrastructureError as exc:  # the backends' own subclasses it
             self.errors.append(str(exc))
             return JudgeAnswer(key=key, origin="error", error=str(exc))
-        self.usage.append(result.usage)
         try:
             match, analysis = parse_verdict(result.text)
         except JudgeReplyError as exc:

@@ -177,7 +177,11 @@
       if (e._hay === undefined) {
         var parts = [e.run, e.id, e.task, e.group, e.outcome, e.reason];
         leaves(e.labels, parts);
-        e.events.forEach(function (ev) { parts.push(ev.kind); leaves(ev.data, parts); });
+        e.events.forEach(function (ev) {  // of a model call only the reply (prompts repeat)
+          parts.push(ev.kind);
+          if (ev.type === "model_call") { if (ev.data && ev.data.reply) parts.push(ev.data.reply); }
+          else leaves(ev.data, parts);
+        });
         e._hay = parts.join("\n").toLowerCase();
       }
       return e._hay;
@@ -471,8 +475,37 @@
     }
     return [box(title, pre(v, terms))];
   }
+  // a model call: collapsed under its turn; opened, the messages sent and the raw reply
+  function callNode(ev, d, terms) {
+    var tokens = (d.prompt_tokens || 0) + " + " + (d.completion_tokens || 0) + " tokens" +
+      (d.estimated ? " (estimated)" : "") + (d.tokens_unknown ? " (unknown)" : "");
+    var facts = [d.model || "model", tokens, num(d.latency_s) + " s"];
+    if (d.cached) facts.push("cached");
+    if (d.cost_usd) facts.push("$" + num(d.cost_usd));
+    var node = h("details", { class: "ev call model-call", "data-kind": ev.kind, "data-type": "model_call",
+      title: "t = " + num(ev.t) + " s" },
+      h("summary", null, lbl("model call"), h("code", null, d.role || ev.actor), " · " + facts.join(" · ")));
+    if (!Array.isArray(d.messages)) {
+      add(node, h("p", { class: "muted" }, "Messages and reply not recorded (the run used --no-record-calls)."));
+      return node;
+    }
+    d.messages.forEach(function (m) {
+      var body = [];
+      if (!empty(m.content)) body.push(pre(text(m.content), terms));
+      (m.tool_calls || []).forEach(function (c) { body.push(pre(c.name + " " + c.arguments, terms)); });
+      add(node, h("div", { class: "call-msg" }, h("span", { class: "who" }, m.role + (m.name ? " · " + m.name : "")), body));
+    });
+    var reply = [];
+    if (!empty(d.reply)) reply.push(pre(text(d.reply), terms));
+    (d.tool_calls || []).forEach(function (c) { reply.push(pre(c.name + " " + c.arguments, terms)); });
+    if (!reply.length) reply.push(h("p", { class: "muted" }, "(empty reply)"));
+    add(node, h("div", { class: "call-msg reply" },
+      h("span", { class: "who" }, "reply" + (d.finish_reason && d.finish_reason !== "stop" ? " · " + d.finish_reason : "")), reply));
+    return node;
+  }
   function eventNode(ev, p, terms) {
     var d = isObj(ev.data) ? ev.data : {}, t = "t = " + num(ev.t) + " s · " + ev.actor;
+    if (ev.type === "model_call") return callNode(ev, d, terms);
     var view = Object.prototype.hasOwnProperty.call(p.events || {}, ev.kind) ? p.events[ev.kind] : null;
     if (!view) {
       return h("div", { class: "ev note unknown", title: t, "data-kind": ev.kind },

@@ -109,7 +109,9 @@ def add_factory_arguments(parser: argparse.ArgumentParser) -> None:
         help="model calls in flight (default 4)",
     )
     parser.add_argument("--quiet", action="store_true", help=QUIET_HELP)
-    add_generation_arguments(parser, constrained_help="have the backend enforce the JSON replies")
+    add_generation_arguments(
+        parser, constrained_help="have the backend enforce the JSON replies", transcripts=False
+    )
 
 
 def report_path(output: Path, report: str | None) -> Path:
