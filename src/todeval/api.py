@@ -152,8 +152,7 @@ def report(
 
     ``transcripts``: how many transcripts to embed per run, failures first (``"all"``: every
     episode; the report says what it left out)."""
-    from todeval.report import DEFAULT_TITLE, build_html, load_inputs
-    from todeval.report._transcripts import cap_value
+    from todeval.report import DEFAULT_TITLE, build_html, cap_value, load_inputs
 
     try:
         cap_value(transcripts)

@@ -20,9 +20,11 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from todeval.console.tables import summary_table, usage_table
+from todeval.dialogue.prompts import read_overrides
+from todeval.errors import UsageError
 from todeval.panels.cli import members_from_args
 from todeval.panels.members import assign_by_field, member_by_field
 from todeval.panels.run import default_panel_out, panel_roles, run_panel
@@ -31,6 +33,7 @@ from todeval.runner.command import execute_from_args
 from todeval.runner.execute import RunResult
 from todeval.runner.options import RunSettings, RuntimeOptions, runtime_options
 from todeval.runner.plan import RunPlan
+from todeval.runner.selection import LIMIT_MODES
 
 
 @runtime_checkable
@@ -42,6 +45,33 @@ class RunConfig(Protocol):
 
 
 C = TypeVar("C", bound=RunSettings)
+
+
+def run_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The config fields every run shares, checked: seed, trials, limit, limit_mode, ids (and
+    protocol and prompt overrides where the command has them)."""
+    if args.max_concurrency < 1:
+        raise UsageError("--max-concurrency must be at least 1")
+    if args.limit is not None and args.limit < 1:
+        raise UsageError("--limit must be at least 1")
+    if args.trials < 1:
+        raise UsageError("--trials must be at least 1")
+    if not 0 <= args.seed < 2**63:
+        raise UsageError("--seed must be a whole number from 0 to 2**63 - 1")
+    if getattr(args, "max_tokens", None) is not None and args.max_tokens < 1:
+        raise UsageError("--max-tokens must be at least 1")
+    settings: dict[str, Any] = {
+        "seed": args.seed,
+        "trials": args.trials,
+        "limit": args.limit,
+        "limit_mode": getattr(args, "limit_mode", LIMIT_MODES[0]),
+        "ids": args.ids,
+    }
+    if hasattr(args, "protocol"):
+        settings["protocol"] = args.protocol
+    if getattr(args, "prompts", None):
+        settings["prompt_overrides"] = read_overrides(args.prompts)
+    return settings
 
 
 def default_closing(profile: BenchmarkProfile) -> Callable[[RunResult, Path], str]:
@@ -128,4 +158,4 @@ def drive(args: argparse.Namespace, config: C, command: RunCommand[C]) -> int:
     return 0
 
 
-__all__ = ["RunCommand", "default_closing", "drive"]
+__all__ = ["RunCommand", "default_closing", "drive", "run_settings"]

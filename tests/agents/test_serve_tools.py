@@ -21,7 +21,7 @@ import pytest
 
 from tests.agents.conftest import require
 from todeval.agents.client import mcp_session as session
-from todeval.benchmarks.booking.llm_systems._base import result_content
+from todeval.benchmarks.booking.llm_systems.base import result_content
 from todeval.benchmarks.booking.rules import handle_output
 from todeval.benchmarks.booking.schema import FOLLOWUP, tool_definitions
 from todeval.benchmarks.booking.tasks import load_tasks

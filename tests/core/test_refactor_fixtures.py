@@ -65,6 +65,10 @@ ALLOWED = {
     r"manifest:/task_set_aliases": "new field: the legacy hashes of the same task set (issue 28)",
     r"episodes:\d+/events/\d+/type": "typed events: the type a 0.2.0 reader derives from the "
     "kind, or tool_call/tool_result for booking's DB queries and results (issue 28)",
+    r"summary:/metrics/.*/(n_tasks|n_effective)": "new Estimate fields (issue 29): the tasks "
+    "and the effective sample size with trials (null here: one trial)",
+    r"summary:/trials": "new summary field (issue 29): consistency and variance split of "
+    "trials (null here: one trial)",
     r"manifest:/task_set_hash": "one format for every benchmark (issue 28); the recorded value "
     "must be the new plan's hash or its legacy alias (checked below)",
 }

@@ -96,3 +96,31 @@ def test_no_import_cycle_in_the_package() -> None:
     found = cycles(graph)
     if found:
         pytest.fail("import cycles: " + "; ".join(" <-> ".join(c) for c in found))
+
+
+def _reach(start: str, graph: dict[str, set[str]]) -> set[str]:
+    seen, todo = {start}, [start]
+    while todo:
+        for child in graph[todo.pop()]:
+            if child not in seen:
+                seen.add(child)
+                todo.append(child)
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("start", "forbidden"),
+    [
+        # the runner executes plans: it never reads prompt files or knows a participant
+        ("todeval.runner.execute", ("todeval.dialogue", "todeval.benchmarks")),
+        ("todeval.runner.options", ("todeval.dialogue", "todeval.benchmarks")),
+        # the run-directory format is readable without the engine (issue 28.5)
+        ("todeval.core.records", ("todeval.runner", "todeval.dialogue", "todeval.backends")),
+        ("todeval.core.events", ("todeval.runner", "todeval.dialogue", "todeval.backends")),
+    ],
+)
+def test_layers_import_only_what_is_below_them(start: str, forbidden: tuple[str, ...]) -> None:
+    modules = _modules()
+    graph = {name: _edges(name, path, modules) for name, path in modules.items()}
+    reached = sorted(m for m in _reach(start, graph) if m.startswith(forbidden))
+    assert reached == [], f"{start} reaches {reached}"

@@ -13,8 +13,8 @@ import pytest
 
 from tests.report.helpers import PAYLOADS
 from todeval.report import build_html, load_inputs, script_safe_json
-from todeval.report._markup import anchor, el, esc
 from todeval.report._svg import nice_ticks
+from todeval.report.markup import anchor, el, esc
 
 
 class _Collect(HTMLParser):

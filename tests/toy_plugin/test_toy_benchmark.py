@@ -276,7 +276,9 @@ def test_unreadable_reply_is_a_violation_that_aborts(tmp_path: Path) -> None:
     assert code == 0
     for e in _episodes(run):
         assert (e["outcome"], e["termination"]) == ("aborted", "format_violation")
-        assert [v["kind"] for v in e["events"]] == ["violation", "episode_end"]
+        kinds = [v["kind"] for v in e["events"]]
+        assert kinds == ["model_call", "violation", "episode_end"]  # the call is recorded
+        assert e["events"][0]["data"]["reply"] == "I think it is five"
         assert e["metrics"]["toy.success"] == 0.0
     assert _summary(run)["metrics"]["toy.success"]["micro"]["n"] == 3
 

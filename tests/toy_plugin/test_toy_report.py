@@ -140,6 +140,9 @@ def test_model_calls_show_collapsed_under_their_turn(
     wait.until(lambda d: calls[0].get_attribute("open") is not None)
     shown = [p.text for p in calls[0].find_elements(By.CSS_SELECTOR, ".call-msg pre")]
     assert any("guessing game" in s for s in shown) and shown[-1] == '{"guess": 5}'
-    turns = [t.text for t in detail.find_elements(By.CSS_SELECTOR, ".transcript > .turn")]
+    turns = [
+        t.get_attribute("textContent")
+        for t in detail.find_elements(By.CSS_SELECTOR, ".transcript > .turn")
+    ]
     assert turns[:2] == ["Turn 1", "Turn 2"]
     screenshot(driver, "report-model-calls.png")

@@ -28,9 +28,8 @@ from urllib.parse import urlsplit
 
 from todeval.annotation.items import AnswerLog, Item, answers_path, read_items
 from todeval.errors import UsageError
-from todeval.report._markup import Markup, el, join, void
-from todeval.report._page import content_security_policy
-from todeval.report._payload import script_safe_json
+from todeval.report import content_security_policy, script_safe_json
+from todeval.report.markup import Markup, el, join, void
 from todeval.serving import PageHandler, bind, is_loopback, serve_until_interrupted
 
 MAX_BODY = 64 * 1024

@@ -36,6 +36,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     parser.add_argument(
+        "--adjust",
+        choices=["holm", "bh", "none"],
+        default="holm",
+        help="correct p-values for the number of tests (every run x metric): holm, the "
+        "family-wise error (default); bh, Benjamini-Hochberg's false discovery rate; none",
+    )
+    parser.add_argument(
         "--shared-tasks",
         action="store_true",
         help="compare runs over different selections of one task set (--limit, ids) on the "
@@ -107,10 +114,12 @@ def format_pair(pair: PairComparison, comparison: Comparison) -> str:
                 f"{m.mean_b:.3f}",
                 f"{m.diff:+.3f} [{m.ci_low:+.3f}, {m.ci_high:+.3f}]",
                 _p(m.p_value),
+                "-" if m.p_adjusted is None else _p(m.p_adjusted),
                 mcnemar,
             ]
         )
-    header = ["metric", "n", "A", "B", f"B - A [{level}% CI]", "p", "McNemar p (b/c)"]
+    adjusted = f"p {comparison.method.adjustment}"
+    header = ["metric", "n", "A", "B", f"B - A [{level}% CI]", "p", adjusted, "McNemar p (b/c)"]
     lines += ["", render_rows(header, rows)]
     if pair.ratios:
         ratio_rows = [
@@ -125,13 +134,17 @@ def format_pair(pair: PairComparison, comparison: Comparison) -> str:
 
 def format_comparison(comparison: Comparison) -> str:
     """The whole comparison as text: one block per run, then how to read it."""
+    from todeval.stats.multiplicity import ADJUSTMENT_TITLES
+
     blocks = [format_pair(p, comparison) for p in comparison.pairs]
     m = comparison.method
     blocks.append(
         f"CI: paired percentile bootstrap over shared tasks ({m.resamples} resamples, "
         f"seed {m.seed}); p: two-sided, inverting that bootstrap\n"
-        "McNemar p: exact, for 0/1 metrics with one trial per task; b = tasks where A scored 1 "
-        "and B 0, c = A 0 and B 1"
+        f"p {m.adjustment}: adjusted for the {m.family} tests above (every run x metric) by "
+        f"{ADJUSTMENT_TITLES.get(m.adjustment, m.adjustment)}; read significance from it\n"
+        "McNemar p: exact, for 0/1 metrics with one trial per task (not adjusted); b = tasks "
+        "where A scored 1 and B 0, c = A 0 and B 1"
     )
     return "\n\n".join(blocks)
 
@@ -150,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
         resamples=args.resamples,
         seed=args.seed,
         shared_tasks=args.shared_tasks,
+        adjustment=args.adjust,
     )
     print(format_comparison(comparison))
     if args.output:

@@ -17,14 +17,13 @@ from typing import TYPE_CHECKING
 from todeval.registry import Command, Registry
 
 if TYPE_CHECKING:  # the report modules are imported when the command runs
-    from todeval.report._transcripts import TranscriptCap
+    from todeval.report import TranscriptCap
 
 DEFAULT_OUTPUT = "report.html"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from todeval.report import DEFAULT_TITLE, TABLE_FORMATS
-    from todeval.report._transcripts import DEFAULT_TRANSCRIPTS
+    from todeval.report import DEFAULT_TITLE, DEFAULT_TRANSCRIPTS, TABLE_FORMATS
 
     parser.add_argument(
         "inputs",
@@ -55,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _cap(text: str) -> TranscriptCap:
-    from todeval.report._transcripts import parse_cap
+    from todeval.report import parse_cap
 
     try:
         return parse_cap(text)

@@ -21,8 +21,7 @@ DEFAULT_PORT = 8765
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from todeval.report import DEFAULT_TITLE
-    from todeval.report._index import INDEX_NAME
+    from todeval.report import DEFAULT_TITLE, INDEX_NAME
 
     parser.add_argument("runs_dir", metavar="RUNS_DIR", help="directory holding run directories")
     parser.add_argument(
@@ -45,8 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from todeval.report import ViewState, make_server
-    from todeval.report._index import INDEX_NAME
+    from todeval.report import INDEX_NAME, ViewState, make_server
     from todeval.serving import is_loopback, serve_until_interrupted
 
     root = Path(args.runs_dir)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from todeval.core.records import Estimate, Summary
+from todeval.core.records import Estimate, Summary, TrialsSummary
 
 WILSON_MARK = "W"
 WILSON_NOTE = "W: the bootstrap interval collapsed (every task agrees); Wilson score interval shown"
@@ -83,7 +83,49 @@ def summary_table(
         "closed-form check for 0/1 metrics (trust it near 0 and 1)"
     )
     out += wilson_note(shown)
+    out += trials_note(shown)
+    if summary.trials is not None:
+        out += ["", trials_table(summary.trials, names)]
     return "\n".join(out)
+
+
+def trials_table(trials: TrialsSummary, metrics: Sequence[str]) -> str:
+    """How the trials agree (the success metric's always/never/flaky tasks) and, for
+    ``metrics``, the share of their variance within a task's trials."""
+    lines = []
+    c = trials.consistency
+    if c is not None and c.tasks:
+        lines.append(
+            f"trials ({trials.max_trials} per task at most), {c.metric}: always {c.always}, "
+            f"never {c.never}, flaky {c.flaky} of {c.tasks} tasks "
+            f"({c.flaky / c.tasks:.0%} flaky: what one trial gets by luck)"
+        )
+    rows = []
+    for v in trials.variance:
+        if v.metric not in metrics:
+            continue
+        share = "-" if v.within_share is None else f"{v.within_share:.3f}"
+        if v.ci_low is not None and v.ci_high is not None:
+            share += f" [{v.ci_low:.3f}, {v.ci_high:.3f}]"
+        rows.append([v.metric, f"{v.between:.4g}", f"{v.within:.4g}", share])
+    if rows:
+        header = ["metric", "between tasks", "within trials", "within share [95% CI]"]
+        lines.append(render_rows(header, rows))
+    return "\n".join(lines)
+
+
+def trials_note(estimates: Iterable[Estimate | None]) -> list[str]:
+    """With several trials per task: the line saying the intervals count tasks, not episodes."""
+    clustered = [e for e in estimates if e is not None and e.n_tasks is not None]
+    if not clustered:
+        return []
+    first = clustered[0]
+    effective = "" if first.n_effective is None else f" (effective n {first.n_effective:g})"
+    return [
+        f"trials: n counts episodes ({first.n} over {first.n_tasks} tasks); every interval "
+        "resamples tasks, and Wilson is taken over the effective sample size of the correlated "
+        f"trials{effective}, never over the episodes"
+    ]
 
 
 def usage_table(summary: Summary) -> str:

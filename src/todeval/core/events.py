@@ -18,7 +18,7 @@ extra          a benchmark's own event: any object
 =============  =======================================================================
 
 ``data`` is checked against its type whenever an event is built (written) or read, so a
-transcript is either well-formed or refused. Records written before 0.3.0 carry no ``type``:
+transcript is either well-formed or refused. Records of todeval 0.2.0 and older carry no ``type``:
 it is derived from the kind (``*_message`` message, ``model_call``, ``violation``,
 ``episode_end`` end, anything else extra), so older run directories read unchanged. The rule
 is stated here so that a reader without todeval can apply it to a JSON line.
@@ -162,7 +162,7 @@ class Event(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _type_from_kind(cls, value: Any) -> Any:
-        """Records of todeval < 0.3.0 name no type: derive it (the module's rule)."""
+        """Records of todeval 0.2.0 and older name no type: derive it (the module's rule)."""
         if isinstance(value, dict) and "type" not in value and isinstance(value.get("kind"), str):
             return {**value, "type": type_of_kind(value["kind"])}
         return value

@@ -187,6 +187,14 @@ class Estimate(BaseModel):
     wilson_high: float | None = Field(
         None, description="95% Wilson score interval (binary metrics only; a check on the CI)"
     )
+    n_tasks: int | None = Field(
+        None, description="tasks behind the episodes, when some task had several trials"
+    )
+    n_effective: float | None = Field(
+        None,
+        description="with trials: the effective sample size the Wilson interval is taken over "
+        "(between n_tasks and n; correlated trials of a task are not independent episodes)",
+    )
 
     @property
     def collapsed(self) -> bool:
@@ -228,6 +236,79 @@ class SummaryTable(BaseModel):
     digits: int = Field(3, description="decimals of the float cells")
 
 
+class Consistency(BaseModel):
+    """How the tasks' trials agree on a 0/1 metric."""
+
+    metric: str
+    always: int = Field(description="tasks whose every trial scored 1")
+    never: int = Field(description="tasks whose every trial scored 0")
+    flaky: int = Field(description="tasks with both 0 and 1 among their trials")
+    flaky_tasks: list[str] = Field(default_factory=list, description="ids of the flaky tasks")
+
+    @property
+    def tasks(self) -> int:
+        return self.always + self.never + self.flaky
+
+
+class VarianceSplit(BaseModel):
+    """One metric's variance, between tasks and within a task's trials."""
+
+    metric: str
+    between: float = Field(description="variance of the task means net of trial noise")
+    within: float = Field(description="pooled variance of trials around their task's mean")
+    within_share: float | None = Field(
+        description="within / (between + within); null when both are 0"
+    )
+    ci_low: float | None = Field(None, description="percentile bootstrap over tasks")
+    ci_high: float | None = None
+
+
+class TrialsSummary(BaseModel):
+    """``summary.json``'s ``trials``: present when some task was played more than once."""
+
+    max_trials: int
+    tasks: int = Field(description="tasks with at least one scored episode")
+    consistency: Consistency | None = Field(
+        None, description="of the benchmark's success metric (0/1), when it has one"
+    )
+    variance: list[VarianceSplit] = Field(default_factory=list)
+
+    def tables(self) -> list[SummaryTable]:
+        """The trials as tables (the report shows them beside the benchmark's own)."""
+        out = []
+        if self.consistency is not None:
+            c = self.consistency
+            rows: list[list[str | int | float | None]] = [
+                [label, count, count / c.tasks if c.tasks else None]
+                for label, count in (("always", c.always), ("never", c.never), ("flaky", c.flaky))
+            ]
+            out.append(
+                SummaryTable(
+                    name="trials-consistency",
+                    title=f"Trials: consistency of {c.metric}",
+                    caption=f"Tasks whose {self.max_trials} trials all scored 1 (always), all 0 "
+                    "(never), or both (flaky).",
+                    columns=["tasks", "count", "share"],
+                    rows=rows,
+                )
+            )
+        if self.variance:
+            out.append(
+                SummaryTable(
+                    name="trials-variance",
+                    title="Trials: variance between tasks and within a task's trials",
+                    caption="within share = within / (between + within), with a 95% percentile "
+                    "bootstrap interval over tasks; near 1, one trial per task is mostly noise.",
+                    columns=["metric", "between", "within", "within share", "CI low", "CI high"],
+                    rows=[
+                        [v.metric, v.between, v.within, v.within_share, v.ci_low, v.ci_high]
+                        for v in self.variance
+                    ],
+                )
+            )
+        return out
+
+
 class Summary(BaseModel):
     """``summary.json``: aggregated metrics of a run."""
 
@@ -260,6 +341,9 @@ class Summary(BaseModel):
     )
     protocol: str | None = Field(
         None, description="the rules the run was played by (as in the manifest), if any"
+    )
+    trials: TrialsSummary | None = Field(
+        None, description="with several trials per task: consistency and variance split"
     )
 
 

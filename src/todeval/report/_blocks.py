@@ -12,7 +12,7 @@ from typing import Any
 
 from todeval.core.records import Estimate
 from todeval.report._leaderboard import fmt_ci, fmt_value
-from todeval.report._markup import AttrValue, Markup, anchor, el, join
+from todeval.report.markup import AttrValue, Markup, anchor, el, join
 
 
 @dataclass

@@ -207,7 +207,8 @@ def fmt_value(value: float | None, kind: Kind) -> str:
 WILSON_MARK = "W"
 WILSON_NOTE = (
     "W: the bootstrap interval collapsed (every task agrees, e.g. 117/117), so the 95% Wilson "
-    "score interval is shown instead."
+    "score interval is shown instead (with trials, over the effective sample size of the "
+    "correlated trials -- the tasks when every trial agrees -- never over the episodes)."
 )
 
 

@@ -17,7 +17,6 @@ from todeval import __version__
 from todeval.report._blocks import Numbering, note, section
 from todeval.report._inputs import ReportInputs
 from todeval.report._leaderboard import Board, boards
-from todeval.report._markup import Markup, el, join, void
 from todeval.report._panels import panels_section
 from todeval.report._payload import (
     DataMode,
@@ -40,6 +39,7 @@ from todeval.report._sections import (
     taxonomy_section,
     usage_section,
 )
+from todeval.report.markup import Markup, el, join, void
 
 DEFAULT_TITLE = "todeval report"
 

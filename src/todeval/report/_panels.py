@@ -37,8 +37,8 @@ from todeval.report._blocks import (
     txt_cell,
 )
 from todeval.report._inputs import PanelInput, RunInput
-from todeval.report._markup import Markup, anchor, el, join
 from todeval.report._svg import ForestRow, forest
+from todeval.report.markup import Markup, anchor, el, join
 from todeval.results.profile import ProfileBook, is_rate
 
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from todeval.core.events import Event
 from todeval.core.records import EpisodeRecord
 from todeval.report._inputs import RunInput
-from todeval.report._markup import Markup
+from todeval.report.markup import Markup
 from todeval.results.profile import BenchmarkProfile, DetailView, EventView, LabelSpec, RoleView
 
 PAYLOAD_SCHEMA_VERSION = 2

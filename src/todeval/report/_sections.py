@@ -1,6 +1,6 @@
 """The static sections of the report: leaderboards, figures, taxonomy, usage, manifests.
 
-Everything here is rendered in Python through the escaping builders of :mod:`._markup`; the
+Everything here is rendered in Python through the escaping builders of :mod:`.markup`; the
 page's script only adds the transcript browser and makes rows and marks clickable.
 """
 
@@ -32,7 +32,6 @@ from todeval.report._leaderboard import (
     any_wilson,
     fmt_usd,
 )
-from todeval.report._markup import Markup, anchor, el, join, void
 from todeval.report._svg import (
     BarSeries,
     ScatterPoint,
@@ -45,6 +44,7 @@ from todeval.report._svg import (
     legend_row,
     stacked_bars,
 )
+from todeval.report.markup import Markup, anchor, el, join, void
 from todeval.results.profile import Column, Kind, LabelSpec, ProfileBook, is_rate
 
 # --- leaderboard -----------------------------------------------------------------------------
@@ -710,10 +710,12 @@ def _table_cell(value: str | int | float | None, digits: int) -> Markup:
 
 
 def summary_tables_section(runs: Sequence[RunInput], num: Numbering) -> Markup | None:
-    """The tables benchmarks add to their summaries (``Summary.tables``), per run, as given."""
+    """The tables benchmarks add to their summaries (``Summary.tables``), per run, as given,
+    and for a run with several trials per task the tables of its ``Summary.trials``."""
     blocks: list[Markup] = []
     for r in runs:
-        for t in r.summary.tables:
+        trials = r.summary.trials.tables() if r.summary.trials is not None else []
+        for t in [*r.summary.tables, *trials]:
             head = head_row(t.columns, 1)
             rows = [el("tr", None, *(_table_cell(v, t.digits) for v in row)) for row in t.rows]
             caption = table_caption(num, f"{r.key}: {t.title}. ", t.caption)
@@ -729,5 +731,11 @@ def summary_tables_section(runs: Sequence[RunInput], num: Numbering) -> Markup |
     if not blocks:
         return None
     return join(
-        [note("Tables the benchmark adds to each run's summary, as written there."), *blocks]
+        [
+            note(
+                "Tables the benchmark adds to each run's summary, as written there, and for "
+                "runs with several trials per task how their trials agree."
+            ),
+            *blocks,
+        ]
     )

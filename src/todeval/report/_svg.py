@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from todeval.core.records import Estimate
-from todeval.report._markup import AttrValue, Markup, anchor, el, join
+from todeval.report.markup import AttrValue, Markup, anchor, el, join
 
 PALETTE = (
     "#0072B2",

@@ -30,6 +30,7 @@ from todeval.results.comparison_record import (
 )
 from todeval.results.runs import LoadedRun, load_run
 from todeval.stats.bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES
+from todeval.stats.multiplicity import ADJUSTMENTS, Adjustment, adjust
 from todeval.stats.paired import paired_bootstrap
 from todeval.stats.proportions import is_binary, mcnemar_exact
 
@@ -259,8 +260,12 @@ def compare_runs(
     seed: int = 0,
     level: float = DEFAULT_LEVEL,
     shared_tasks: bool = False,
+    adjustment: Adjustment = "holm",
 ) -> Comparison:
     """Compare every run with the first (the baseline) over the tasks they share.
+
+    Every bootstrap p-value (each run against the baseline, on each metric) is one test of a
+    family: ``p_adjusted`` corrects it by ``adjustment`` (:mod:`todeval.stats.multiplicity`).
 
     ``shared_tasks`` compares runs over different selections of one task set on the tasks both
     scored (otherwise they are refused).
@@ -295,11 +300,19 @@ def compare_runs(
         )
         for run, label in zip(runs[1:], labels[1:], strict=True)
     ]
+    if adjustment not in ADJUSTMENTS:
+        raise UsageError(f"unknown adjustment {adjustment!r}; valid: {', '.join(ADJUSTMENTS)}")
+    family = [m for pair in pairs for m in pair.metrics]
+    for m, p in zip(family, adjust([m.p_value for m in family], adjustment), strict=True):
+        m.p_adjusted = p
+    method = ComparisonMethod(
+        level=level, resamples=resamples, seed=seed, adjustment=adjustment, family=len(family)
+    )
     return Comparison(
         benchmark=base.manifest.benchmark,
         task_set=base.task_set,
         baseline=base_label,
         runs=[_info(r, lab) for r, lab in zip(runs, labels, strict=True)],
-        method=ComparisonMethod(level=level, resamples=resamples, seed=seed),
+        method=method,
         pairs=pairs,
     )

@@ -45,6 +45,11 @@ class MetricComparison(BaseModel):
     ci_low: float = Field(description="paired percentile bootstrap, resampling tasks")
     ci_high: float
     p_value: float = Field(description="two-sided bootstrap p (percentile-interval inversion)")
+    p_adjusted: float | None = Field(
+        None,
+        description="p_value adjusted for every test of this comparison (method.adjustment); "
+        "null in files written before the adjustment existed",
+    )
     binary: bool = Field(description="every episode value in both runs is 0 or 1")
     mcnemar: McNemar | None = Field(
         None, description="exact McNemar test (binary metrics with one trial per task)"
@@ -90,6 +95,12 @@ class ComparisonMethod(BaseModel):
         "two-sided, inverting the percentile bootstrap: 2 (min(#<0, #>0) + ties/2 + 1) / (R + 1)"
     )
     mcnemar: str = "exact: binomial test of b against b + c at 1/2, two-sided"
+    adjustment: str = Field(
+        "holm",
+        description="how p_adjusted corrects for multiplicity: holm (family-wise error), bh "
+        "(Benjamini-Hochberg false discovery rate) or none",
+    )
+    family: int = Field(0, description="the tests adjusted together: every run x metric")
     level: float = 0.95
     resamples: int = 2000
     seed: int = 0

@@ -4,8 +4,8 @@ the runtime options that change how a run executes but never its results.
 ``add_run_arguments`` gives every benchmark the same options -- ``--seed``, ``--trials``,
 ``--limit`` and ``--limit-mode``, the id selection, ``--max-concurrency``, ``--executor``,
 ``--ray-address``, ``--out``, ``--quiet``, and, where the benchmark declares them,
-``--protocol`` and ``--prompts`` -- and ``run_settings`` reads them back into the fields of a
-benchmark's config.
+``--protocol`` and ``--prompts`` -- and :func:`todeval.driver.run_settings` reads them back into
+the fields of a benchmark's config (the runner never reads prompt files).
 ``add_generation_arguments`` adds the options of commands that call models.
 """
 
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, Field
 
-from todeval.errors import RefusedError, UsageError
+from todeval.errors import RefusedError
 from todeval.runner.selection import LIMIT_MODES, LimitMode
 
 if TYPE_CHECKING:
@@ -162,35 +162,6 @@ def add_run_arguments(
     parser.add_argument("--quiet", action="store_true", help=QUIET_HELP)
 
 
-def run_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """The config fields every run shares, checked: seed, trials, limit, limit_mode, ids (and
-    protocol and prompt overrides where the command has them)."""
-    if args.max_concurrency < 1:
-        raise UsageError("--max-concurrency must be at least 1")
-    if args.limit is not None and args.limit < 1:
-        raise UsageError("--limit must be at least 1")
-    if args.trials < 1:
-        raise UsageError("--trials must be at least 1")
-    if not 0 <= args.seed < 2**63:
-        raise UsageError("--seed must be a whole number from 0 to 2**63 - 1")
-    if getattr(args, "max_tokens", None) is not None and args.max_tokens < 1:
-        raise UsageError("--max-tokens must be at least 1")
-    settings: dict[str, Any] = {
-        "seed": args.seed,
-        "trials": args.trials,
-        "limit": args.limit,
-        "limit_mode": getattr(args, "limit_mode", LIMIT_MODES[0]),
-        "ids": args.ids,
-    }
-    if hasattr(args, "protocol"):
-        settings["protocol"] = args.protocol
-    if getattr(args, "prompts", None):
-        from todeval.dialogue.prompts import read_overrides
-
-        settings["prompt_overrides"] = read_overrides(args.prompts)
-    return settings
-
-
 def generation_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The config fields of ``add_generation_arguments``."""
     return {
@@ -249,6 +220,5 @@ __all__ = [
     "generation_settings",
     "model_pool",
     "pin_prompts",
-    "run_settings",
     "runtime_options",
 ]

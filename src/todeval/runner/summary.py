@@ -16,8 +16,17 @@ import numpy as np
 
 from todeval.core.outcome import Outcome
 from todeval.core.prices import USD_PER_PETAFLOP
-from todeval.core.records import CIMethod, EpisodeRecord, MetricSummary, RoleUsage, Summary
+from todeval.core.records import (
+    CIMethod,
+    EpisodeRecord,
+    MetricSummary,
+    RoleUsage,
+    Summary,
+    TrialsSummary,
+)
 from todeval.stats.bootstrap import DEFAULT_RESAMPLES, summarize_metric
+from todeval.stats.proportions import is_binary
+from todeval.stats.trials import consistency, variance_split
 
 
 def pass_hat_k(successes: int, trials: int, k: int) -> float:
@@ -168,6 +177,7 @@ def summarize(
         metrics.update(_pass_k_metrics(success, success_metric, groups, seed, resamples))
         n_success = sum(1 for v in success.values() for x in v if x == 1.0)
     usage = acc.usage_totals()
+    trials = _trials(acc, success_metric, seed, resamples)
     return Summary(
         benchmark=benchmark,
         n_episodes=acc.n_episodes,
@@ -184,4 +194,29 @@ def summarize(
         latency={role: _percentiles(v) for role, v in sorted(acc.latencies.items()) if v},
         labels={k: dict(sorted(v.items())) for k, v in sorted(acc.labels.items())},
         timing={"episode_seconds_total": round(acc.episode_seconds, 3)},
+        trials=trials,
+    )
+
+
+def _trials(
+    acc: _Accumulator, success_metric: str | None, seed: int, resamples: int
+) -> TrialsSummary | None:
+    """Consistency of the success metric and every metric's variance split, when some task
+    was played more than once (:mod:`todeval.stats.trials`)."""
+    per_metric = {name: acc.per_task(name) for name in sorted(acc.values)}
+    most = max((len(v) for per in per_metric.values() for v in per.values()), default=0)
+    if most < 2:
+        return None
+    success = per_metric.get(success_metric or "")
+    kept = None
+    if success_metric and success and is_binary(x for v in success.values() for x in v):
+        kept = consistency(success_metric, success)
+    return TrialsSummary(
+        max_trials=most,
+        tasks=len({t for per in per_metric.values() for t in per}),
+        consistency=kept,
+        variance=[
+            variance_split(name, list(per.values()), seed=seed, resamples=resamples)
+            for name, per in per_metric.items()
+        ],
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from todeval.driver import RunCommand, drive
+from todeval.driver import RunCommand, drive, run_settings
 from todeval.results.profile import BenchmarkProfile
 from todeval.runner.naming import run_dir_name
 from todeval.runner.options import (
@@ -20,7 +20,6 @@ from todeval.runner.options import (
     add_generation_arguments,
     add_run_arguments,
     generation_settings,
-    run_settings,
 )
 from todeval.runner.plan import RunPlan
 from todeval.spec.build import BenchmarkSpec

@@ -5,7 +5,9 @@ episodes together, so trials of one task are never treated as independent eviden
 estimate is the plain mean over episodes (micro) or the mean of group means (macro).
 
 For binary metrics (every value 0 or 1) the micro and per-group estimates also carry the 95%
-Wilson score interval, a closed-form check that assumes independent episodes.
+Wilson score interval, a closed-form check. It assumes independent trials, so with several
+trials per task it is taken over the effective sample size (``Estimate.n_effective``: tasks
+when every trial of a task agrees), not over the correlated episodes.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from todeval.core.records import Estimate, MetricSummary
-from todeval.stats.proportions import is_binary, wilson_interval
+from todeval.stats.proportions import effective_n, is_binary, wilson_bounds, wilson_interval
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_LEVEL = 0.95
@@ -70,16 +72,28 @@ def bootstrap_mean(
     sums, counts = _task_arrays(per_task)
     value = float(sums.sum() / counts.sum())
     n_episodes = int(counts.sum())
-    w_low, w_high = (
-        wilson_interval(round(float(sums.sum())), n_episodes, level) if wilson else (None, None)
-    )
+    clustered = bool(counts.max() > 1)  # some task has several trials
+    n_eff = effective_n(list(sums), list(counts)) if clustered else None
+    w_low: float | None = None
+    w_high: float | None = None
+    if wilson and n_eff is not None:
+        w_low, w_high = wilson_bounds(value, n_eff, level)
+    elif wilson:
+        w_low, w_high = wilson_interval(round(float(sums.sum())), n_episodes, level)
     if len(per_task) < 2:
         low, high = value, value
     else:
         means = _resampled_means(sums, counts, seeded_rng(seed, label), resamples)
         low, high = interval(means, level)
     return Estimate(
-        value=value, ci_low=low, ci_high=high, n=n_episodes, wilson_low=w_low, wilson_high=w_high
+        value=value,
+        ci_low=low,
+        ci_high=high,
+        n=n_episodes,
+        wilson_low=w_low,
+        wilson_high=w_high,
+        n_tasks=len(per_task) if clustered else None,
+        n_effective=round(n_eff, 3) if n_eff is not None else None,
     )
 
 

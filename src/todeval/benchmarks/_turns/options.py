@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
+from todeval.driver import run_settings
 from todeval.errors import UsageError
 from todeval.runner.files import models_file_digest
 from todeval.runner.naming import run_dir_name
@@ -16,7 +17,6 @@ from todeval.runner.options import (
     add_generation_arguments,
     add_run_arguments,
     generation_settings,
-    run_settings,
 )
 
 __all__ = [

@@ -13,13 +13,12 @@ from todeval.benchmarks.bargain.profile import PROFILE
 from todeval.benchmarks.bargain.run import PROTOCOLS, SPEC, BargainConfig, BargainSummary
 from todeval.console.tables import fmt_estimate
 from todeval.core.records import Summary
-from todeval.driver import RunCommand, drive
+from todeval.driver import RunCommand, drive, run_settings
 from todeval.errors import UsageError
 from todeval.runner.options import (
     add_generation_arguments,
     add_run_arguments,
     generation_settings,
-    run_settings,
 )
 
 

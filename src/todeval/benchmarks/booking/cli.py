@@ -13,7 +13,7 @@ from todeval.benchmarks.booking.profile import PROFILE
 from todeval.benchmarks.booking.run import PROTOCOLS, SPEC, BookingConfig
 from todeval.benchmarks.booking.tasks import TASK_SETS, load_tasks, select_tasks
 from todeval.console.tables import render_rows, summary_table, usage_table
-from todeval.driver import RunCommand, drive
+from todeval.driver import RunCommand, drive, run_settings
 from todeval.errors import UsageError, choice_error
 from todeval.panels.cli import add_panel_arguments
 from todeval.panels.run import panel_roles
@@ -23,7 +23,6 @@ from todeval.runner.options import (
     add_generation_arguments,
     add_run_arguments,
     generation_settings,
-    run_settings,
 )
 
 HEADLINE = [

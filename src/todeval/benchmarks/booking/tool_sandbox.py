@@ -18,12 +18,12 @@ from typing import Any
 from todeval.agents.sandbox import SandboxCall, SandboxOptions, ToolSandbox
 from todeval.agents.tool_server import ToolAnswer
 from todeval.benchmarks.booking.game import episode_environment, play_action
-from todeval.benchmarks.booking.llm_systems._base import result_content
 from todeval.benchmarks.booking.llm_systems.agent_system import (
     SERVED_NAME,
     booking_tools,
     called_over_mcp,
 )
+from todeval.benchmarks.booking.llm_systems.base import result_content
 from todeval.benchmarks.booking.messages import FollowUp, SystemOutput, ToolCall, Violation
 from todeval.benchmarks.booking.rules import PROTOCOLS, get_protocol
 from todeval.benchmarks.booking.tasks import BookingTask, load_tasks, select_tasks

@@ -17,7 +17,7 @@ from todeval.benchmarks.clarq.providers import PROVIDERS
 from todeval.benchmarks.clarq.run import SPEC, ClarqConfig
 from todeval.benchmarks.clarq.seekers import SEEKER_MODES, SEEKERS
 from todeval.console.tables import usage_table
-from todeval.driver import RunCommand, drive
+from todeval.driver import RunCommand, drive, run_settings
 from todeval.errors import UsageError
 from todeval.panels.cli import add_panel_arguments
 from todeval.panels.run import panel_roles
@@ -27,7 +27,6 @@ from todeval.runner.options import (
     add_generation_arguments,
     add_run_arguments,
     generation_settings,
-    run_settings,
 )
 
 

@@ -26,6 +26,8 @@ from todeval.benchmarks.incar_turns.prompts import (
 from todeval.core.records import Summary
 from todeval.dialogue.reply import JsonReply
 from todeval.scoring.incar import (
+    MAX_RESPONSE_CHARS,
+    MAX_STATE_CHARS,
     IncarResult,
     Split,
     load_gold,
@@ -33,7 +35,6 @@ from todeval.scoring.incar import (
     parse_predictions,
     score_predictions,
 )
-from todeval.scoring.incar._predictions import MAX_RESPONSE_CHARS, MAX_STATE_CHARS
 
 BENCHMARK = "incar-turns"
 METRIC_PREFIX = "incar"

@@ -38,6 +38,8 @@ if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __geta
     )
     from todeval.scoring.incar._ontology import INFORMABLE, REQUESTABLE, Lexicon, load_lexicon
     from todeval.scoring.incar._predictions import (
+        MAX_RESPONSE_CHARS,
+        MAX_STATE_CHARS,
         IncarPredictions,
         PredictedTurn,
         parse_predictions,
@@ -46,6 +48,8 @@ if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __geta
     from todeval.scoring.incar._text import normalize
 
 _EXPORTS = {
+    "MAX_RESPONSE_CHARS": "_predictions",
+    "MAX_STATE_CHARS": "_predictions",
     "METRICS": "_evaluate",
     "DialogueScore": "_evaluate",
     "IncarResult": "_evaluate",
@@ -76,6 +80,8 @@ __getattr__ = lazy_attributes(globals(), _EXPORTS, relative=True)
 
 __all__ = [
     "INFORMABLE",
+    "MAX_RESPONSE_CHARS",
+    "MAX_STATE_CHARS",
     "METRICS",
     "REQUESTABLE",
     "SPLITS",

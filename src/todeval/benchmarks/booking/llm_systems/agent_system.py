@@ -26,7 +26,7 @@ from todeval.agents.channels import AgentEndpoint, AgentReply
 from todeval.agents.conversation import AgentConversation, ToolRequest
 from todeval.agents.hub import AgentHub, agent_endpoint, new_conversation_id
 from todeval.agents.tool_server import ToolAnswer, ToolSpec, tool_specs
-from todeval.benchmarks.booking.llm_systems._base import result_content
+from todeval.benchmarks.booking.llm_systems.base import result_content
 from todeval.benchmarks.booking.messages import (
     BookingResult,
     DbResult,

@@ -19,7 +19,7 @@ import json
 from typing import Any
 
 from todeval.backends.types import ToolCallOut
-from todeval.benchmarks.booking.llm_systems._base import ToolCallingSystem, output_for
+from todeval.benchmarks.booking.llm_systems.base import ToolCallingSystem, output_for
 from todeval.benchmarks.booking.llm_systems.sql import SqlWhereError, where_to_arguments
 from todeval.benchmarks.booking.messages import (
     Observation,

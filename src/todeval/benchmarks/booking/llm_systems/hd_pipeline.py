@@ -32,7 +32,7 @@ import jsonschema
 
 from todeval.backends.sampling import Sampling, generate_accounted
 from todeval.backends.types import Backend, ChatMessage
-from todeval.benchmarks.booking.llm_systems._base import compact_json, module_model, sampling_of
+from todeval.benchmarks.booking.llm_systems.base import compact_json, module_model, sampling_of
 from todeval.benchmarks.booking.llm_systems.bm25 import (
     Example,
     ExampleRetriever,

@@ -21,7 +21,7 @@ import jsonschema
 
 from todeval.backends.sampling import Sampling, generate_accounted
 from todeval.backends.types import Backend, ToolCallOut
-from todeval.benchmarks.booking.llm_systems._base import (
+from todeval.benchmarks.booking.llm_systems.base import (
     MAIN_ROLE,
     BookingChat,
     compact_json,

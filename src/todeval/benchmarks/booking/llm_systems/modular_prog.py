@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from todeval.backends.sampling import Sampling
 from todeval.backends.types import Backend
-from todeval.benchmarks.booking.llm_systems._base import compact_json, module_model, sampling_of
+from todeval.benchmarks.booking.llm_systems.base import compact_json, module_model, sampling_of
 from todeval.benchmarks.booking.llm_systems.modules import DialogueModules, ModuleOutput
 from todeval.benchmarks.booking.llm_systems.prompts import (
     default_prompts,

@@ -11,7 +11,7 @@ Its instructions are the ``monolithic`` prompt template.
 
 from __future__ import annotations
 
-from todeval.benchmarks.booking.llm_systems._base import ToolCallingSystem, output_for
+from todeval.benchmarks.booking.llm_systems.base import ToolCallingSystem, output_for
 from todeval.benchmarks.booking.messages import Observation, SystemContext, SystemOutput
 from todeval.core.records import CallUsage
 

@@ -50,7 +50,7 @@ from todeval.benchmarks.clarq.protocol import (
     ProviderTurn,
     ProviderView,
 )
-from todeval.benchmarks.clarq.providers._replies import CANNED
+from todeval.benchmarks.clarq.providers import CANNED
 from todeval.core.records import CallUsage, Estimate
 from todeval.stats.bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, interval, seeded_rng
 

@@ -1,0 +1,223 @@
+"""``todeval power``: the smallest difference a comparison can detect, and the tasks it needs.
+
+From assumed rates (``--rate 0.6 [--rate-b 0.65] [--icc 0.5]``) or from pilot run directories
+(``--from RUN [RUN_B] --metric NAME``), for ``--tasks`` tasks and each of ``--trials``:
+
+* the minimum detectable difference at ``--power`` (default 0.8) and level ``--alpha``, paired
+  (both systems on the same tasks, as ``todeval compare`` tests) and unpaired;
+* with ``--difference D``: the tasks needed to detect ``D``.
+
+The method is :mod:`todeval.stats.power` (docs/statistics.md, "Power and sample size").
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from todeval.errors import UsageError
+from todeval.registry import Command, Registry
+
+if TYPE_CHECKING:
+    from todeval.stats.power import Design, PowerReport, PowerRow, TaskVariance
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_argument_group("what is compared (assumed rates, or a pilot)")
+    source.add_argument("--rate", type=float, help="system A's success rate (a 0/1 metric)")
+    source.add_argument("--rate-b", type=float, help="system B's rate (default: --rate)")
+    source.add_argument(
+        "--icc",
+        type=float,
+        default=1.0,
+        help="with --rate: how far trials of one task agree, 0-1 (default 1: a task's trials "
+        "always agree, as for a deterministic system; more trials then buy nothing)",
+    )
+    source.add_argument(
+        "--from",
+        dest="pilot",
+        nargs="+",
+        metavar="RUN",
+        help="pilot run directory (two: A and B on the same tasks, which also measures their "
+        "correlation)",
+    )
+    source.add_argument("--metric", help="with --from: the metric (e.g. booking.booking_accuracy)")
+    design = parser.add_argument_group("the planned comparison")
+    design.add_argument("--tasks", type=int, help="tasks per run (default: the pilot's)")
+    design.add_argument(
+        "--trials", type=int, nargs="+", default=[1], help="trials per task (several: one row each)"
+    )
+    design.add_argument(
+        "--correlation",
+        type=float,
+        default=None,
+        help="paired design: correlation of the two systems' task rates (default 0.5, or "
+        "measured from two pilots)",
+    )
+    design.add_argument("--difference", type=float, help="report the tasks needed to detect this")
+    design.add_argument("--alpha", type=float, default=0.05, help="test level (default 0.05)")
+    design.add_argument("--power", type=float, default=0.8, help="target power (default 0.8)")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the report as JSON")
+
+
+def _pilot(
+    paths: list[str], metric: str | None
+) -> tuple[TaskVariance, TaskVariance, float | None, int]:
+    from todeval.results.runs import load_run
+    from todeval.stats.power import estimate_variance
+
+    if len(paths) > 2:
+        raise UsageError("--from takes one pilot run, or two (A and B on the same tasks)")
+    runs = [load_run(Path(p)) for p in paths]
+    names = sorted(set.intersection(*(set(r.values) for r in runs)))
+    if metric is None or metric not in names:
+        what = (
+            "--metric is required" if metric is None else f"metric {metric!r} is not in the pilot"
+        )
+        raise UsageError(f"{what}; valid choices: {', '.join(names)}")
+    values = [r.values[metric] for r in runs]
+    variances = [estimate_variance(list(v.values())) for v in values]
+    correlation = None
+    if len(runs) == 2:
+        shared = sorted(set(values[0]) & set(values[1]))
+        if len(shared) < 3:
+            raise UsageError("the two pilots share fewer than 3 tasks: no correlation to measure")
+        xa = [sum(values[0][t]) / len(values[0][t]) for t in shared]
+        xb = [sum(values[1][t]) / len(values[1][t]) for t in shared]
+        correlation = _pearson(xa, xb)
+    return variances[0], variances[-1], correlation, len(values[0])
+
+
+def _pearson(x: list[float], y: list[float]) -> float:
+    mx, my = sum(x) / len(x), sum(y) / len(y)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True))
+    sxx = sum((a - mx) ** 2 for a in x)
+    syy = sum((b - my) ** 2 for b in y)
+    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else 0.0
+
+
+def _check(args: argparse.Namespace) -> None:
+    if (args.rate is None) == (args.pilot is None):
+        raise UsageError("give --rate (assumed rates) or --from RUN (a pilot), not both")
+    if not 0.0 < args.alpha < 1.0 or not args.alpha < args.power < 1.0:
+        raise UsageError("--alpha must lie in (0, 1) and --power between it and 1")
+    for value, flag in ((args.rate, "--rate"), (args.rate_b, "--rate-b"), (args.icc, "--icc")):
+        if value is not None and not 0.0 <= value <= 1.0:
+            raise UsageError(f"{flag} must lie in [0, 1]")
+    if args.correlation is not None and not -1.0 <= args.correlation <= 1.0:
+        raise UsageError("--correlation must lie in [-1, 1]")
+    if any(t < 1 for t in args.trials) or (args.tasks is not None and args.tasks < 2):
+        raise UsageError("--trials must be at least 1 and --tasks at least 2")
+    if args.difference is not None and not args.difference > 0:
+        raise UsageError("--difference must be positive")
+
+
+def build_report(args: argparse.Namespace) -> PowerReport:
+    from todeval.stats.power import Design, PowerReport, binary_variance
+
+    _check(args)
+    if args.pilot is not None:
+        var_a, var_b, measured, pilot_tasks = _pilot(args.pilot, args.metric)
+        source = "pilot: " + ", ".join(args.pilot)
+    else:
+        var_a = binary_variance(args.rate, args.icc)
+        rate_b = args.rate if args.rate_b is None else args.rate_b
+        var_b = binary_variance(rate_b, args.icc)
+        measured, pilot_tasks = None, None
+        source = f"assumed: rate {args.rate} vs {rate_b}, intra-task correlation {args.icc}"
+    tasks = args.tasks or pilot_tasks
+    if tasks is None:
+        raise UsageError("--tasks is required with assumed rates")
+    correlation = args.correlation if args.correlation is not None else measured
+    design = Design(var_a, var_b, 0.5 if correlation is None else correlation)
+    rows = []
+    for trials in args.trials:
+        for paired in (True, False):
+            rows.append(_row(design, tasks, trials, paired, args))
+    return PowerReport(
+        source=source,
+        metric=args.metric,
+        alpha=args.alpha,
+        power=args.power,
+        difference=args.difference,
+        correlation=design.correlation,
+        between_a=var_a.between,
+        within_a=var_a.within,
+        between_b=var_b.between,
+        within_b=var_b.within,
+        rows=rows,
+    )
+
+
+def _row(
+    design: Design, tasks: int, trials: int, paired: bool, args: argparse.Namespace
+) -> PowerRow:
+    from todeval.stats.power import PowerRow, round_up
+
+    detectable = design.detectable(
+        tasks, trials, paired=paired, alpha=args.alpha, target=args.power
+    )
+    needed = None
+    if args.difference is not None:
+        needed = design.tasks_needed(
+            args.difference, trials, paired=paired, alpha=args.alpha, target=args.power
+        )
+    return PowerRow(
+        design="paired" if paired else "unpaired",
+        tasks=tasks,
+        trials=trials,
+        sd=round(design.sd(trials, paired=paired), 6),
+        detectable=round_up(detectable),
+        tasks_needed=needed,
+    )
+
+
+def format_report(report: PowerReport) -> str:
+    from todeval.console.tables import render_rows
+
+    level = f"{round(report.power * 100)}% power, alpha {report.alpha:g}"
+    header = ["design", "tasks", "trials", "sd of a unit", f"detectable difference ({level})"]
+    if report.difference is not None:
+        header.append(f"tasks for {report.difference:g}")
+    rows = []
+    for r in report.rows:
+        row = [r.design, str(r.tasks), str(r.trials), f"{r.sd:.3f}", f"{r.detectable:.3f}"]
+        if report.difference is not None:
+            row.append("-" if r.tasks_needed is None else f"{r.tasks_needed:,}")
+        rows.append(row)
+    lines = [report.source + (f" ({report.metric})" if report.metric else ""), ""]
+    lines.append(render_rows(header, rows))
+    lines += [
+        "",
+        f"paired: both systems on the same tasks (todeval compare), a unit is a task's "
+        f"difference; correlation of their task rates {report.correlation:.2f}. unpaired: "
+        "separate task samples (tasks per system), a unit is one task's value.",
+        f"task-rate variance A {report.between_a:.4f}, B {report.between_b:.4f}; per-episode "
+        f"noise A {report.within_a:.4f}, B {report.within_b:.4f} (shrinks with trials)",
+        "method: " + report.method,
+    ]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    report = build_report(args)
+    print(format_report(report))
+    if args.output:
+        from todeval.core.files import write_output
+
+        write_output(Path(args.output), report.model_dump_json(indent=2) + "\n")
+    return 0
+
+
+def register(registry: Registry) -> None:
+    registry.add(
+        "top",
+        Command(
+            "power",
+            "how small a difference a comparison can detect, and how many tasks it needs",
+            add_arguments,
+            run,
+        ),
+    )
