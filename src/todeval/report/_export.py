@@ -41,6 +41,10 @@ def _num(value: float | None) -> str:
     return "" if value is None else repr(float(value))
 
 
+def _int(value: int | None) -> str:
+    return "" if value is None else str(value)
+
+
 def to_csv(boards: Sequence[Board]) -> str:
     columns: list[Column] = []
     roles: list[str] = []
@@ -53,7 +57,7 @@ def to_csv(boards: Sequence[Board]) -> str:
             c.key,
             *(f"{c.key}_{x}" for x in ("ci_low", "ci_high", "wilson_low", "wilson_high")),
         ]
-    header += ["usd_per_dialogue", "provisional"]
+    header += ["usd_per_dialogue", "provisional", "rank", "rank_low", "rank_high", "tier"]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(header)
@@ -76,6 +80,9 @@ def to_csv(boards: Sequence[Board]) -> str:
                         )
                     ]
             line += [_num(row.cost_per_dialogue), "yes" if row.provisional else ""]
+            low, high = board.rank_ranges.get(row.key, (None, None))
+            rank = "" if row.control or board.kind == "score" else board.rank(row)
+            line += [rank, _int(low), _int(high), board.tier(row)]
             writer.writerow(line)
     return buf.getvalue()
 
@@ -89,7 +96,10 @@ def _cells(board: Board, row: Row) -> list[tuple[str, str]]:
 
 
 def _n_ident(board: Board) -> int:
-    return 3 if board.kind == "score" else 3 + len(board.roles)
+    """The identity columns (text, left-aligned; the last, n, is a number): rank and tier
+    when the board has them, then run, roles, selection, n."""
+    ranks = 2 if board.rank_ranges else 0
+    return ranks + (3 if board.kind == "score" else 3 + len(board.roles))
 
 
 def _headers(board: Board) -> list[str]:
@@ -98,7 +108,8 @@ def _headers(board: Board) -> list[str]:
     if board.kind == "score":
         ident = ["file", "system", "n"]
     cost = ["cost / dialogue"] if board.profile.cost else []
-    return ident + [c.heading for c in board.profile.columns] + cost
+    ranks = ["rank [95%]", "tier"] if board.rank_ranges else []
+    return ranks + ident + [c.heading for c in board.profile.columns] + cost
 
 
 def _row_parts(board: Board, row: Row) -> list[tuple[str, str]]:
@@ -112,7 +123,11 @@ def _row_parts(board: Board, row: Row) -> list[tuple[str, str]]:
         n = f"{row.n} (of {board.full_n})" if flag else str(row.n)
         ident = [key, *(row.roles.get(r, "–") for r in board.roles), row.selection, n]
     cost = [fmt_usd(row.cost_per_dialogue)] if board.profile.cost else []
-    return [(t, "") for t in ident] + _cells(board, row) + [(t, "") for t in cost]
+    ranks: list[str] = []
+    if board.rank_ranges:
+        spread = board.rank_range(row)
+        ranks = [f"{board.rank(row)} [{spread}]" if spread else board.rank(row), board.tier(row)]
+    return [(t, "") for t in ranks + ident] + _cells(board, row) + [(t, "") for t in cost]
 
 
 def _notes(board: Board) -> list[str]:
@@ -127,6 +142,8 @@ def _notes(board: Board) -> list[str]:
         )
     if board.has_controls:
         out.append(CONTROL_NOTE)
+    if board.rank_note:
+        out.append(board.rank_note)
     return out
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,9 @@ class RunInput:
     """The episodes a static report embeds (a bounded set, see ``_transcripts``)."""
     provisional: bool = False
     panel: str | None = None
+    task_values: dict[str, float] = field(default_factory=dict)
+    """Each task's mean of the benchmark's primary metric (for rank intervals); empty when the
+    episodes were not read (``todeval view``)."""
 
     @property
     def config(self) -> dict[str, Any]:
@@ -151,13 +154,16 @@ def load_run(
     key: str,
     profiles: ProfileBook | None = None,
     transcripts: TranscriptCap = DEFAULT_TRANSCRIPTS,
+    *,
+    ranks: bool = True,
 ) -> RunInput:
     """One run directory, streamed: counts, a bounded set of transcripts (failures first,
     ``transcripts`` per run, ``"all"`` for every one) and the summary.
 
     The summary is ``summary.json`` unless the run is in progress or has none (or its count
     disagrees with the episodes read); then it is computed in the same streaming pass. With
-    ``transcripts=0`` a finished run's episodes are not read at all (``todeval view``)."""
+    ``transcripts=0`` a finished run's episodes are read only for the primary metric's task
+    values behind rank intervals (``ranks``; not at all without them: ``todeval view``)."""
     store = RunDirectory(path)
     if not store.exists():
         raise BadInputError(f"{path}: not a run directory (no {MANIFEST})")
@@ -166,8 +172,13 @@ def load_run(
     profile = (profiles or ProfileBook()).get(manifest.benchmark)
     in_progress = bool(manifest.sessions) and manifest.sessions[-1].ended_at is None
     cap = cap_value(transcripts)
+    values = _TaskValues(profile.primary)
     if summary is not None and not in_progress and cap == 0:
-        return RunInput(key, path, manifest, summary, n_episodes=summary.n_episodes)
+        if ranks:
+            for record in store.iter_episodes(light=True):
+                values.offer(record)
+        n = summary.n_episodes
+        return RunInput(key, path, manifest, summary, n_episodes=n, task_values=values.means())
     picker = TranscriptPicker(cap, profile.failure_label())
 
     def recompute(records: Iterable[EpisodeRecord]) -> Summary:
@@ -176,11 +187,12 @@ def load_run(
         )
 
     if summary is None or in_progress:
-        summary = recompute(picker.tap(store.iter_episodes(light=cap == 0)))
+        summary = recompute(values.tap(picker.tap(store.iter_episodes(light=cap == 0))))
         provisional = True
     else:
         for record in store.iter_episodes():
             picker.offer(record)
+            values.offer(record)
         provisional = summary.n_episodes != picker.n_episodes
         if provisional:
             summary = recompute(store.iter_episodes(light=True))
@@ -192,7 +204,29 @@ def load_run(
         n_episodes=picker.n_episodes,
         transcripts=picker.chosen(),
         provisional=provisional,
+        task_values=values.means(),
     )
+
+
+@dataclass
+class _TaskValues:
+    """One metric's values per task, from the episodes that count in metrics."""
+
+    metric: str
+    found: dict[str, list[float]] = field(default_factory=dict)
+
+    def offer(self, record: EpisodeRecord) -> None:
+        value = record.metrics.get(self.metric)
+        if value is not None and record.outcome.counts_in_metrics:
+            self.found.setdefault(record.task_id, []).append(value)
+
+    def tap(self, records: Iterable[EpisodeRecord]) -> Iterator[EpisodeRecord]:
+        for record in records:
+            self.offer(record)
+            yield record
+
+    def means(self) -> dict[str, float]:
+        return {task: sum(v) / len(v) for task, v in sorted(self.found.items())}
 
 
 def _read_json(path: Path) -> Any:
@@ -237,9 +271,11 @@ class _Loader:
         strict: bool,
         profiles: ProfileBook | None,
         transcripts: TranscriptCap = DEFAULT_TRANSCRIPTS,
+        ranks: bool = True,
     ) -> None:
         self.strict = strict
         self.transcripts = transcripts
+        self.ranks = ranks
         self.keys = _Keys()
         self.out = ReportInputs(
             profiles=profiles or ProfileBook(discover().profiles), transcripts=transcripts
@@ -256,7 +292,8 @@ class _Loader:
         if real in self.by_path:
             return self.by_path[real]
         try:
-            run = load_run(path, self.keys.take(path), self.out.profiles, self.transcripts)
+            key = self.keys.take(path)
+            run = load_run(path, key, self.out.profiles, self.transcripts, ranks=self.ranks)
         except BadInputError as exc:
             self._problem(exc)
             return None
@@ -343,8 +380,9 @@ def discover_inputs(
 ) -> ReportInputs:
     """Every panel and run under ``root``; unreadable ones are listed in ``problems``.
 
-    ``todeval view`` passes ``transcripts=0``: it reads summaries, and episodes from its index."""
-    loader = _Loader(strict=False, profiles=profiles, transcripts=transcripts)
+    ``todeval view`` passes ``transcripts=0``: it reads summaries, and episodes from its index
+    (so its leaderboards have no rank intervals: they would read every episode)."""
+    loader = _Loader(strict=False, profiles=profiles, transcripts=transcripts, ranks=False)
     found = list(_walk(root))
     panels = [p for p in found if (p / PANEL_FILE).exists()]
     for path in panels:  # panels first, so their runs are attributed to them

@@ -20,6 +20,7 @@ from todeval.report._inputs import ReportInputs, RunInput, ScoreInput
 from todeval.results.profile import BenchmarkProfile as Profile
 from todeval.results.profile import Column, Kind
 from todeval.runner.naming import slug
+from todeval.stats.ranking import rank_intervals, significance_tiers
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class Row:
     excluded: int = 0
     protocol: str | None = None
     control: bool = False  # a role was played by a privileged player: shown, never ranked
+    task_values: dict[str, float] = field(default_factory=dict)  # primary metric, per task
 
     @property
     def subject(self) -> str:
@@ -53,6 +55,51 @@ class Board:
     task_set: str = ""
     rows: list[Row] = field(default_factory=list)
     suffix: str = ""  # tells apart the ids of one benchmark's boards on several task sets
+    rank_ranges: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Ranked rows' 95% rank intervals (paired bootstrap over the tasks all of them share)."""
+    tiers: dict[str, int] = field(default_factory=dict)
+    """Ranked rows' significance tiers (1 = cannot be told apart from the best)."""
+    rank_tasks: int = 0
+    """The shared tasks the rank intervals and tiers resample."""
+
+    def rank_statistics(self) -> None:
+        """Rank intervals and tiers of the ranked rows, over the tasks every one of them
+        scored (needs two rows and two shared tasks; rows sorted best first)."""
+        ranked = [r for r in self.rows if not r.control and r.task_values]
+        if len(ranked) < 2 or len(ranked) != sum(1 for r in self.rows if not r.control):
+            return
+        shared = sorted(set.intersection(*(set(r.task_values) for r in ranked)))
+        if len(shared) < 2:
+            return
+        values = [[r.task_values[t] for t in shared] for r in ranked]
+        ranges = rank_intervals(values)
+        tiers = significance_tiers(values)
+        self.rank_ranges = {r.key: rng for r, rng in zip(ranked, ranges, strict=True)}
+        self.tiers = {r.key: tier for r, tier in zip(ranked, tiers, strict=True)}
+        self.rank_tasks = len(shared)
+
+    def rank_range(self, row: Row) -> str:
+        """``1–3`` (or ``2``): the row's 95% rank interval, '' when none was computed."""
+        found = self.rank_ranges.get(row.key)
+        if found is None:
+            return ""
+        return str(found[0]) if found[0] == found[1] else f"{found[0]}–{found[1]}"
+
+    def tier(self, row: Row) -> str:
+        found = self.tiers.get(row.key)
+        return "" if found is None else str(found)
+
+    @property
+    def rank_note(self) -> str:
+        """What the rank interval and tier mean ('' when the board has none)."""
+        if not self.rank_ranges:
+            return ""
+        return (
+            f"Rank [95%]: the ranks a run takes in 95% of paired bootstrap resamples of the "
+            f"{self.rank_tasks} tasks every ranked run scored; tier: runs in order, a run opens "
+            "the next tier when the paired 95% interval of its difference to the current tier's "
+            "first run excludes 0 (same tier: not told apart from its leader)."
+        )
 
     @property
     def dom_id(self) -> str:
@@ -136,6 +183,7 @@ def run_row(run: RunInput, profile: Profile) -> Row:
         excluded=sum(s.excluded.values()),
         protocol=run.protocol,
         control=any(identity.privileged for identity in run.roles.values()),
+        task_values=run.task_values,
     )
 
 
@@ -188,6 +236,7 @@ def boards(inputs: ReportInputs) -> list[Board]:
                     run_row(m, profile) if isinstance(m, RunInput) else score_row(m, profile)
                 )
             board.rows.sort(key=partial(_sort_key, profile=profile))
+            board.rank_statistics()
             out.append(board)
     per_benchmark = Counter((b.profile.benchmark, b.kind) for b in out)
     for b in out:

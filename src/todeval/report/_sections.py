@@ -117,7 +117,13 @@ def leaderboard_table(board: Board, num: Numbering) -> Markup:
         flag = board.size_flag(row)
         if flag:
             name.append(el("span", {"class": "badge warn", "title": _SIZE_NOTE}, flag))
-        rank = el("td", {"class": "rank"}, board.rank(row))
+        spread = board.rank_range(row)
+        rank = el(
+            "td",
+            {"class": "rank", "title": board.rank_note or None},
+            board.rank(row),
+            el("span", {"class": "rk"}, f"[{spread}] T{board.tier(row)}") if spread else None,
+        )
         cells = [rank, el("td", {"class": "txt name"}, *name)]
         if runs:
             cells += [el("td", {"class": "txt"}, row.roles.get(r, "–")) for r in board.roles]
@@ -142,6 +148,8 @@ def leaderboard_table(board: Board, num: Numbering) -> Markup:
         extra.append(" " + WILSON_NOTE)
     if board.has_controls:
         extra.append(" " + CONTROL_NOTE)
+    if board.rank_note:
+        extra.append(" " + board.rank_note)
     caption = table_caption(
         num,
         f"{board.title}: one row per {what}, best first by {p.primary_title.lower()} (micro). "
