@@ -43,6 +43,19 @@ def pair_key(subject: str, varied: str) -> str:
     return f"{subject}{PAIR_SEPARATOR}{varied}"
 
 
+class PairDifference(BaseModel):
+    """One subject member's score under varied member b minus under a, over shared tasks."""
+
+    diff: float
+    ci_low: float
+    ci_high: float
+    p_value: float = Field(description="two-sided paired bootstrap p")
+
+    @property
+    def separated(self) -> bool:
+        return self.ci_low > 0 or self.ci_high < 0
+
+
 class SubjectSpread(BaseModel):
     """One subject member's scores across the varied members."""
 
@@ -57,6 +70,19 @@ class SubjectSpread(BaseModel):
     )
     best: str | None = Field(None, description="the varied member it scores highest under")
     worst: str | None = Field(None, description="the varied member it scores lowest under")
+    n_tasks: int | None = Field(
+        None, description="tasks scored under every varied member (what the intervals resample)"
+    )
+    spread_ci: tuple[float, float] | None = Field(
+        None, description="95% paired bootstrap interval of max - min (tasks resampled)"
+    )
+    std_ci: tuple[float, float] | None = Field(
+        None, description="95% paired bootstrap interval of the sample std"
+    )
+    differences: dict[str, PairDifference] = Field(
+        default_factory=dict,
+        description="'<varied a>|<varied b>' -> b - a with its paired 95% interval",
+    )
 
 
 class RankStability(BaseModel):
@@ -73,6 +99,12 @@ class RankStability(BaseModel):
         default_factory=dict,
         description="'<varied a>|<varied b>' -> Kendall tau-b; null when a ranking is all ties",
     )
+    kendall_tau_ci: dict[str, tuple[float, float] | None] = Field(
+        default_factory=dict,
+        description="'<varied a>|<varied b>' -> 95% bootstrap interval of tau-b (tasks every "
+        "pair scored, resampled together); null when it cannot be computed",
+    )
+    tau_tasks: int | None = Field(None, description="the tasks the tau intervals resample")
     top: dict[str, str] = Field(
         default_factory=dict, description="per varied member: the best; tied tops joined by ' = '"
     )

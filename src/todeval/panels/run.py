@@ -30,6 +30,7 @@ from todeval.panels.model import PANEL_FILE, PanelSummary, pair_key, write_panel
 from todeval.panels.summary import summarize_panel
 from todeval.panels.words import PanelWords
 from todeval.results.profile import BenchmarkProfile, PanelRoles
+from todeval.results.runs import load_run
 from todeval.runner.execute import RunResult
 from todeval.runner.naming import selection_suffix, slug
 from todeval.runner.options import RunSettings
@@ -133,14 +134,19 @@ def run_panel(
                 raise
             raise BadInputError(f"{members.file}: {exc.message}") from None
     summaries: dict[tuple[str, str], Summary] = {}
+    task_values: dict[tuple[str, str], dict[str, float]] = {}
     controls: set[str] = set()
+    metric = metric or profile.primary
     for pair in pairs:
         result = execute(pair.config, out / pair.dirname)
         summaries[(pair.subject.name, pair.varied.name)] = result.summary
+        per_task = load_run(result.run_dir).values.get(metric, {})
+        task_values[(pair.subject.name, pair.varied.name)] = {
+            task: sum(v) / len(v) for task, v in per_task.items() if v
+        }
         subject = RunDirectory(result.run_dir).read_manifest().roles.get(roles.subject)
         if subject is not None and subject.privileged:
             controls.add(pair.subject.name)
-    metric = metric or profile.primary
     panel = summarize_panel(
         summaries,
         [m.name for m in members.subjects],
@@ -150,6 +156,8 @@ def run_panel(
         roles=roles,
         benchmark=profile.benchmark,
         controls=sorted(controls),
+        task_values=task_values,
+        seed=int(getattr(base, "seed", 0)),
     )
     write_panel(out, panel)
     if show:

@@ -8,6 +8,11 @@
   all ties), and whether the top changes -- a tie at the top is no change.
 
 A missing estimate counts as 0 in rankings (a run that scored nothing ranks last).
+
+With the runs' per-task values (``task_values``) every figure gets an interval from a paired
+bootstrap over the tasks the runs share (the same tasks drawn for every run of a resample):
+the spread (max - min and std) of each subject member, the difference between every two
+varied members for each subject member, and Kendall's tau between every two rankings.
 """
 
 from __future__ import annotations
@@ -16,10 +21,23 @@ import itertools
 import statistics
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from todeval.core.records import Estimate, Summary
-from todeval.panels.model import PanelSummary, RankStability, SubjectSpread, pair_key
+from todeval.panels.model import (
+    PairDifference,
+    PanelSummary,
+    RankStability,
+    SubjectSpread,
+    pair_key,
+)
 from todeval.results.profile import PanelRoles
 from todeval.stats import kendall_tau
+from todeval.stats.bootstrap import DEFAULT_RESAMPLES, interval, seeded_rng
+from todeval.stats.paired import paired_bootstrap
+
+TaskValues = Mapping[tuple[str, str], Mapping[str, float]]
+"""``(subject member, varied member) -> task id -> the task's mean of the metric``."""
 
 
 def spread_of(per_member: Mapping[str, Estimate]) -> SubjectSpread:
@@ -35,6 +53,90 @@ def spread_of(per_member: Mapping[str, Estimate]) -> SubjectSpread:
         best=best,
         worst=worst,
     )
+
+
+def _shared(values: TaskValues, keys: Sequence[tuple[str, str]]) -> list[str]:
+    found = [set(values[k]) for k in keys if k in values]
+    if len(found) < len(keys) or not found:
+        return []
+    return sorted(set.intersection(*found))
+
+
+def _pair_interval(samples: np.ndarray) -> tuple[float, float]:
+    low, high = interval(samples, 0.95)
+    return (low, high)
+
+
+def with_intervals(
+    spread: SubjectSpread,
+    subject: str,
+    varied: Sequence[str],
+    values: TaskValues,
+    *,
+    seed: int,
+    resamples: int,
+) -> SubjectSpread:
+    """``spread`` with paired bootstrap intervals over the tasks all its runs scored."""
+    members = [v for v in varied if (subject, v) in values]
+    tasks = _shared(values, [(subject, v) for v in members])
+    if len(members) < 2 or len(tasks) < 2:
+        return spread
+    matrix = np.array([[values[(subject, v)][t] for t in tasks] for v in members], dtype=float)
+    idx = seeded_rng(seed, f"panel-spread:{subject}").integers(
+        0, len(tasks), (resamples, len(tasks))
+    )
+    means = matrix[:, idx].mean(axis=2)  # members x resamples
+    differences = {}
+    for i, a in enumerate(members):
+        for j in range(i + 1, len(members)):
+            b = members[j]
+            est = paired_bootstrap(
+                list(matrix[i]), list(matrix[j]), seed=seed, label=f"panel:{subject}:{a}:{b}",
+                resamples=resamples,
+            )  # fmt: skip
+            differences[pair_key(a, b)] = PairDifference(
+                diff=est.diff, ci_low=est.ci_low, ci_high=est.ci_high, p_value=est.p_value
+            )
+    return spread.model_copy(
+        update={
+            "n_tasks": len(tasks),
+            "spread_ci": _pair_interval(means.max(axis=0) - means.min(axis=0)),
+            "std_ci": _pair_interval(means.std(axis=0, ddof=1)),
+            "differences": differences,
+        }
+    )
+
+
+def tau_intervals(
+    subjects: Sequence[str],
+    varied: Sequence[str],
+    values: TaskValues,
+    *,
+    seed: int,
+    resamples: int,
+) -> tuple[dict[str, tuple[float, float] | None], int | None]:
+    """95% bootstrap intervals of Kendall's tau between every two varied members' rankings,
+    resampling the tasks every run of the panel scored (None where too few resamples define
+    tau)."""
+    keys = [(s, v) for s in subjects for v in varied]
+    tasks = _shared(values, keys)
+    if len(tasks) < 2 or len(subjects) < 2:
+        return {}, None
+    cube = np.array(
+        [[[values[(s, v)][t] for t in tasks] for s in subjects] for v in varied], dtype=float
+    )  # varied x subjects x tasks
+    idx = seeded_rng(seed, "panel-tau").integers(0, len(tasks), (resamples, len(tasks)))
+    means = cube[:, :, idx].mean(axis=3)  # varied x subjects x resamples
+    out: dict[str, tuple[float, float] | None] = {}
+    for i, a in enumerate(varied):
+        for j in range(i + 1, len(varied)):
+            taus = [
+                kendall_tau(list(means[i, :, r]), list(means[j, :, r])) for r in range(resamples)
+            ]
+            defined = np.array([x for x in taus if x is not None], dtype=float)
+            enough = len(defined) >= resamples // 2
+            out[pair_key(a, varied[j])] = _pair_interval(defined) if enough else None
+    return out, len(tasks)
 
 
 def _order(scores: Mapping[str, float]) -> list[str]:
@@ -87,12 +189,16 @@ def summarize_panel(
     roles: PanelRoles,
     benchmark: str | None = None,
     controls: Sequence[str] = (),
+    task_values: TaskValues | None = None,
+    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
 ) -> PanelSummary:
     """The panel of ``summaries`` (``(subject member, varied member) -> Summary``).
 
     ``benchmark`` defaults to the summaries' own; pairs without a summary, or whose summary
     lacks ``metric``, are left out of the spread (and rank last). Subject members in
-    ``controls`` (played by a privileged player) keep their spread but are never ranked."""
+    ``controls`` (played by a privileged player) keep their spread but are never ranked.
+    ``task_values`` (each run's per-task means of ``metric``) adds the bootstrap intervals."""
     if benchmark is None:
         benchmark = next((s.benchmark for s in summaries.values()), "")
     ranked = [s for s in subjects if s not in controls]
@@ -104,6 +210,14 @@ def summarize_panel(
             if summary is not None and metric in summary.metrics:
                 per_member[v] = summary.metrics[metric].micro
         spread[s] = spread_of(per_member)
+        if task_values:
+            spread[s] = with_intervals(
+                spread[s], s, varied, task_values, seed=seed, resamples=resamples
+            )
+    stability = rank_stability(spread, ranked, varied) if len(ranked) > 1 else None
+    if stability is not None and task_values:
+        taus, n = tau_intervals(ranked, varied, task_values, seed=seed, resamples=resamples)
+        stability = stability.model_copy(update={"kendall_tau_ci": taus, "tau_tasks": n})
     return PanelSummary(
         benchmark=benchmark,
         metric=metric,
@@ -112,6 +226,6 @@ def summarize_panel(
         members={roles.subject: list(subjects), roles.varied: list(varied)},
         runs=dict(runs),
         spread=spread,
-        rank_stability=rank_stability(spread, ranked, varied) if len(ranked) > 1 else None,
+        rank_stability=stability,
         controls=[s for s in subjects if s in controls],
     )

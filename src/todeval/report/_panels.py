@@ -122,6 +122,12 @@ def detected_section(
     )
 
 
+def _with_ci(value: float | None, ci: tuple[float, float] | None) -> str:
+    """The value and, when the panel has one, its 95% paired bootstrap interval."""
+    text = _fmt(value)
+    return text if ci is None or value is None else f"{text} [{_fmt(ci[0])}, {_fmt(ci[1])}]"
+
+
 def _kind(p: PanelSummary) -> str:
     ests = [e for sp in p.spread.values() for e in sp.per_member.values()]
     vals = [v for e in ests for v in (e.value, e.ci_low, e.ci_high) if v is not None]
@@ -142,8 +148,8 @@ def _matrix(item: PanelInput, w: PanelWords, num: Numbering) -> Markup:
             run_key = item.run_keys.get(pair_key(subject, varied))
             cells.append(est_cell(est, kind, anchor(run=run_key) if run_key else None))
         cells += [
-            num_cell(_fmt(sp.spread_max_min if sp else None)),
-            num_cell(_fmt(sp.std_sample if sp else None)),
+            num_cell(_with_ci(sp.spread_max_min, sp.spread_ci) if sp else "–"),
+            num_cell(_with_ci(sp.std_sample, sp.std_ci) if sp else "–"),
             txt_cell(f"{sp.best} / {sp.worst}" if sp and sp.best else "–"),
         ]
         rows.append(el("tr", None, *cells))
@@ -160,6 +166,37 @@ def _matrix(item: PanelInput, w: PanelWords, num: Numbering) -> Markup:
     )
 
 
+def _differences(item: PanelInput, w: PanelWords, num: Numbering) -> Markup | None:
+    """Each subject member's score under one varied member minus another, with the paired
+    bootstrap interval (panels written before 0.3 have none: nothing is shown)."""
+    p = item.panel
+    rows = [
+        el(
+            "tr",
+            None,
+            txt_cell(subject),
+            txt_cell(pair.replace("|", " → ")),
+            num_cell(f"{d.diff:+.3f} [{d.ci_low:+.3f}, {d.ci_high:+.3f}]"),
+            txt_cell("yes" if d.separated else "no"),
+        )
+        for subject, sp in p.spread.items()
+        for pair, d in sp.differences.items()
+    ]
+    if not rows:
+        return None
+    return table(
+        {"class": "lb compact", "id": f"panel-{item.key}-differences"},
+        table_caption(
+            num,
+            f"Difference of each {w.subject_noun}'s {w.metric_title} between two "
+            f"{w.varied_plural} (second − first) with its 95% paired bootstrap interval over "
+            "the tasks both runs scored.",
+        ),
+        head_row([w.subject_title, w.varied_plural.capitalize(), "Difference", "CI excludes 0"], 2),
+        rows,
+    )
+
+
 def _ranks(item: PanelInput, w: PanelWords, num: Numbering) -> Markup:
     rs = item.panel.rank_stability
     if rs is None:
@@ -171,7 +208,12 @@ def _ranks(item: PanelInput, w: PanelWords, num: Numbering) -> Markup:
         for v in rs.rankings
     ]
     tau_rows = [
-        el("tr", None, txt_cell(pair.replace("|", " vs ")), num_cell(_fmt(t)))
+        el(
+            "tr",
+            None,
+            txt_cell(pair.replace("|", " vs ")),
+            num_cell(_fmt(t) if t is None else _with_ci(t, rs.kendall_tau_ci.get(pair))),
+        )
         for pair, t in rs.kendall_tau.items()
     ]
     changes = "–" if rs.top_changes is None else ("yes" if rs.top_changes else "no")
@@ -220,6 +262,7 @@ def panel_file_section(item: PanelInput, num: Numbering, profiles: ProfileBook) 
             "written in panel.json; click a cell for the run's transcripts."
         ),
         _matrix(item, w, num),
+        _differences(item, w, num),
         _ranks(item, w, num),
     ]
     if item.missing:
