@@ -133,6 +133,10 @@ def test_judge_end_to_end_on_the_test_server(
         for m in ("naturalness", "coherence"):
             assert fig[m]["ci_low"] <= fig[m]["value"] <= fig[m]["ci_high"]
             assert fig[m]["n"] == turns - failures
+        usage = fig["usage"]  # every judge call accounted (the --no-cache run wrote the file)
+        assert usage["calls"] == turns and usage["prompt_tokens"] > 0
+        assert len(usage["call_latencies_s"]) == turns and usage["latency_s"] > 0
+    assert "judge calls" in table and "cost $" in table
 
 
 def test_judge_refuses_a_non_booking_directory(tmp_path: Path) -> None:

@@ -36,3 +36,11 @@ def register(registry: Registry) -> None:
         add="add_agreement",
         run="run_agreement",
     )
+    registry.lazy(
+        "annotate",
+        "ppi",
+        "an LLM judge against people: agreement, and the judged rate corrected by people (PPI)",
+        "todeval.annotation.judged",
+        add="add_arguments",
+        run="run",
+    )

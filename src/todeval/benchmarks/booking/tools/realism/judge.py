@@ -18,14 +18,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from todeval.backends.sampling import generate_accounted
 from todeval.backends.types import Backend, ChatMessage, GenerationRequest
-from todeval.core.records import Estimate
+from todeval.core.records import CallUsage, Estimate, RoleUsage, sum_usage
 from todeval.dialogue.prompts import PromptSet
 from todeval.errors import BadInputError
 from todeval.runner.store import RunDirectory
 from todeval.stats.bootstrap import bootstrap_mean
+
+JUDGE_ROLE = "realism_judge"
+"""The role the judge's calls are accounted under."""
 
 PROMPTS_PACKAGE = "todeval.benchmarks.booking.tools.realism"
 MEASURES = ("naturalness", "coherence")
@@ -126,6 +130,10 @@ class SimulatorFigures(BaseModel):
     failures: int
     naturalness: Estimate
     coherence: Estimate
+    usage: RoleUsage = Field(
+        default_factory=RoleUsage,
+        description="the judge's calls for this simulator: tokens, cost, latency, cache hits",
+    )
 
 
 class RealismReport(BaseModel):
@@ -137,7 +145,12 @@ class RealismReport(BaseModel):
 
 
 async def _judge_turns(
-    backend: Backend, prompts: PromptSet, turns: list[Turn], seed: int, concurrency: int
+    backend: Backend,
+    prompts: PromptSet,
+    turns: list[Turn],
+    seed: int,
+    concurrency: int,
+    usage: list[CallUsage],
 ) -> list[dict[str, int] | None]:
     gate = asyncio.Semaphore(max(1, concurrency))
 
@@ -149,7 +162,7 @@ async def _judge_turns(
             seed=seed,
         )
         async with gate:
-            result = await backend.generate(request, role="realism_judge")
+            result = await generate_accounted(backend, request, role=JUDGE_ROLE, usage=usage)
         return parse_verdict(result.text)
 
     return list(await asyncio.gather(*(one(t) for t in turns)))
@@ -169,8 +182,11 @@ async def judge_simulators(
     for sim in simulators:
         per_dialogue: dict[str, list[list[float]]] = {m: [] for m in MEASURES}
         turns = judged = 0
+        calls: list[CallUsage] = []
         for dialogue in sim.dialogues:
-            verdicts = await _judge_turns(backend, prompts, dialogue.turns, seed, concurrency)
+            verdicts = await _judge_turns(
+                backend, prompts, dialogue.turns, seed, concurrency, calls
+            )  # fmt: skip
             turns += len(verdicts)
             good = [v for v in verdicts if v is not None]
             judged += len(good)
@@ -196,6 +212,7 @@ async def judge_simulators(
                 failures=turns - judged,
                 naturalness=est["naturalness"],
                 coherence=est["coherence"],
+                usage=sum_usage(calls).get(JUDGE_ROLE, RoleUsage()),
             )
         )
     return RealismReport(judge_model=backend.info.model, resamples=resamples, simulators=figures)
@@ -210,6 +227,7 @@ def _est(e: Estimate) -> str:
 def format_report(report: RealismReport) -> str:
     low, high = report.scale
     head = ["simulator", "dialogues", "turns", "failures", "naturalness", "coherence"]
+    head += ["judge calls", "tokens", "cost $", "latency s"]
     rows = [head] + [
         [
             s.simulator,
@@ -218,6 +236,10 @@ def format_report(report: RealismReport) -> str:
             str(s.failures),
             _est(s.naturalness),
             _est(s.coherence),
+            f"{s.usage.calls} ({s.usage.cached_calls} cached)",
+            f"{s.usage.prompt_tokens + s.usage.completion_tokens:,}{s.usage.token_marks}",
+            f"{s.usage.cost_usd:.4f}",
+            f"{s.usage.latency_s:.1f}",
         ]
         for s in report.simulators
     ]
@@ -233,6 +255,7 @@ def format_report(report: RealismReport) -> str:
 
 
 __all__ = [
+    "JUDGE_ROLE",
     "MEASURES",
     "RealismReport",
     "SimulatorFigures",
