@@ -44,3 +44,11 @@ def register(registry: Registry) -> None:
         add="add_arguments",
         run="run",
     )
+    registry.lazy(
+        "annotate",
+        "judge",
+        "an LLM answers every exported item as an annotator (its calls' tokens, cost, latency)",
+        "todeval.annotation.judged",
+        add="add_judge_arguments",
+        run="run_judge",
+    )
