@@ -35,15 +35,14 @@ def test_compare_prints_and_writes_raw_and_adjusted_p_values(
     for guesser in ("random", "bisect", "random"):
         out = tmp_path / f"{guesser}-{len(runs)}"
         seed = str(len(runs))
-        assert (
-            main(["run", "toy", "--guesser", guesser, "--seed", seed, "--quiet", "--out", str(out)])
-            == 0
-        )
+        argv = ["run", "toy", "--guesser", guesser, "--seed", seed, "--limit", "12"]
+        assert main([*argv, "--limit-mode", "first", "--quiet", "--out", str(out)]) == 0
         runs.append(str(out))
     capsys.readouterr()
     for method, theirs in (("holm", "holm"), ("bh", "fdr_bh")):
         output = tmp_path / f"{method}.json"
-        assert main(["compare", *runs, "--adjust", method, "-o", str(output)]) == 0
+        argv = ["compare", *runs, "--adjust", method, "--resamples", "400", "-o", str(output)]
+        assert main(argv) == 0
         text = capsys.readouterr().out
         assert f"p {method}" in text and "adjusted for the 4 tests" in text
         data = json.loads(output.read_text())

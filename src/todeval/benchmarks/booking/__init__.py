@@ -25,7 +25,13 @@ def register(registry: Registry) -> None:
         add="add_check_arguments",
         run="check_command",
     )
-    registry.group("booking", "booking benchmark tools (simulator realism)")
+    registry.group("booking", "booking benchmark tools (simulator realism, who failed)")
+    registry.lazy(
+        "booking",
+        "review",
+        "who failed: a rule review of every failed episode (system, simulator, both, unclear)",
+        "todeval.benchmarks.booking.tools.review.cli",
+    )
     registry.lazy(
         "booking",
         "realism",

@@ -1,0 +1,333 @@
+"""Who failed: a rule-based review of a booking episode (issue 30, first part).
+
+Every failed episode is read against its goal -- with the scorer's own value normaliser
+(:func:`~todeval.benchmarks.booking.tasks.normalise_value`) -- for faults of each side:
+
+simulator (the user under the goal)
+  ``contradicts_goal``   it stated a value for a slot its goal constrains to something else
+  ``not_in_goal``        it stated a constraint its goal does not have (area, price, type, stars)
+  ``withheld_value``     the system asked for a booking slot the goal holds and the user never
+                         gave it
+  ``early_done``         it ended the dialogue with a goal domain unbooked before giving every
+                         booking value that domain needs
+  ``simulator_error``    the simulator crashed
+
+system (the agent under test)
+  ``ignored_constraint`` a search or booking whose argument contradicts a value the user stated
+  ``missing_slots``      a booking without a booking slot the user had already given
+  ``invented_reference`` a reference in its messages that no successful booking returned
+  ``gave_up``            the user gave every value a goal domain needs, and it was not booked
+  ``format_violation``, ``system_error`` -- the episode was aborted or crashed on its side
+
+The verdict of a failed episode is ``system``, ``simulator``, ``both`` or ``unclear`` (no fault
+found); a successful one is ``none``. Each fault names its turn and the text that shows it. The
+review reads only the record (events, details) and the shipped task, so old run directories
+are reviewed without re-running them: ``todeval booking review RUN_DIR``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from todeval.benchmarks.booking.scoring import slot_matches
+from todeval.benchmarks.booking.tasks import BookingTask, normalise_value
+from todeval.core.outcome import Outcome
+from todeval.core.records import EpisodeRecord
+
+Side = Literal["system", "simulator"]
+Verdict = Literal["system", "simulator", "both", "unclear", "none"]
+VERDICTS: tuple[Verdict, ...] = ("system", "simulator", "both", "unclear", "none")
+
+SIMULATOR_FAULTS = (
+    "contradicts_goal", "not_in_goal", "withheld_value", "early_done", "simulator_error",
+)  # fmt: skip
+SYSTEM_FAULTS = (
+    "ignored_constraint", "missing_slots", "invented_reference", "gave_up", "format_violation",
+    "system_error",
+)  # fmt: skip
+
+
+class Fault(BaseModel):
+    side: Side
+    kind: str
+    turn: int
+    evidence: str = Field(description="the text (or call) that shows it")
+
+
+class Review(BaseModel):
+    """One episode's review (a line of ``todeval booking review -o FILE``)."""
+
+    episode_id: str
+    task_id: str
+    outcome: str
+    verdict: Verdict
+    faults: list[Fault] = Field(default_factory=list)
+
+
+_WORDS = {
+    "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
+    "eight": "8", "nine": "9", "ten": "10", "a single": "1", "just me": "1", "myself": "1",
+}  # fmt: skip
+_NUM = r"(\d{1,2}|" + "|".join(_WORDS) + r")"
+_PATTERNS: dict[str, list[re.Pattern[str]]] = {
+    "people": [re.compile(_NUM + r"\s+(?:people|persons?|guests?|adults?|of us|ppl)\b")],
+    "stay": [re.compile(_NUM + r"\s+(?:nights?|days? stay)\b")],
+    "stars": [re.compile(_NUM + r"[- ]stars?\b")],
+    "day": [
+        re.compile(r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"),
+    ],
+    "pricerange": [re.compile(r"\b(cheap|moderate(?:ly)?|expensive)\b")],
+    "area": [re.compile(r"\b(?:in|the|of) (north|south|east|west|centre|center)\b")],
+    # "a hotel" is how people ask for any place to stay; only "guest house" names the type
+    "type": [re.compile(r"\b(guest ?house)s?\b")],
+}
+_NEGATED = re.compile(r"\b(?:not|no|rather than|instead of|other than|n't)\b[^.,;]*$")
+_STATED_ONLY = ("pricerange", "area", "type", "stars")  # 'not in goal' is checked for these
+_ASKS = {
+    "people": re.compile(r"how many (?:people|persons|guests)|number of (?:people|guests)"),
+    "day": re.compile(r"which day|what day|day (?:would|will|do)"),
+    "stay": re.compile(r"how many nights|how long"),
+    "time": re.compile(r"what time|which time"),
+}
+_REFERENCE = re.compile(
+    r"\b(?:reference|ref\.?)(?: number| code)?(?: is)?:?\s*#?([A-Z0-9]{6,10})\b"
+)
+
+
+def _value(slot: str, raw: str) -> str:
+    raw = _WORDS.get(raw, raw)
+    if slot == "pricerange" and raw.startswith("moderate"):
+        raw = "moderate"
+    if slot == "area" and raw == "center":
+        raw = "centre"
+    if slot == "type":
+        raw = "guesthouse" if raw.replace(" ", "") == "guesthouse" else "hotel"
+    return normalise_value(slot, raw)
+
+
+def mentions(text: str, names: Iterable[str] = ()) -> dict[str, set[str]]:
+    """Slot values a message states (names of venues are cut out first: "city centre north b
+    and b" names a hotel, not an area)."""
+    low = text.lower()
+    for name in sorted(names, key=len, reverse=True):
+        if name:
+            low = low.replace(name.lower(), " ")
+    found: dict[str, set[str]] = {}
+    for slot, patterns in _PATTERNS.items():
+        for pattern in patterns:
+            for m in pattern.finditer(low):
+                if _NEGATED.search(low[max(0, m.start() - 16) : m.start()]):
+                    continue  # "a hotel, not a guesthouse": the opposite of a statement
+                found.setdefault(slot, set()).add(_value(slot, m.group(1)))
+    return found
+
+
+def _goal_values(task: BookingTask, slot: str, domain: str | None = None) -> set[str] | None:
+    """Every value the goal allows for ``slot`` (info, fail_info, book, fail_book of every
+    domain, or of ``domain``); None when none constrains it; ``dontcare`` allows anything."""
+    values: set[str] = set()
+    for name, goal in task.domains.items():
+        if domain is not None and name != domain:
+            continue
+        for part in (goal.info, goal.fail_info, goal.book, goal.fail_book):
+            if slot in part:
+                values.add(normalise_value(slot, part[slot]))
+    return values or None
+
+
+def _names(task: BookingTask, events: list[Any]) -> set[str]:
+    names = {str(g.info.get("name", "")) for g in task.domains.values()}
+    for e in events:
+        for row in e.data.get("rows", []) if e.kind == "db_result" else []:
+            names.add(str(row.get("name", "")))
+    return {n for n in names if n}
+
+
+def _booked(events: list[Any]) -> set[str]:
+    return {
+        str(e.data.get("domain")) for e in events if e.kind == "booking_result" and e.data.get("ok")
+    }
+
+
+def review_episode(task: BookingTask, record: EpisodeRecord) -> Review:
+    """The review of one episode (see the module)."""
+    events = list(record.events)
+    faults: list[Fault] = []
+    names = _names(task, events)
+    stated: dict[str, set[str]] = {}  # slot -> the goal values the user stated for it
+    said: dict[str, set[str]] = {}  # slot -> every value the user stated (goal or not)
+    asked: list[tuple[str, int, str]] = []  # (slot, turn, system text) asked for
+    references = {
+        str(e.data.get("reference"))
+        for e in events
+        if e.kind == "booking_result" and e.data.get("ok")
+    }
+    for e in events:
+        if e.kind == "user_message":
+            text = str(e.data.get("text", ""))
+            for slot, values in mentions(text, names).items():
+                said.setdefault(slot, set()).update(values)
+                allowed = _goal_values(task, slot)
+                for value in sorted(values):
+                    if allowed is None:
+                        if slot in _STATED_ONLY:
+                            faults.append(
+                                Fault(
+                                    side="simulator", kind="not_in_goal", turn=e.turn, evidence=text
+                                )
+                            )
+                        continue
+                    if "dontcare" in allowed or value in allowed:
+                        stated.setdefault(slot, set()).add(value)
+                    else:
+                        faults.append(
+                            Fault(
+                                side="simulator",
+                                kind="contradicts_goal",
+                                turn=e.turn,
+                                evidence=text,
+                            )
+                        )
+        elif e.kind == "system_message":
+            text = str(e.data.get("text", ""))
+            for slot, pattern in _ASKS.items():
+                if pattern.search(text.lower()):
+                    asked.append((slot, e.turn, text))
+            for ref in _REFERENCE.findall(text):
+                if ref not in references:
+                    faults.append(
+                        Fault(side="system", kind="invented_reference", turn=e.turn, evidence=text)
+                    )
+        elif e.kind in ("db_query", "booking_request"):
+            faults += _call_faults(task, e, stated, said)
+    failed = record.outcome is not Outcome.SUCCESS
+    if failed:
+        faults += _unbooked(task, record, events, stated, asked)
+        faults += _ending(record)
+    return Review(
+        episode_id=record.episode_id,
+        task_id=record.task_id,
+        outcome=record.outcome.value,
+        verdict=_verdict(failed, faults),
+        faults=_unique(faults),
+    )
+
+
+def _call_faults(
+    task: BookingTask, event: Any, stated: dict[str, set[str]], said: dict[str, set[str]]
+) -> list[Fault]:
+    """A search or booking in a domain that drops or contradicts what the user said of it: an
+    argument outside the domain's goal values where the user had stated one of them (a value
+    the user itself asked for is the user's doing, not the system's)."""
+    args = event.data.get("arguments") or {}
+    domain = str(event.data.get("domain"))
+    if not isinstance(args, dict) or domain not in task.domains:
+        return []
+    out = []
+    for slot, values in stated.items():
+        allowed = _goal_values(task, slot, domain)
+        told = values & allowed if allowed else set()
+        if not told or (allowed and "dontcare" in allowed):
+            continue
+        given = args.get(slot)
+        if isinstance(given, dict):  # a search operator: {"operator": "=", "value": ...}
+            given = given.get("value")
+        if given is None:
+            if event.kind == "booking_request" and slot in ("people", "day", "stay"):
+                call = (
+                    f"booking_request {domain} without {slot} (user said {', '.join(sorted(said))})"
+                )
+                out.append(
+                    Fault(side="system", kind="missing_slots", turn=event.turn, evidence=call)
+                )
+            continue
+        value = normalise_value(slot, given)
+        followed = value in said.get(slot, set())
+        if not followed and not any(slot_matches(slot, value, v) for v in allowed or ()):
+            call = f"{event.kind} {domain}: {slot}={given} (user said {', '.join(sorted(told))})"
+            out.append(
+                Fault(side="system", kind="ignored_constraint", turn=event.turn, evidence=call)
+            )
+    return out
+
+
+def _unbooked(
+    task: BookingTask,
+    record: EpisodeRecord,
+    events: list[Any],
+    stated: dict[str, set[str]],
+    asked: list[tuple[str, int, str]],
+) -> list[Fault]:
+    """Faults about goal domains left without a booking."""
+    out: list[Fault] = []
+    booked = _booked(events)
+    last = max((e.turn for e in events), default=0)
+    for domain, goal in task.domains.items():
+        needed = [s for s in (goal.book or goal.fail_book) if s in ("people", "day", "stay")]
+        if not (goal.book or goal.fail_book) or domain in booked:
+            continue
+        missing = [
+            s for s in needed if not stated.get(s, set()) & (_goal_values(task, s, domain) or set())
+        ]
+        for slot, turn, text in asked:
+            if slot in missing:
+                out.append(Fault(side="simulator", kind="withheld_value", turn=turn, evidence=text))
+        if missing and record.termination == "done":
+            said = f"{domain} unbooked; never given: {', '.join(missing)}"
+            out.append(Fault(side="simulator", kind="early_done", turn=last, evidence=said))
+        elif not missing and record.outcome is Outcome.FAILURE:
+            given = ", ".join(f"{s}={'/'.join(sorted(stated[s]))}" for s in needed)
+            said = f"{domain} unbooked although the user gave {given or 'what it needs'}"
+            out.append(Fault(side="system", kind="gave_up", turn=last, evidence=said))
+    return out
+
+
+def _ending(record: EpisodeRecord) -> list[Fault]:
+    reason = record.reason or ""
+    turn = record.turns
+    if record.outcome is Outcome.USER_SIMULATOR_ERROR:
+        return [Fault(side="simulator", kind="simulator_error", turn=turn, evidence=reason)]
+    if record.outcome is Outcome.SYSTEM_ERROR:
+        return [Fault(side="system", kind="system_error", turn=turn, evidence=reason)]
+    if record.termination == "format_violation":
+        return [Fault(side="system", kind="format_violation", turn=turn, evidence=reason)]
+    return []
+
+
+def _unique(faults: list[Fault]) -> list[Fault]:
+    seen: set[tuple[str, str, int]] = set()
+    out = []
+    for f in faults:
+        key = (f.side, f.kind, f.turn)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def _verdict(failed: bool, faults: list[Fault]) -> Verdict:
+    if not failed:
+        return "none"
+    sides = {f.side for f in faults}
+    if sides == {"system", "simulator"}:
+        return "both"
+    if sides == {"system"}:
+        return "system"
+    if sides == {"simulator"}:
+        return "simulator"
+    return "unclear"
+
+
+__all__ = [
+    "SIMULATOR_FAULTS",
+    "SYSTEM_FAULTS",
+    "VERDICTS",
+    "Fault",
+    "Review",
+    "mentions",
+    "review_episode",
+]

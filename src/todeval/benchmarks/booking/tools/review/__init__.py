@@ -1,0 +1,1 @@
+"""``todeval booking review``: who failed, for every failed episode of booking runs."""
