@@ -28,7 +28,7 @@ from todeval.registry import discover
 def test_registered_lazily() -> None:
     registry = discover()
     assert "annotate" in registry.groups
-    assert set(registry.commands["annotate"]) == {"export", "serve", "agreement"}
+    assert set(registry.commands["annotate"]) == {"export", "serve", "agreement", "judge", "ppi"}
     source = registry.annotation_sources["bargain"]
     assert source.items == "todeval.benchmarks.bargain.annotation:items"
 

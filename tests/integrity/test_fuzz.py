@@ -40,7 +40,7 @@ MULTIWOZ = ROOT / "fixtures" / "multiwoz_predictions" / "damd.json.gz"
 CLARQ = ROOT / "clarq" / "fixtures" / "l2l_GPT-4o_seeker_vs_GPT-4o_provider.Comp.En.json.gz"
 
 # cases per kind (1,020 in process; 10 of each kind again as subprocesses)
-CASES = {"multiwoz": 120, "incar": 120, "clarq": 300, "models": 280, "panel": 200}
+CASES = {"multiwoz": 120, "incar": 70, "clarq": 300, "models": 200, "panel": 200}
 SUBPROCESS_CASES = 10
 
 

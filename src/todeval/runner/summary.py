@@ -216,7 +216,7 @@ def _trials(
         tasks=len({t for per in per_metric.values() for t in per}),
         consistency=kept,
         variance=[
-            variance_split(name, list(per.values()), seed=seed, resamples=resamples)
+            variance_split(name, [per[t] for t in sorted(per)], seed=seed, resamples=resamples)
             for name, per in per_metric.items()
         ],
     )
