@@ -24,10 +24,10 @@ import time
 from pathlib import Path
 
 from todeval.benchmarks.booking.run import SPEC, BookingConfig, RuntimeOptions
-
-REFERENCE_MS_PER_CALL = 0.33  # before the refactor (commit 3c15005, 2026-12-01)
 from todeval.runner.execute import execute_plan
 from todeval.testing.booking_model import booking_script
+
+REFERENCE_MS_PER_CALL = 0.33  # before the refactor (commit 3c15005, 2026-12-01)
 
 
 def overhead(tmp: Path, trials: int) -> None:
@@ -43,20 +43,31 @@ def overhead(tmp: Path, trials: int) -> None:
         record = json.loads(line)
         episodes += 1
         calls += sum(u["calls"] for u in record["usage"].values())
-    print(f"zero-latency backend: {episodes} episodes, {calls} model calls in {wall:.2f} s: "
-          f"{episodes / wall:.0f} episodes/s, {1e3 * cpu / calls:.2f} ms CPU per call "
-          f"(whole harness: game master, players, accounting, records); ratio to the "
-          f"{REFERENCE_MS_PER_CALL} ms recorded before the refactor: "
-          f"{1e3 * cpu / calls / REFERENCE_MS_PER_CALL:.2f} (aim <= 1.05)")
+    print(
+        f"zero-latency backend: {episodes} episodes, {calls} model calls in {wall:.2f} s: "
+        f"{episodes / wall:.0f} episodes/s, {1e3 * cpu / calls:.2f} ms CPU per call "
+        f"(whole harness: game master, players, accounting, records); ratio to the "
+        f"{REFERENCE_MS_PER_CALL} ms recorded before the refactor: "
+        f"{1e3 * cpu / calls / REFERENCE_MS_PER_CALL:.2f} (aim <= 1.05)"
+    )
 
 
 def peak_rss_mb(tmp: Path, trials: int) -> tuple[float, float]:
     out = tmp / f"mem-{trials}"
-    cmd = [sys.executable, "-c",
-           "import resource, sys; from todeval.cli import main; code = main(sys.argv[1:]); "
-           "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr); "
-           "sys.exit(code)",
-           "run", "booking", "--trials", str(trials), "--out", str(out), "--quiet"]
+    cmd = [
+        sys.executable,
+        "-c",
+        "import resource, sys; from todeval.cli import main; code = main(sys.argv[1:]); "
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr); "
+        "sys.exit(code)",
+        "run",
+        "booking",
+        "--trials",
+        str(trials),
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
     wall = time.perf_counter() - t0
@@ -74,9 +85,11 @@ def main() -> None:
             return
         small_mb, small_s = peak_rss_mb(tmp, trials=9)  # 1,053 episodes
         large_mb, large_s = peak_rss_mb(tmp, trials=86)  # 10,062 episodes
-        print(f"peak RSS: {small_mb:.0f} MB at 1,053 episodes ({small_s:.0f} s), "
-              f"{large_mb:.0f} MB at 10,062 episodes ({large_s:.0f} s); "
-              f"ratio 10k/1k = {large_mb / small_mb:.2f} (target: ~1, no growth beyond noise)")
+        print(
+            f"peak RSS: {small_mb:.0f} MB at 1,053 episodes ({small_s:.0f} s), "
+            f"{large_mb:.0f} MB at 10,062 episodes ({large_s:.0f} s); "
+            f"ratio 10k/1k = {large_mb / small_mb:.2f} (target: ~1, no growth beyond noise)"
+        )
 
 
 if __name__ == "__main__":

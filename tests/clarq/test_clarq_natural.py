@@ -1,8 +1,9 @@
 """Targeted questions in a person's own words release the node they target (issue 26): the
 hand-written fixture ``fixtures/natural_questions.json``, each question asked right after the
 opening, against the ``rule`` provider: the rows written while the provider was designed
-release their node at least 80% of the time; the held-out rows are held to their measured
-figures."""
+release their node at least 80% of the time; the held-out rows and the English 'fresh' rows
+(written after the meaning matcher's settings were chosen, never used to choose them) are held
+to their measured figures."""
 
 from __future__ import annotations
 
@@ -21,16 +22,19 @@ FIXTURE = Path(__file__).parent / "fixtures" / "natural_questions.json"
 
 
 DESIGN_TARGET = 0.8
-HELD_OUT_FLOOR = {"en": 0.75, "zh": 0.80}
-"""Measured on the held-out rows (en 31/41 = 0.756, zh 37/46 = 0.804): a regression floor, and
-below the issue's 0.8 target in English (docs/clarq.md says so)."""
+FLOORS = {("en", "held-out"): 0.80, ("zh", "held-out"): 0.80, ("en", "fresh"): 0.70}
+"""Measured (docs/validation.md, "Harder adversaries"): English held-out 34/41 = 0.829 (31/41
+with words alone), Chinese held-out 37/46 = 0.804, English fresh 20/26 = 0.769 (18/26 with
+words alone; 19/26 before the meaning routes were restricted to the closest node, a change
+made after the fresh rows were first measured) -- the fresh rows fall short of the issue's
+0.8 and the floor says so."""
 
 
 def _released(lang: str) -> dict[str, list[bool]]:
     rows = json.loads(FIXTURE.read_text(encoding="utf-8"))[lang]
     tasks = {t.task_id: t for t in load_tasks(lang, "test")}
     provider = RuleProvider()
-    out: dict[str, list[bool]] = {"design": [], "held-out": []}
+    out: dict[str, list[bool]] = {"design": [], "held-out": [], "fresh": []}
     for task_id, label, question, part in rows:
         task = tasks[task_id]
         node = task.node(label)
@@ -63,7 +67,10 @@ def test_every_task_type_has_two_tasks(lang: str) -> None:
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_natural_questions_release_their_node(lang: str) -> None:
     found = _released(lang)
-    design, held_out = found["design"], found["held-out"]
-    assert len(design) >= 19 and len(held_out) >= 40
+    design = found["design"]
+    assert len(design) >= 19 and len(found["held-out"]) >= 40
     assert sum(design) / len(design) >= DESIGN_TARGET, (sum(design), len(design))
-    assert sum(held_out) / len(held_out) >= HELD_OUT_FLOOR[lang], (sum(held_out), len(held_out))
+    for (language, part), floor in FLOORS.items():
+        if language == lang:
+            rows = found[part]
+            assert len(rows) >= 26 and sum(rows) / len(rows) >= floor, (part, sum(rows), len(rows))

@@ -116,6 +116,63 @@ class GenericSeeker(_Scripted):
         return stock[(turn - 1) % len(stock)]
 
 
+_WH_TEMPLATES: dict[Language, tuple[str, ...]] = {
+    "en": ("Where is {}?", "Which {} should I use?", "How do I use {}?"),
+    "zh": ("{}在哪里？", "我应该用哪个{}？", "{}怎么用？"),
+}
+_SHOULD: dict[Language, str] = {"en": "Should I use {}?", "zh": "我应该用{}吗？"}
+_WH_DUMP: dict[Language, str] = {
+    "en": "Which of these should I use and how: {}?",
+    "zh": "这些中我应该用哪个、怎么用：{}？",
+}
+_MISSING: dict[Language, str] = {
+    "en": "Which detail am I missing, and how do I handle it?",
+    "zh": "我漏掉了哪个细节，又该怎么处理？",
+}
+
+
+class WhCycleSeeker(_Scripted):
+    """Harder adversary: "Where is X?", then "Which X should I use?", then "How do I use X?",
+    X cycling over the background entries."""
+
+    def question(self, turn: int, provider_message: str) -> str:
+        entries = background_entries(self.view)
+        i = turn - 1
+        return _WH_TEMPLATES[self.lang][(i // len(entries)) % 3].format(entries[i % len(entries)])
+
+
+class ShouldCycleSeeker(_Scripted):
+    """Harder adversary: "Should I use X?", X cycling over the background entries."""
+
+    def question(self, turn: int, provider_message: str) -> str:
+        entries = background_entries(self.view)
+        return _SHOULD[self.lang].format(entries[(turn - 1) % len(entries)])
+
+
+class WhDumpSeeker(_Scripted):
+    """Harder adversary: one wh-question listing every background entry, every turn."""
+
+    def question(self, turn: int, provider_message: str) -> str:
+        return _WH_DUMP[self.lang].format(_JOIN[self.lang].join(background_entries(self.view)))
+
+
+class MissingSeeker(_Scripted):
+    """Harder adversary: "Which detail am I missing, and how do I handle it?" every turn."""
+
+    def question(self, turn: int, provider_message: str) -> str:
+        return _MISSING[self.lang]
+
+
+ADVERSARY_SEEKERS: dict[str, str] = {
+    "wh-cycle": f"{__name__}:WhCycleSeeker",
+    "should-cycle": f"{__name__}:ShouldCycleSeeker",
+    "wh-dump": f"{__name__}:WhDumpSeeker",
+    "missing": f"{__name__}:MissingSeeker",
+}
+"""Measured, not declared (docs/validation.md, "Harder adversaries"): they ask specific
+questions without reasoning about what is missing, so some of their questions do target nodes
+and no band is set; ``bench/bench_clarq_adversaries.py`` plays them."""
+
 CONTROL_SEEKERS: dict[str, str] = {
     "dump": f"{__name__}:DumpSeeker",
     "echo-dump": f"{__name__}:EchoDumpSeeker",

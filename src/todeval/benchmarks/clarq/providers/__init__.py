@@ -8,8 +8,10 @@ the tree: the game master checks and applies the release.
 Built-ins (``--provider NAME``; any ``package.module:Class`` works too):
 
 * ``rule`` -- offline and deterministic: lexical matching (BM25 over node texts and purposes,
-  character bigrams for Chinese) in the original's flow (:mod:`.rule`); an approximation the
+  character bigrams for Chinese) in the original's flow, and in English a small static
+  embedding model for what words miss (:mod:`.rule`, :mod:`._meaning`); an approximation the
   provider audit measures;
+* ``rule-words`` -- ``rule`` on words alone (no embedding model);
 * ``llm`` -- the original's flow with our own prompts over a model (``--provider-model``):
   gate, six-way classification, passes A/B/C, verbatim release (:mod:`.llm`);
 * ``llm-multi`` -- as ``llm``, but pass A releases every answerable node in one turn, joined
@@ -34,6 +36,7 @@ from todeval.dialogue.views import same_view
 
 PROVIDERS: dict[str, str] = {
     "rule": f"{__name__}.rule:RuleProvider",
+    "rule-words": f"{__name__}.rule:WordRuleProvider",
     "llm": f"{__name__}.llm:LLMProvider",
     "llm-multi": f"{__name__}.llm:LLMMultiProvider",
 }
