@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from todeval.benchmarks.clarq.protocol import Decision, ProviderTurn, ProviderView
-from todeval.benchmarks.clarq.run import ClarqConfig, build_plan
+from todeval.benchmarks.clarq.run import SPEC, ClarqConfig
 from todeval.core.records import EpisodeRecord, Summary
 from todeval.runner.execute import execute_plan
 from todeval.runner.options import RuntimeOptions
@@ -60,7 +60,7 @@ def offline(tmp: Path, seeker: str, provider: str, concurrency: int) -> dict[str
     wall = cpu = summary_cpu = 0.0
     for lang in ("en", "zh"):
         config = ClarqConfig(lang=lang, seeker=seeker, provider=provider)
-        plan = build_plan(config, RuntimeOptions(cache=False))
+        plan = SPEC.plan(config, RuntimeOptions(cache=False))
         finalize = plan.finalize
         assert finalize is not None
 
@@ -114,7 +114,7 @@ def served(base_url: str, tmp: Path, name: str, limit: int, concurrency: int) ->
         models_file=str(models),
         limit=limit,
     )
-    plan = build_plan(config, RuntimeOptions(cache=False))
+    plan = SPEC.plan(config, RuntimeOptions(cache=False))
     t0 = time.perf_counter()
     execute_plan(plan, tmp / name, max_concurrency=concurrency, quiet=True)
     return time.perf_counter() - t0

@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from todeval.benchmarks.clarq._text import Language
 
@@ -96,7 +96,14 @@ def tokens_zh(text: str) -> list[str]:
 
 def tokenize(text: str, lang: Language) -> list[str]:
     """The tokens of ``text`` (English words or Chinese character bigrams, see the module)."""
-    return tokens_en(text) if lang == "en" else tokens_zh(text)
+    return list(_tokens(text, lang))
+
+
+@lru_cache(maxsize=1 << 16)
+def _tokens(text: str, lang: Language) -> tuple[str, ...]:
+    """:func:`tokenize`, memoised: a provider re-reads the same background entries, node texts
+    and earlier turns at every decision (a pure function of its arguments)."""
+    return tuple(tokens_en(text) if lang == "en" else tokens_zh(text))
 
 
 @dataclass(frozen=True)

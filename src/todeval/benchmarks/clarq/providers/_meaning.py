@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 WEIGHTS = Path("weights", "l2_supercat_256.safetensors")
 TOKENIZER = Path("tokenizers", "l2_supercat_tokenizer_config.json")
 TENSOR = "embedding.weight"
+MEMO = 1 << 16
+"""Sentence vectors kept per process (about 1 KB each)."""
 
 
 class MeaningUnavailable(TodevalError):
@@ -53,6 +55,7 @@ class Meaning:
     def __init__(self, table: npt.NDArray[np.float32], tokenizer: Tokenizer) -> None:
         self._table = table
         self._tokenizer = tokenizer
+        self._memo: dict[str, npt.NDArray[np.float32]] = {}
 
     @classmethod
     def load(cls) -> Meaning:
@@ -71,17 +74,31 @@ class Meaning:
         return cls(table, Tokenizer.from_file(str(vocab)))
 
     def vectors(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """One unit vector per text (a zero vector for a text with no tokens)."""
-        out = np.zeros((len(texts), self._table.shape[1]), dtype=np.float32)
-        encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
-        for i, encoding in enumerate(encodings):
-            ids = np.clip(np.asarray(encoding.ids, dtype=np.int64), 0, self._table.shape[0] - 1)
-            if ids.size:
-                mean = self._table[ids].mean(axis=0)
-                norm = float(np.linalg.norm(mean))
-                if norm > 0:
-                    out[i] = mean / norm
+        """One unit vector per text (a zero vector for a text with no tokens). Vectors are
+        memoised per text (at most :data:`MEMO` of them): a provider compares the same earlier
+        questions at every decision."""
+        new = [text for text in dict.fromkeys(texts) if text not in self._memo]
+        if new:
+            if len(self._memo) + len(new) > MEMO:
+                self._memo.clear()
+            encodings = self._tokenizer.encode_batch(new, add_special_tokens=False)
+            for text, encoding in zip(new, encodings, strict=True):
+                self._memo[text] = self._vector(encoding.ids)
+        return np.stack([self._memo[text] for text in texts]) if texts else self._empty()
+
+    def _vector(self, token_ids: Sequence[int]) -> npt.NDArray[np.float32]:
+        out = np.zeros(self._table.shape[1], dtype=np.float32)
+        ids = np.clip(np.asarray(token_ids, dtype=np.int64), 0, self._table.shape[0] - 1)
+        if ids.size:
+            mean = self._table[ids].mean(axis=0)
+            norm = float(np.linalg.norm(mean))
+            if norm > 0:
+                out = (mean / norm).astype(np.float32)
+        out.setflags(write=False)
         return out
+
+    def _empty(self) -> npt.NDArray[np.float32]:
+        return np.zeros((0, self._table.shape[1]), dtype=np.float32)
 
 
 @cache
