@@ -56,7 +56,7 @@ def test_a_system_booking_another_day_than_the_user_said_is_the_system_s_fault()
             ("followup", {"message": "Booked."}),
         ],
     )
-    assert verdict == "system" and ("system", "ignored_constraint") in kinds
+    assert verdict == "agent" and ("agent", "ignored_constraint") in kinds
 
 
 def test_a_user_that_quits_without_its_booking_details_ended_too_early() -> None:
@@ -73,8 +73,8 @@ def test_a_system_that_never_books_what_it_was_given_gave_up() -> None:
         ["I need the city centre north b and b for 1 person, 5 nights from friday.", "done"],
         [("followup", {"message": "Your booking is done, reference ABC12345."})],
     )
-    assert verdict == "system"
-    assert {("system", "gave_up"), ("system", "invented_reference")} <= kinds
+    assert verdict == "agent"
+    assert {("agent", "gave_up"), ("agent", "invented_reference")} <= kinds
 
 
 def test_a_successful_episode_has_no_verdict() -> None:
@@ -107,3 +107,18 @@ def test_the_agenda_user_against_the_rule_system_commits_no_simulator_fault(
     assert len(reviews) == 117
     assert not [f for r in reviews for f in r["faults"] if f["side"] == "simulator"]
     assert main(["booking", "review", str(tmp_path / "nope")]) == 3
+
+
+def test_todeval_review_reads_any_registered_benchmark(
+    agenda_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The generic command: the booking reviewer from the run's manifest, the summary as JSON
+    (the simulator fault rate and the conditional success beside the plain success)."""
+    assert main(["review", str(agenda_run), "--json"]) == 0
+    [summary] = json.loads(capsys.readouterr().out)
+    assert summary["benchmark"] == "booking" and summary["agent"] == "system"
+    assert summary["episodes"] == 117 and summary["simulator_fault_rate"]["k"] == 0
+    assert summary["success_unspoiled"]["value"] == summary["success"]["value"]
+    assert main(["review", str(agenda_run)]) == 0
+    text = capsys.readouterr().out
+    assert "success where the user simulator spoiled nothing (conditional)" in text

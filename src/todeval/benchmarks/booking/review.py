@@ -12,60 +12,41 @@ simulator (the user under the goal)
                          booking value that domain needs
   ``simulator_error``    the simulator crashed
 
-system (the agent under test)
+system (the agent under test; side ``agent``)
   ``ignored_constraint`` a search or booking whose argument contradicts a value the user stated
   ``missing_slots``      a booking without a booking slot the user had already given
   ``invented_reference`` a reference in its messages that no successful booking returned
   ``gave_up``            the user gave every value a goal domain needs, and it was not booked
   ``format_violation``, ``system_error`` -- the episode was aborted or crashed on its side
 
-The verdict of a failed episode is ``system``, ``simulator``, ``both`` or ``unclear`` (no fault
-found); a successful one is ``none``. Each fault names its turn and the text that shows it. The
-review reads only the record (events, details) and the shipped task, so old run directories
-are reviewed without re-running them: ``todeval booking review RUN_DIR``.
+The verdict of a failed episode is ``agent`` (the system), ``simulator``, ``both`` or
+``unclear`` (no fault found); a successful one is ``none``. Each fault names its turn and the
+text that shows it. The review reads only the record (events, details) and the shipped task,
+so old run directories are reviewed without re-running them: ``todeval review RUN_DIR``
+(models and verdicts: :mod:`todeval.review`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from todeval.benchmarks.booking.scoring import slot_matches
 from todeval.benchmarks.booking.tasks import BookingTask, normalise_value
 from todeval.core.outcome import Outcome
-from todeval.core.records import EpisodeRecord
-
-Side = Literal["system", "simulator"]
-Verdict = Literal["system", "simulator", "both", "unclear", "none"]
-VERDICTS: tuple[Verdict, ...] = ("system", "simulator", "both", "unclear", "none")
+from todeval.core.records import EpisodeRecord, Manifest
+from todeval.errors import BadInputError
+from todeval.review import VERDICTS, Fault, Review, Reviewer, review_of
 
 SIMULATOR_FAULTS = (
     "contradicts_goal", "not_in_goal", "withheld_value", "early_done", "simulator_error",
 )  # fmt: skip
-SYSTEM_FAULTS = (
+AGENT_FAULTS = (
     "ignored_constraint", "missing_slots", "invented_reference", "gave_up", "format_violation",
     "system_error",
 )  # fmt: skip
-
-
-class Fault(BaseModel):
-    side: Side
-    kind: str
-    turn: int
-    evidence: str = Field(description="the text (or call) that shows it")
-
-
-class Review(BaseModel):
-    """One episode's review (a line of ``todeval booking review -o FILE``)."""
-
-    episode_id: str
-    task_id: str
-    outcome: str
-    verdict: Verdict
-    faults: list[Fault] = Field(default_factory=list)
+SYSTEM_FAULTS = AGENT_FAULTS
 
 
 _WORDS = {
@@ -200,21 +181,14 @@ def review_episode(task: BookingTask, record: EpisodeRecord) -> Review:
             for ref in _REFERENCE.findall(text):
                 if ref not in references:
                     faults.append(
-                        Fault(side="system", kind="invented_reference", turn=e.turn, evidence=text)
+                        Fault(side="agent", kind="invented_reference", turn=e.turn, evidence=text)
                     )
         elif e.kind in ("db_query", "booking_request"):
             faults += _call_faults(task, e, stated, said)
-    failed = record.outcome is not Outcome.SUCCESS
-    if failed:
+    if record.outcome is not Outcome.SUCCESS:
         faults += _unbooked(task, record, events, stated, asked)
         faults += _ending(record)
-    return Review(
-        episode_id=record.episode_id,
-        task_id=record.task_id,
-        outcome=record.outcome.value,
-        verdict=_verdict(failed, faults),
-        faults=_unique(faults),
-    )
+    return review_of(record, faults)
 
 
 def _call_faults(
@@ -242,7 +216,7 @@ def _call_faults(
                     f"booking_request {domain} without {slot} (user said {', '.join(sorted(said))})"
                 )
                 out.append(
-                    Fault(side="system", kind="missing_slots", turn=event.turn, evidence=call)
+                    Fault(side="agent", kind="missing_slots", turn=event.turn, evidence=call)
                 )
             continue
         value = normalise_value(slot, given)
@@ -250,7 +224,7 @@ def _call_faults(
         if not followed and not any(slot_matches(slot, value, v) for v in allowed or ()):
             call = f"{event.kind} {domain}: {slot}={given} (user said {', '.join(sorted(told))})"
             out.append(
-                Fault(side="system", kind="ignored_constraint", turn=event.turn, evidence=call)
+                Fault(side="agent", kind="ignored_constraint", turn=event.turn, evidence=call)
             )
     return out
 
@@ -282,7 +256,7 @@ def _unbooked(
         elif not missing and record.outcome is Outcome.FAILURE:
             given = ", ".join(f"{s}={'/'.join(sorted(stated[s]))}" for s in needed)
             said = f"{domain} unbooked although the user gave {given or 'what it needs'}"
-            out.append(Fault(side="system", kind="gave_up", turn=last, evidence=said))
+            out.append(Fault(side="agent", kind="gave_up", turn=last, evidence=said))
     return out
 
 
@@ -292,37 +266,37 @@ def _ending(record: EpisodeRecord) -> list[Fault]:
     if record.outcome is Outcome.USER_SIMULATOR_ERROR:
         return [Fault(side="simulator", kind="simulator_error", turn=turn, evidence=reason)]
     if record.outcome is Outcome.SYSTEM_ERROR:
-        return [Fault(side="system", kind="system_error", turn=turn, evidence=reason)]
+        return [Fault(side="agent", kind="system_error", turn=turn, evidence=reason)]
     if record.termination == "format_violation":
-        return [Fault(side="system", kind="format_violation", turn=turn, evidence=reason)]
+        return [Fault(side="agent", kind="format_violation", turn=turn, evidence=reason)]
     return []
 
 
-def _unique(faults: list[Fault]) -> list[Fault]:
-    seen: set[tuple[str, str, int]] = set()
-    out = []
-    for f in faults:
-        key = (f.side, f.kind, f.turn)
-        if key not in seen:
-            seen.add(key)
-            out.append(f)
-    return out
+def review_run(manifest: Manifest, records: Iterable[EpisodeRecord]) -> Iterator[Review]:
+    """Every record of one booking run, reviewed against the run's task set."""
+    from todeval.benchmarks.booking.tasks import load_tasks
+
+    task_set = str(manifest.config.get("task_set", "test"))
+    tasks = {t.task_id: t for t in load_tasks(task_set)}
+    for record in records:
+        task = tasks.get(record.task_id)
+        if task is None:
+            raise BadInputError(f"task {record.task_id} is not in the {task_set} set")
+        yield review_episode(task, record)
 
 
-def _verdict(failed: bool, faults: list[Fault]) -> Verdict:
-    if not failed:
-        return "none"
-    sides = {f.side for f in faults}
-    if sides == {"system", "simulator"}:
-        return "both"
-    if sides == {"system"}:
-        return "system"
-    if sides == {"simulator"}:
-        return "simulator"
-    return "unclear"
+REVIEWER = Reviewer(
+    benchmark="booking",
+    agent="system",
+    simulator="user simulator",
+    review=review_run,
+)
+"""``todeval review`` of booking runs (registered in the package)."""
 
 
 __all__ = [
+    "AGENT_FAULTS",
+    "REVIEWER",
     "SIMULATOR_FAULTS",
     "SYSTEM_FAULTS",
     "VERDICTS",
@@ -330,4 +304,5 @@ __all__ = [
     "Review",
     "mentions",
     "review_episode",
+    "review_run",
 ]

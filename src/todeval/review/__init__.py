@@ -1,0 +1,210 @@
+"""Who failed: per-episode attribution to the agent under test or to the simulator (issue 30).
+
+A benchmark with a simulated counterpart (a user simulator, a provider) declares a
+:class:`Reviewer`: a function that reads one finished episode record -- never re-running it --
+and lists the :class:`Fault` s it finds on each side, each with the turn and the text that show
+it. This package knows no benchmark; it turns faults into a verdict per episode and a
+:class:`ReviewSummary` per run:
+
+* the **verdict** of a failed episode is ``agent``, ``simulator``, ``both`` or ``unclear`` (no
+  fault found); a successful one is ``none`` (its faults are still listed: a simulator that gave
+  the answer away spoils a success too);
+* the **simulator fault rate**: the share of all episodes with at least one simulator fault,
+  with a Wilson interval;
+* **success where the simulator did not spoil the episode**: the success rate over the episodes
+  with no simulator fault, with a Wilson interval. It is *conditional* -- it drops episodes by
+  what happened in them -- so it is a diagnostic beside the headline, never a replacement.
+
+Benchmarks register their reviewer with ``registry.reviewer(NAME, "module:attr")``;
+``todeval review RUN_DIR...`` picks it from each run's manifest.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from todeval.core.outcome import Outcome
+from todeval.core.records import EpisodeRecord, Manifest
+from todeval.stats.proportions import wilson_interval
+
+Side = Literal["agent", "simulator"]
+Verdict = Literal["agent", "simulator", "both", "unclear", "none"]
+VERDICTS: tuple[Verdict, ...] = ("agent", "simulator", "both", "unclear", "none")
+
+
+class Fault(BaseModel):
+    """One fault: whose, what kind, where, and the text (or call) that shows it."""
+
+    side: Side
+    kind: str
+    turn: int
+    evidence: str = Field(description="the text (or call) that shows it")
+
+
+class Review(BaseModel):
+    """One episode's review (a line of ``todeval review -o FILE``)."""
+
+    episode_id: str
+    task_id: str
+    outcome: str
+    verdict: Verdict
+    faults: list[Fault] = Field(default_factory=list)
+
+
+def verdict_of(failed: bool, faults: Iterable[Fault]) -> Verdict:
+    """The verdict of an episode: whose faults a failed episode has (``none`` if it did not
+    fail)."""
+    if not failed:
+        return "none"
+    sides = {fault.side for fault in faults}
+    if sides == {"agent", "simulator"}:
+        return "both"
+    if sides == {"agent"}:
+        return "agent"
+    if sides == {"simulator"}:
+        return "simulator"
+    return "unclear"
+
+
+def unique(faults: Iterable[Fault]) -> list[Fault]:
+    """The faults without repeats of the same side, kind and turn (first kept)."""
+    seen: set[tuple[str, str, int]] = set()
+    out = []
+    for fault in faults:
+        key = (fault.side, fault.kind, fault.turn)
+        if key not in seen:
+            seen.add(key)
+            out.append(fault)
+    return out
+
+
+def review_of(record: EpisodeRecord, faults: Iterable[Fault]) -> Review:
+    """A :class:`Review` of ``record`` with ``faults`` (deduplicated) and their verdict."""
+    found = unique(faults)
+    failed = record.outcome is not Outcome.SUCCESS
+    return Review(
+        episode_id=record.episode_id,
+        task_id=record.task_id,
+        outcome=record.outcome.value,
+        verdict=verdict_of(failed, found),
+        faults=found,
+    )
+
+
+ReviewFunction = Callable[[Manifest, Iterable[EpisodeRecord]], Iterator[Review]]
+
+
+@dataclass(frozen=True)
+class Reviewer:
+    """A benchmark's reviewer: what its two sides are called and how one run is reviewed.
+
+    ``review(manifest, records)`` yields one :class:`Review` per record; it raises
+    :class:`~todeval.errors.BadInputError` for a run it cannot read (a task not shipped)."""
+
+    benchmark: str
+    agent: str
+    simulator: str
+    review: ReviewFunction
+    notes: tuple[str, ...] = ()
+
+    def side_name(self, side: str) -> str:
+        return {"agent": self.agent, "simulator": self.simulator}.get(side, side)
+
+
+class Share(BaseModel):
+    """``k`` of ``n`` with a 95% Wilson interval."""
+
+    k: int
+    n: int
+    value: float | None
+    low: float | None
+    high: float | None
+
+    @classmethod
+    def of(cls, k: int, n: int) -> Share:
+        if n == 0:
+            return cls(k=k, n=n, value=None, low=None, high=None)
+        low, high = wilson_interval(k, n)
+        return cls(k=k, n=n, value=k / n, low=low, high=high)
+
+    def text(self) -> str:
+        if self.value is None:
+            return f"{self.k}/{self.n}  -"
+        return f"{self.k}/{self.n}  {self.value:.3f} [{self.low:.3f}, {self.high:.3f}]"
+
+
+class FaultCount(BaseModel):
+    side: Side
+    kind: str
+    episodes: int
+    failed: int
+
+
+class ReviewSummary(BaseModel):
+    """One run's reviews, counted."""
+
+    benchmark: str
+    agent: str
+    simulator: str
+    episodes: int
+    failed: int
+    verdicts: dict[str, Share]
+    faults: list[FaultCount]
+    success: Share
+    simulator_fault_rate: Share
+    success_unspoiled: Share = Field(
+        description="conditional: success over the episodes with no simulator fault"
+    )
+
+
+def summarise(reviewer: Reviewer, reviews: Sequence[Review]) -> ReviewSummary:
+    """Verdict shares of the failed episodes, fault counts, and the simulator's share."""
+    failed = [r for r in reviews if r.verdict != "none"]
+    verdicts = Counter(r.verdict for r in failed)
+    per_kind: Counter[tuple[str, str]] = Counter()
+    per_kind_failed: Counter[tuple[str, str]] = Counter()
+    for review in reviews:
+        kinds = {(f.side, f.kind) for f in review.faults}
+        per_kind.update(kinds)
+        if review.verdict != "none":
+            per_kind_failed.update(kinds)
+    spoiled = [any(f.side == "simulator" for f in r.faults) for r in reviews]
+    clean = [r for r, bad in zip(reviews, spoiled, strict=True) if not bad]
+    return ReviewSummary(
+        benchmark=reviewer.benchmark,
+        agent=reviewer.agent,
+        simulator=reviewer.simulator,
+        episodes=len(reviews),
+        failed=len(failed),
+        verdicts={v: Share.of(verdicts[v], len(failed)) for v in VERDICTS[:-1]},
+        faults=[
+            FaultCount(side=side, kind=kind, episodes=n, failed=per_kind_failed[(side, kind)])
+            for (side, kind), n in sorted(per_kind.items())
+        ],
+        success=Share.of(len(reviews) - len(failed), len(reviews)),
+        simulator_fault_rate=Share.of(sum(spoiled), len(reviews)),
+        success_unspoiled=Share.of(sum(r.verdict == "none" for r in clean), len(clean)),
+    )
+
+
+__all__ = [
+    "VERDICTS",
+    "Fault",
+    "FaultCount",
+    "Review",
+    "ReviewFunction",
+    "ReviewSummary",
+    "Reviewer",
+    "Share",
+    "Side",
+    "Verdict",
+    "review_of",
+    "summarise",
+    "unique",
+    "verdict_of",
+]
