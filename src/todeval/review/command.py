@@ -68,14 +68,16 @@ def format_summary(path: Path, reviewer: Reviewer, summary: ReviewSummary) -> st
             for f in summary.faults
         ]
         lines += ["", render_rows(["side", "fault", "episodes", "of them failed"], fault_rows)]
-    lines += [
-        "",
-        f"success                                      {summary.success.text()}",
-        f"episodes with a {reviewer.simulator} fault{'':<{max(0, 18 - len(reviewer.simulator))}}"
-        f"{summary.simulator_fault_rate.text()}",
-        f"success where the {reviewer.simulator} spoiled nothing (conditional) "
-        f"{summary.success_unspoiled.text()}",
+    sim = reviewer.simulator
+    rates = [
+        ["success", summary.success.text()],
+        [f"episodes with a {sim} fault", summary.simulator_fault_rate.text()],
+        [
+            f"success where the {sim} spoiled nothing (conditional)",
+            summary.success_unspoiled.text(),
+        ],
     ]
+    lines += ["", render_rows(["", "k/n  rate [95% Wilson]"], rates)]
     lines += [f"note: {note}" for note in reviewer.notes]
     return "\n".join(lines)
 

@@ -361,6 +361,23 @@ class RuleProvider:
             f"best node scored {best:.1f} (threshold {threshold:g})",
         )
 
+    def route_of(self, view: ProviderView, node: ResponseNode) -> Route | None:
+        """How the seeker's newest turn targets ``node`` by this provider's reading (``None``
+        when it does not: no detail question, a spent one, a list, nothing in common) -- for a
+        review of another provider's release."""
+        lang = view.lang
+        utterance = Utterance.read(view.question, lang)
+        if not utterance.detail or utterance.goodbye:
+            return None
+        terms = self._task_terms(view.task)
+        known = terms.known.union(*(terms.texts[n.label] for n in view.released))
+        fresh = self._unspent(view, utterance.detail, known)
+        if not fresh:
+            return None
+        nodes = list(view.available) if node in view.available else [*view.available, node]
+        close = self._closeness(fresh, nodes, terms) if lang in self.meaning else {}
+        return self._route(fresh, node, known, view.task, self._own_words(view, utterance), close)
+
     def _floor(self, route: Route, lang: Language) -> float:
         return self.thresholds[lang] if route is Route.WORDS else self.intent_floor[lang]
 

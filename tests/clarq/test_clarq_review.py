@@ -1,0 +1,109 @@
+"""Who failed in ClarQ (issue 30): the rule-read review of seeker and provider faults, on
+scripted seekers against ``rule`` (no provider fault) and against a provider that plants
+refusals and gifts at known rates (``todeval.testing.clarq_faults``): precision and recall of
+the review per planted kind, with Wilson intervals."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from todeval.cli import main
+from todeval.review.command import review_run
+from todeval.runner.store import RunDirectory
+from todeval.stats import wilson_interval
+from todeval.testing.clarq_faults import planted
+
+FAULTY = "todeval.testing.clarq_faults:FaultyProvider"
+GENERIC = "todeval.benchmarks.clarq.controls:GenericSeeker"
+LIMIT = "60"
+
+
+def _run(out: Path, seeker: str, provider: str = "rule") -> Path:
+    args = ["run", "clarq", "--seeker", seeker, "--provider", provider, "--limit", LIMIT]
+    assert main([*args, "--out", str(out), "--quiet"]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("clarq-review")
+    return {
+        "oracle": _run(root / "oracle", "oracle"),
+        "quitter": _run(root / "quitter", "quitter"),
+        "oracle-faulty": _run(root / "oracle-faulty", "oracle", FAULTY),
+        "generic-faulty": _run(root / "generic-faulty", GENERIC, FAULTY),
+    }
+
+
+def test_the_oracle_against_rule_has_no_provider_fault(runs: dict[str, Path]) -> None:
+    _, reviews = review_run(runs["oracle"])
+    assert len(reviews) == int(LIMIT)
+    assert all(r.verdict == "none" for r in reviews)
+    assert not [f for r in reviews for f in r.faults if f.side == "simulator"]
+
+
+def test_a_seeker_that_quits_is_the_seeker_s_fault(runs: dict[str, Path]) -> None:
+    _, reviews = review_run(runs["quitter"])
+    assert {r.verdict for r in reviews} == {"agent"}
+    assert all(any(f.kind == "quit_early" for f in r.faults) for r in reviews)
+
+
+@pytest.mark.parametrize(
+    ("run", "mistake", "kind"),
+    [
+        ("oracle-faulty", "refusal", "refused_targeted"),
+        ("generic-faulty", "gift", "release_unasked"),
+    ],
+)
+def test_planted_provider_mistakes_are_found(
+    runs: dict[str, Path], run: str, mistake: str, kind: str
+) -> None:
+    """Measured on all 260 tasks (docs/user-simulators.md): refusals precision 1.000, recall
+    0.986 (424 of 430); gifts 1.000 / 0.994 (177 of 178)."""
+    records = {r.episode_id: r for r in RunDirectory(runs[run]).iter_episodes()}
+    _, reviews = review_run(runs[run])
+    hits = flagged = planted_total = 0
+    for review in reviews:
+        truth = {t for t, k in planted(records[review.episode_id].events).items() if k == mistake}
+        found = {f.turn for f in review.faults if f.kind == kind}
+        hits += len(truth & found)
+        flagged += len(found)
+        planted_total += len(truth)
+    assert planted_total >= 20, planted_total  # enough planted to measure
+    precision, recall = hits / flagged, hits / planted_total
+    assert precision >= 0.9 and recall >= 0.9, (precision, recall)
+    assert wilson_interval(hits, planted_total)[0] > 0.8
+
+
+def test_todeval_review_of_clarq_runs(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["review", str(runs["oracle-faulty"]), "--json"]) == 0
+    [summary] = json.loads(capsys.readouterr().out)
+    assert summary["agent"] == "seeker" and summary["simulator"] == "provider"
+    rate = summary["simulator_fault_rate"]
+    assert rate["k"] > 0 and rate["low"] <= rate["value"] <= rate["high"]
+    unspoiled = summary["success_unspoiled"]
+    assert unspoiled["n"] == summary["episodes"] - rate["k"]
+    assert main(["review", str(runs["quitter"])]) == 0
+    text = capsys.readouterr().out
+    assert "seeker" in text and "quit_early" in text and "(conditional)" in text
+
+
+def test_review_refuses_what_it_cannot_read(
+    runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["review", str(tmp_path / "missing")]) == 3
+    assert "not a run directory" in capsys.readouterr().err
+    other = tmp_path / "other"
+    shutil.copytree(runs["quitter"], other)
+    manifest = json.loads((other / "manifest.json").read_text())
+    manifest["benchmark"] = "nosuch"
+    (other / "manifest.json").write_text(json.dumps(manifest))
+    assert main(["review", str(other)]) == 3
+    err = capsys.readouterr().err
+    assert "no reviewer for nosuch runs" in err and "booking, clarq" in err
