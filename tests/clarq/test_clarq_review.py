@@ -6,11 +6,13 @@ the review per planted kind, with Wilson intervals."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
+from todeval.benchmarks.clarq import load_tasks
 from todeval.cli import main
 from todeval.review.command import review_run
 from todeval.runner.store import RunDirectory
@@ -107,3 +109,58 @@ def test_review_refuses_what_it_cannot_read(
     assert main(["review", str(other)]) == 3
     err = capsys.readouterr().err
     assert "no reviewer for nosuch runs" in err and "booking, clarq" in err
+
+
+# the LLM reviewer: "agent" when the seeker said goodbye, else "simulator"; about one task
+# (named by one of its responses) it answers nothing readable
+def _reviewer_script(unreadable: str) -> dict[str, object]:
+    return {
+        "rules": [
+            {"match": re.escape(unreadable), "reply": "I am not sure."},
+            {"match": r"seeker: Goodbye", "reply": '{"verdict": "agent", "reason": "it quit"}'},
+        ],
+        "default": '{"verdict": "simulator", "reason": "the provider held back"}',
+    }
+
+
+def test_the_llm_reviewer_on_the_test_server(
+    runs: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Failed episodes only, one call each (cached on a repeat), verdicts beside the rules'
+    with their agreement and kappa, the calls accounted; an unreadable answer is counted."""
+    from todeval.backends.scripted import Script
+    from todeval.review.llm import parse_verdict
+    from todeval.testing.openai_server import ServerConfig
+    from todeval.testing.server_process import ServerProcess
+
+    assert parse_verdict('Sure: {"verdict": "Both", "reason": "x"}') == ("both", "x")
+    assert parse_verdict('{"verdict": "nobody"}') is None and parse_verdict("no") is None
+    monkeypatch.setenv("TODEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    quitter = str(runs["quitter"])
+    first = next(RunDirectory(runs["quitter"]).iter_episodes())
+    [task] = [t for t in load_tasks("en", "test") if t.task_id == first.task_id]
+    script = Script.model_validate(_reviewer_script(task.nodes[0].text))
+    out = tmp_path / "reviews.jsonl"
+    with ServerProcess(ServerConfig(script=script)) as server:
+        argv = ["review", quitter, "--review-model", f"openai:reviewer@{server.base_url}"]
+        assert main([*argv, "--json", "-o", str(out)]) == 0
+        summary = json.loads(capsys.readouterr().out)
+        asked = len(server.requests())
+        assert main([*argv, "--json"]) == 0  # again: from the cache
+        assert len(server.requests()) == asked
+        assert main(argv) == 0
+        prompt = server.requests()[0]["body"]["messages"][0]["content"]
+    text = capsys.readouterr().out
+    assert "LLM reviewer reviewer: " in text and "agreement with the rules: " in text
+    assert asked == int(LIMIT)  # every quitter episode failed
+    assert "The provider holds these responses" in prompt and "seeker: Goodbye" in prompt
+    llm = summary[0]["llm"]
+    assert llm["model"] == "reviewer" and llm["calls"] == int(LIMIT)
+    assert llm["failures"] >= 1 and llm["reviewed"] == int(LIMIT) - llm["failures"]
+    assert llm["verdicts"]["agent"]["k"] == llm["reviewed"]
+    assert llm["agreement"]["value"] == 1.0 and llm["kappa"] is None  # one class on both sides
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sum(line["llm_verdict"] == "agent" for line in lines) == llm["reviewed"]

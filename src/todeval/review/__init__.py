@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -54,6 +54,10 @@ class Review(BaseModel):
     outcome: str
     verdict: Verdict
     faults: list[Fault] = Field(default_factory=list)
+    llm_verdict: Verdict | None = Field(
+        None, description="the LLM reviewer's verdict (todeval review --review-model)"
+    )
+    llm_reason: str | None = None
 
 
 def verdict_of(failed: bool, faults: Iterable[Fault]) -> Verdict:
@@ -97,6 +101,7 @@ def review_of(record: EpisodeRecord, faults: Iterable[Fault]) -> Review:
 
 
 ReviewFunction = Callable[[Manifest, Iterable[EpisodeRecord]], Iterator[Review]]
+BriefFunction = Callable[[Manifest, Sequence[EpisodeRecord]], dict[str, str]]
 
 
 @dataclass(frozen=True)
@@ -111,6 +116,9 @@ class Reviewer:
     simulator: str
     review: ReviewFunction
     notes: tuple[str, ...] = ()
+    briefs: BriefFunction | None = None
+    """For the LLM reviewer: per episode id, what the simulator was given and what the agent
+    had to achieve (privileged: the reviewer is no player)."""
 
     def side_name(self, side: str) -> str:
         return {"agent": self.agent, "simulator": self.simulator}.get(side, side)
@@ -145,6 +153,21 @@ class FaultCount(BaseModel):
     failed: int
 
 
+class LLMReviewSummary(BaseModel):
+    """The LLM reviewer's verdicts of the failed episodes, against the rules'."""
+
+    model: str
+    reviewed: int
+    failures: int = Field(description="answers without a valid verdict")
+    verdicts: dict[str, Share]
+    agreement: Share = Field(description="failed episodes where the LLM and the rules agree")
+    kappa: float | None = Field(description="Cohen's kappa, LLM vs rules, over the verdicts")
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+
+
 class ReviewSummary(BaseModel):
     """One run's reviews, counted."""
 
@@ -159,6 +182,34 @@ class ReviewSummary(BaseModel):
     simulator_fault_rate: Share
     success_unspoiled: Share = Field(
         description="conditional: success over the episodes with no simulator fault"
+    )
+    llm: LLMReviewSummary | None = None
+
+
+def llm_summary(
+    reviews: Sequence[Review], model: str, failures: int, usage: Sequence[Any]
+) -> LLMReviewSummary:
+    """The LLM verdicts of the failed ``reviews`` and their agreement with the rule verdicts."""
+    from todeval.annotation.agreement import cohen_kappa
+
+    failed = [r for r in reviews if r.verdict != "none"]
+    both = [r for r in failed if r.llm_verdict is not None]
+    counts = Counter(r.llm_verdict for r in both)
+    kappa = None
+    if both and len({r.verdict for r in both} | {r.llm_verdict for r in both}) > 1:
+        value = cohen_kappa([r.verdict for r in both], [r.llm_verdict for r in both])
+        kappa = None if value != value else value  # NaN: one class on both sides
+    return LLMReviewSummary(
+        model=model,
+        reviewed=len(both),
+        failures=failures,
+        verdicts={v: Share.of(counts[v], len(both)) for v in VERDICTS[:-1]},
+        agreement=Share.of(sum(r.verdict == r.llm_verdict for r in both), len(both)),
+        kappa=kappa,
+        calls=len(usage),
+        prompt_tokens=sum(int(getattr(c, "prompt_tokens", 0) or 0) for c in usage),
+        completion_tokens=sum(int(getattr(c, "completion_tokens", 0) or 0) for c in usage),
+        cost_usd=sum(float(getattr(c, "cost_usd", 0.0) or 0.0) for c in usage),
     )
 
 
@@ -196,6 +247,7 @@ __all__ = [
     "VERDICTS",
     "Fault",
     "FaultCount",
+    "LLMReviewSummary",
     "Review",
     "ReviewFunction",
     "ReviewSummary",
@@ -203,6 +255,7 @@ __all__ = [
     "Share",
     "Side",
     "Verdict",
+    "llm_summary",
     "review_of",
     "summarise",
     "unique",

@@ -10,19 +10,40 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from todeval.core.files import write_output
 from todeval.core.imports import load_reference
 from todeval.core.outcome import Outcome
+from todeval.core.records import EpisodeRecord, Manifest
 from todeval.errors import BadInputError
 from todeval.registry import Registry, discover
-from todeval.review import Review, Reviewer, ReviewSummary, summarise
+
+if TYPE_CHECKING:
+    from todeval.backends.types import Backend
+from todeval.review import (
+    LLMReviewSummary,
+    Review,
+    Reviewer,
+    ReviewSummary,
+    llm_summary,
+    summarise,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="finished run directories")
     parser.add_argument("-o", "--output", metavar="FILE", help="write every review here (JSONL)")
     parser.add_argument("--json", action="store_true", help="print the run summaries as JSON")
+    llm = parser.add_argument_group("LLM reviewer (failed episodes only)")
+    llm.add_argument("--review-model", metavar="SPEC", help="also ask this model who failed")
+    llm.add_argument("--models-file", metavar="FILE", help="named models for --review-model")
+    llm.add_argument("--no-cache", action="store_true", help="bypass the response cache")
+    llm.add_argument("--cache-path", metavar="FILE", help="response cache file")
+    llm.add_argument("--seed", type=int, default=0, help="the reviewer's seed (default 0)")
+    llm.add_argument(
+        "--concurrency", type=int, default=8, metavar="N", help="reviewer calls in flight"
+    )
 
 
 def reviewer_for(benchmark: str, registry: Registry | None = None) -> Reviewer:
@@ -37,16 +58,22 @@ def reviewer_for(benchmark: str, registry: Registry | None = None) -> Reviewer:
     return found
 
 
-def review_run(path: Path, registry: Registry | None = None) -> tuple[Reviewer, list[Review]]:
-    """Every reviewable episode of the run directory ``path``, reviewed."""
+def read_run(path: Path) -> tuple[Manifest, list[EpisodeRecord]]:
+    """The manifest and the reviewable records (infrastructure errors left out) of a run."""
     from todeval.runner.store import RunDirectory
 
     store = RunDirectory(path)
     if not store.exists():
         raise BadInputError(f"{path}: not a run directory (no manifest.json)")
     manifest = store.read_manifest()
+    records = [r for r in store.iter_episodes() if r.outcome is not Outcome.INFRASTRUCTURE_ERROR]
+    return manifest, records
+
+
+def review_run(path: Path, registry: Registry | None = None) -> tuple[Reviewer, list[Review]]:
+    """Every reviewable episode of the run directory ``path``, reviewed by the rules."""
+    manifest, records = read_run(path)
     reviewer = reviewer_for(manifest.benchmark, registry)
-    records = (r for r in store.iter_episodes() if r.outcome is not Outcome.INFRASTRUCTURE_ERROR)
     return reviewer, list(reviewer.review(manifest, records))
 
 
@@ -78,24 +105,89 @@ def format_summary(path: Path, reviewer: Reviewer, summary: ReviewSummary) -> st
         ],
     ]
     lines += ["", render_rows(["", "k/n  rate [95% Wilson]"], rates)]
+    if summary.llm is not None:
+        llm = summary.llm
+        rows = [[names[v], share.text()] for v, share in llm.verdicts.items()]
+        kappa = "-" if llm.kappa is None else f"{llm.kappa:.3f}"
+        lines += [
+            "",
+            f"LLM reviewer {llm.model}: {llm.reviewed} failed episodes judged, "
+            f"{llm.failures} unreadable answers",
+            render_rows(["who failed (LLM)", "failed episodes [95% Wilson]"], rows),
+            f"agreement with the rules: {llm.agreement.text()}; Cohen's kappa {kappa}",
+            f"reviewer calls {llm.calls}, tokens {llm.prompt_tokens} + {llm.completion_tokens}, "
+            f"cost ${llm.cost_usd:.4f}",
+        ]
     lines += [f"note: {note}" for note in reviewer.notes]
     return "\n".join(lines)
 
 
 def run_command(args: argparse.Namespace) -> int:
-    reviews: list[Review] = []
-    blocks: list[str] = []
-    summaries = []
+    import asyncio
+
+    runs = []
     for path in map(Path, args.runs):
-        reviewer, found = review_run(path)
-        reviews += found
-        summary = summarise(reviewer, found)
-        summaries.append({"run": str(path), **summary.model_dump(mode="json")})
-        blocks.append(format_summary(path, reviewer, summary))
+        manifest, records = read_run(path)
+        reviewer = reviewer_for(manifest.benchmark)
+        found = list(reviewer.review(manifest, records))
+        runs.append((path, manifest, records, reviewer, found, summarise(reviewer, found)))
+    if args.review_model:
+        backend = _reviewer_backend(args)
+
+        async def ask_all() -> None:
+            try:
+                for _, manifest, records, reviewer, found, summary in runs:
+                    summary.llm = await _ask_model(
+                        args, backend, reviewer, manifest, records, found
+                    )
+            finally:
+                await backend.aclose()
+
+        asyncio.run(ask_all())
+    reviews = [review for *_, found, _ in runs for review in found]
     if args.output:
         write_output(Path(args.output), "".join(r.model_dump_json() + "\n" for r in reviews))
     if args.json:
-        print(json.dumps(summaries, indent=1))
+        out = [{"run": str(run[0]), **run[5].model_dump(mode="json")} for run in runs]
+        print(json.dumps(out, indent=1))
     else:
-        print("\n\n".join(blocks))
+        print("\n\n".join(format_summary(run[0], run[3], run[5]) for run in runs))
     return 0
+
+
+def _reviewer_backend(args: argparse.Namespace) -> Backend:
+    from todeval.backends.cache import ResponseCache, default_cache_path
+    from todeval.backends.factory import make_backend
+
+    cache = None
+    if not args.no_cache:
+        cache = ResponseCache(Path(args.cache_path) if args.cache_path else default_cache_path())
+    return make_backend(args.review_model, args.models_file, cache=cache, seed=args.seed)
+
+
+async def _ask_model(
+    args: argparse.Namespace,
+    backend: Backend,
+    reviewer: Reviewer,
+    manifest: Manifest,
+    records: list[EpisodeRecord],
+    reviews: list[Review],
+) -> LLMReviewSummary:
+    from todeval.core.records import CallUsage
+    from todeval.review.llm import review_failed
+
+    failed_ids = {r.episode_id for r in reviews if r.verdict != "none"}
+    failed = [r for r in records if r.episode_id in failed_ids]
+    briefs = reviewer.briefs(manifest, failed) if reviewer.briefs and failed else {}
+    usage: list[CallUsage] = []
+    failures = await review_failed(
+        reviews,
+        {r.episode_id: r for r in failed},
+        briefs,
+        reviewer,
+        backend,
+        seed=args.seed,
+        concurrency=args.concurrency,
+        usage=usage,
+    )
+    return llm_summary(reviews, backend.info.model, failures, usage)

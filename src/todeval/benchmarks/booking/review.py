@@ -29,7 +29,7 @@ so old run directories are reviewed without re-running them: ``todeval review RU
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from todeval.benchmarks.booking.scoring import slot_matches
@@ -285,11 +285,29 @@ def review_run(manifest: Manifest, records: Iterable[EpisodeRecord]) -> Iterator
         yield review_episode(task, record)
 
 
+def briefs(manifest: Manifest, records: Sequence[EpisodeRecord]) -> dict[str, str]:
+    """For the LLM reviewer: each episode's goal, as the user simulator was given it."""
+    from todeval.benchmarks.booking.tasks import load_tasks
+
+    task_set = str(manifest.config.get("task_set", "test"))
+    tasks = {t.task_id: t for t in load_tasks(task_set)}
+    out = {}
+    for record in records:
+        task = tasks.get(record.task_id)
+        if task is not None:
+            out[record.episode_id] = (
+                f"The user simulator's goal: {task.message} The system had to find what the "
+                "goal asks for, give the requested information, and book what it asks to book."
+            )
+    return out
+
+
 REVIEWER = Reviewer(
     benchmark="booking",
     agent="system",
     simulator="user simulator",
     review=review_run,
+    briefs=briefs,
 )
 """``todeval review`` of booking runs (registered in the package)."""
 

@@ -30,7 +30,7 @@ the provider audit's agreement with GPT-4o (kappa 0.759) bounds how far it can b
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from todeval.benchmarks.clarq._tasks import ClarqTask, load_tasks
@@ -179,6 +179,41 @@ def review_run(manifest: Manifest, records: Iterable[EpisodeRecord]) -> Iterator
         yield review_episode(task, record, reader, protocol)
 
 
+def briefs(manifest: Manifest, records: Sequence[EpisodeRecord]) -> dict[str, str]:
+    """For the LLM reviewer: what the seeker was told and the provider's response tree."""
+    lang = str(manifest.config.get("lang", "en"))
+    split = str(manifest.config.get("task_set", "test"))
+    tasks = {t.task_id: t for t in load_tasks(lang, split)}  # type: ignore[arg-type]
+    out = {}
+    for record in records:
+        task = tasks.get(record.task_id)
+        if task is None:
+            continue
+        b = task.background
+        told = "; ".join(
+            f"{name}: {value}"
+            for name, value in (
+                ("role", b.role),
+                ("task", b.task),
+                ("items", ", ".join(b.items)),
+                ("skills", ", ".join(b.skills)),
+                ("scenes", ", ".join(b.scenes)),
+            )
+            if value
+        )
+        nodes = "\n".join(
+            f"- [{n.label}] {n.text}" + (f" (answers: {n.purpose})" if n.purpose else "")
+            for n in task.nodes
+        )
+        out[record.episode_id] = (
+            f"The seeker was told only this: {told}. It had to find out, by asking, what it was "
+            "not told. The provider holds these responses and should release one (verbatim) "
+            "only when the seeker asks a question that it answers, one per turn, a child only "
+            f"after its parent:\n{nodes}"
+        )
+    return out
+
+
 REVIEWER = Reviewer(
     benchmark="clarq",
     agent="seeker",
@@ -188,6 +223,7 @@ REVIEWER = Reviewer(
         "read by the rule provider teacher-forced (audit kappa 0.759 against GPT-4o); under "
         "--provider rule the provider is its own reference and shows no fault",
     ),
+    briefs=briefs,
 )
 """``todeval review`` of ClarQ runs (registered in the package)."""
 
