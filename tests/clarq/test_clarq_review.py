@@ -164,3 +164,42 @@ def test_the_llm_reviewer_on_the_test_server(
     assert llm["agreement"]["value"] == 1.0 and llm["kappa"] is None  # one class on both sides
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert sum(line["llm_verdict"] == "agent" for line in lines) == llm["reviewed"]
+
+
+def test_failed_episodes_go_to_people_with_the_rule_verdict_as_gold(
+    runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``annotate export --from review:RUNS``: one item per failed episode (transcript, brief,
+    four answers), the rules' verdict in the key; people's answers against it by ``annotate
+    agreement --gold``."""
+    spec = f"review:{runs['quitter']},{runs['oracle-faulty']}"
+    out = tmp_path / "who.jsonl"
+    argv = ["annotate", "export", "--from", spec, "--n", "500", "--stratify", "run"]
+    assert main([*argv, "-o", str(out)]) == 0
+    items = [json.loads(line) for line in out.read_text().splitlines()]
+    key = {k["id"]: k["gold"] for k in map(json.loads, (tmp_path / "who.key.jsonl").open())}
+    failed = {
+        f"{path.name}/{r.episode_id}": r.verdict
+        for path in (runs["quitter"], runs["oracle-faulty"])
+        for r in review_run(path)[1]
+        if r.verdict != "none"
+    }
+    assert {i["id"] for i in items} == set(failed) and len(items) > int(LIMIT)
+    assert all(key[i] == [v] for i, v in failed.items())
+    assert not any("verdict" in i["strata"] for i in items)  # the gold stays in the key
+    first = items[0]
+    assert [c["id"] for c in first["candidates"]] == ["agent", "simulator", "both", "unclear"]
+    assert first["turns"][0]["speaker"] == "provider" and first["fields"][1]["name"] == "brief"
+    answers = tmp_path / "who.answers.jsonl"
+    rows = [
+        {"item": i, "annotator": who, "choice": gold if who == "a" or n % 4 else ["both"]}
+        for n, (i, gold) in enumerate(sorted(key.items()))
+        for who in ("a", "b")
+    ]
+    answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    capsys.readouterr()
+    assert (
+        main(["annotate", "agreement", str(answers), "--gold", str(out.with_suffix(".key.jsonl"))])
+        == 0
+    )
+    assert "majority" in capsys.readouterr().out

@@ -12,3 +12,9 @@ def register(registry: Registry) -> None:
         "who failed: every episode of finished runs reviewed for agent and simulator faults",
         "todeval.review.command",
     )
+    registry.annotation_source(
+        "review",
+        "who failed? the failed episodes of run directories (review:RUN_DIR[,RUN_DIR...]), "
+        "the rule reviewer's verdict as the gold",
+        items="todeval.review.annotation:items",
+    )
