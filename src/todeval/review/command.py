@@ -67,6 +67,8 @@ def read_run(path: Path) -> tuple[Manifest, list[EpisodeRecord]]:
         raise BadInputError(f"{path}: not a run directory (no manifest.json)")
     manifest = store.read_manifest()
     records = [r for r in store.iter_episodes() if r.outcome is not Outcome.INFRASTRUCTURE_ERROR]
+    if not records:
+        raise BadInputError(f"{path}: no finished episodes to review (episodes.jsonl)")
     return manifest, records
 
 

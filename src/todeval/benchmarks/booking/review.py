@@ -6,8 +6,8 @@ Every failed episode is read against its goal -- with the scorer's own value nor
 simulator (the user under the goal)
   ``contradicts_goal``   it stated a value for a slot its goal constrains to something else
   ``not_in_goal``        it stated a constraint its goal does not have (area, price, type, stars)
-  ``withheld_value``     the system asked for a booking slot the goal holds and the user never
-                         gave it
+  ``withheld_value``     the system asked for a value the goal holds (people, day, nights, time;
+                         a constraint or a booking slot) and the user never gave it
   ``early_done``         it ended the dialogue with a goal domain unbooked before giving every
                          booking value that domain needs
   ``simulator_error``    the simulator crashed
@@ -16,7 +16,9 @@ system (the agent under test; side ``agent``)
   ``ignored_constraint`` a search or booking whose argument contradicts a value the user stated
   ``missing_slots``      a booking without a booking slot the user had already given
   ``invented_reference`` a reference in its messages that no successful booking returned
-  ``gave_up``            the user gave every value a goal domain needs, and it was not booked
+  ``gave_up``            the user gave every value a goal domain needs, and it was not booked;
+                         or it refused a booking outright ("I cannot book that.") and a goal
+                         domain stayed unbooked
   ``format_violation``, ``system_error`` -- the episode was aborted or crashed on its side
 
 The verdict of a failed episode is ``agent`` (the system), ``simulator``, ``both`` or
@@ -55,7 +57,10 @@ _WORDS = {
 }  # fmt: skip
 _NUM = r"(\d{1,2}|" + "|".join(_WORDS) + r")"
 _PATTERNS: dict[str, list[re.Pattern[str]]] = {
-    "people": [re.compile(_NUM + r"\s+(?:people|persons?|guests?|adults?|of us|ppl)\b")],
+    "people": [
+        re.compile(_NUM + r"\s+(?:people|persons?|guests?|adults?|of us|ppl|tickets?|seats?)\b"),
+        re.compile(r"\b(?:group|party|table|family) of " + _NUM + r"\b"),
+    ],
     "stay": [re.compile(_NUM + r"\s+(?:nights?|days? stay)\b")],
     "stars": [re.compile(_NUM + r"[- ]stars?\b")],
     "day": [
@@ -74,6 +79,12 @@ _ASKS = {
     "stay": re.compile(r"how many nights|how long"),
     "time": re.compile(r"what time|which time"),
 }
+_REFUSAL = re.compile(
+    r"\b(?:cannot|can't|can not|unable to|am not able to)\s+(?:make\s+)?(?:book|reserve)\s+"
+    r"(?:that|this|it|the booking|anything)\b"
+)
+"""A system turn refusing a booking outright ("I cannot book that."), as opposed to refusing a
+value ("I can't book for 12 people.")."""
 _REFERENCE = re.compile(
     r"\b(?:reference|ref\.?)(?: number| code)?(?: is)?:?\s*#?([A-Z0-9]{6,10})\b"
 )
@@ -142,6 +153,7 @@ def review_episode(task: BookingTask, record: EpisodeRecord) -> Review:
     stated: dict[str, set[str]] = {}  # slot -> the goal values the user stated for it
     said: dict[str, set[str]] = {}  # slot -> every value the user stated (goal or not)
     asked: list[tuple[str, int, str]] = []  # (slot, turn, system text) asked for
+    refusals: list[tuple[int, str]] = []  # (turn, system text) refusing a booking outright
     references = {
         str(e.data.get("reference"))
         for e in events
@@ -178,6 +190,8 @@ def review_episode(task: BookingTask, record: EpisodeRecord) -> Review:
             for slot, pattern in _ASKS.items():
                 if pattern.search(text.lower()):
                     asked.append((slot, e.turn, text))
+            if _REFUSAL.search(text.lower()):
+                refusals.append((e.turn, text))
             for ref in _REFERENCE.findall(text):
                 if ref not in references:
                     faults.append(
@@ -187,6 +201,7 @@ def review_episode(task: BookingTask, record: EpisodeRecord) -> Review:
             faults += _call_faults(task, e, stated, said)
     if record.outcome is not Outcome.SUCCESS:
         faults += _unbooked(task, record, events, stated, asked)
+        faults += _refused(task, events, refusals)
         faults += _ending(record)
     return review_of(record, faults)
 
@@ -236,8 +251,13 @@ def _unbooked(
     stated: dict[str, set[str]],
     asked: list[tuple[str, int, str]],
 ) -> list[Fault]:
-    """Faults about goal domains left without a booking."""
+    """Faults about goal domains left without a booking, and values the system asked for that
+    the goal holds (as a constraint or a booking slot) and the user never gave."""
     out: list[Fault] = []
+    for slot, turn, text in asked:
+        held = _goal_values(task, slot)
+        if held and "dontcare" not in held and not stated.get(slot, set()) & held:
+            out.append(Fault(side="simulator", kind="withheld_value", turn=turn, evidence=text))
     booked = _booked(events)
     last = max((e.turn for e in events), default=0)
     for domain, goal in task.domains.items():
@@ -247,9 +267,6 @@ def _unbooked(
         missing = [
             s for s in needed if not stated.get(s, set()) & (_goal_values(task, s, domain) or set())
         ]
-        for slot, turn, text in asked:
-            if slot in missing:
-                out.append(Fault(side="simulator", kind="withheld_value", turn=turn, evidence=text))
         if missing and record.termination == "done":
             said = f"{domain} unbooked; never given: {', '.join(missing)}"
             out.append(Fault(side="simulator", kind="early_done", turn=last, evidence=said))
@@ -258,6 +275,17 @@ def _unbooked(
             said = f"{domain} unbooked although the user gave {given or 'what it needs'}"
             out.append(Fault(side="agent", kind="gave_up", turn=last, evidence=said))
     return out
+
+
+def _refused(task: BookingTask, events: list[Any], refusals: list[tuple[int, str]]) -> list[Fault]:
+    """A system that said outright it would not book, with a goal domain left unbooked, gave up
+    (whatever the user had or had not given by then)."""
+    booked = _booked(events)
+    wanted = [d for d, g in task.domains.items() if (g.book or g.fail_book) and d not in booked]
+    if not wanted or not refusals:
+        return []
+    turn, text = refusals[0]
+    return [Fault(side="agent", kind="gave_up", turn=turn, evidence=text)]
 
 
 def _ending(record: EpisodeRecord) -> list[Fault]:
