@@ -59,7 +59,12 @@ def test_panel_one_system_three_users(tmp_path: Path, capsys: pytest.CaptureFixt
     assert panel["rank_stability"] is None
     for rel in panel["runs"].values():
         assert (out / rel / "summary.json").exists()
-    assert "max - min (paper)" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "max - min (paper)" in text
+    faults = panel["simulator_faults"]  # todeval review's reading per user simulator
+    assert set(faults) == set(users) and faults["agenda"]["with_fault"] == 0
+    assert all(f["episodes"] == 10 for f in faults.values())
+    assert "agenda: simulator faults in 0 of 10 episodes" in text
 
 
 def test_panel_two_systems_rank_stability(

@@ -123,9 +123,13 @@ def test_todeval_review_reads_any_registered_benchmark(
     assert summary["benchmark"] == "booking" and summary["agent"] == "system"
     assert summary["episodes"] == 117 and summary["simulator_fault_rate"]["k"] == 0
     assert summary["success_unspoiled"]["value"] == summary["success"]["value"]
-    assert main(["review", str(agenda_run)]) == 0
+    table = tmp_path / "who.csv"
+    assert main(["review", str(agenda_run), "--csv", str(table)]) == 0
     text = capsys.readouterr().out
     assert "success where the user simulator spoiled nothing (conditional)" in text
+    rows = table.read_text().splitlines()
+    assert rows[0] == "run,benchmark,row,side,name,k,n,value,low,high"
+    assert any(",rate,simulator,episodes with a simulator fault,0,117," in r for r in rows)
 
 
 @pytest.mark.parametrize("kind", [*USER_KINDS, *SYSTEM_KINDS])

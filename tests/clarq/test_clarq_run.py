@@ -167,6 +167,9 @@ def test_provider_panel_from_a_panel_file(tmp_path: Path) -> None:
     assert panel["controls"] == ["oracle"]  # privileged: in the spread, never ranked
     rankings = panel["rank_stability"]["rankings"]
     assert all(sorted(r) == ["dump", "wrong"] for r in rankings.values())
+    faults = panel["simulator_faults"]  # todeval review's reading, per provider (issue 30)
+    assert faults["rule"]["with_fault"] == 0 and faults["rule"]["episodes"] == 9
+    assert faults["generous"]["rate"] > 0.5 and faults["generous"]["low"] > 0.2
 
 
 @pytest.mark.parametrize(

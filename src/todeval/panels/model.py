@@ -117,6 +117,16 @@ class RankStability(BaseModel):
         return self.ranking_text.get(varied) or " > ".join(self.rankings.get(varied, []))
 
 
+class SimulatorFaults(BaseModel):
+    """One simulator's fault rate over a panel's runs (``todeval review``'s reading)."""
+
+    episodes: int
+    with_fault: int
+    rate: float | None
+    low: float | None
+    high: float | None
+
+
 class PanelSummary(BaseModel):
     """``panel.json``."""
 
@@ -138,6 +148,11 @@ class PanelSummary(BaseModel):
         default_factory=list,
         description="subject members played by a privileged player (controls): in the spread, "
         "never in the rankings",
+    )
+    simulator_faults: dict[str, SimulatorFaults] = Field(
+        default_factory=dict,
+        description="per varied member, when the varied role is the benchmark reviewer's "
+        "simulator: the share of its episodes (over every subject) with a simulator fault",
     )
 
     @property

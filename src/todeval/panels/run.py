@@ -18,7 +18,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -26,7 +26,13 @@ from todeval.console.panel import panel_table
 from todeval.core.records import Summary
 from todeval.errors import BadInputError, UsageError
 from todeval.panels.members import Member, check_members
-from todeval.panels.model import PANEL_FILE, PanelSummary, pair_key, write_panel
+from todeval.panels.model import (
+    PANEL_FILE,
+    PanelSummary,
+    SimulatorFaults,
+    pair_key,
+    write_panel,
+)
 from todeval.panels.summary import summarize_panel
 from todeval.panels.words import PanelWords
 from todeval.results.profile import BenchmarkProfile, PanelRoles
@@ -36,6 +42,7 @@ from todeval.runner.naming import selection_suffix, slug
 from todeval.runner.options import RunSettings
 from todeval.runner.plan import RunPlan
 from todeval.runner.store import RunDirectory
+from todeval.stats.proportions import wilson_interval
 
 C = TypeVar("C", bound=BaseModel)
 
@@ -159,11 +166,46 @@ def run_panel(
         task_values=task_values,
         seed=int(getattr(base, "seed", 0)),
     )
+    panel.simulator_faults = simulator_faults(profile.benchmark, roles.varied, out, pairs)
     write_panel(out, panel)
     if show:
         print(panel_table(panel, PanelWords.of(profile, roles.subject, roles.varied, metric)))
+        for member, faults in panel.simulator_faults.items():
+            if faults.rate is not None:
+                print(
+                    f"{member}: simulator faults in {faults.with_fault} of {faults.episodes} "
+                    f"episodes, {faults.rate:.3f} [{faults.low:.3f}, {faults.high:.3f}] "
+                    "(todeval review)"
+                )
         print(f"\npanel directory: {out} ({PANEL_FILE} and one run directory per pair)")
     return panel
+
+
+def simulator_faults(
+    benchmark: str, varied: str, out: Path, pairs: Sequence[Any]
+) -> dict[str, SimulatorFaults]:
+    """Per varied member, the share of its episodes with a simulator fault, when the benchmark
+    registers a reviewer whose simulator is the varied role (else nothing)."""
+    from todeval.registry import discover
+    from todeval.review.command import review_run, reviewer_for
+
+    if benchmark not in discover().reviewers:
+        return {}
+    if reviewer_for(benchmark).simulator_role != varied:
+        return {}
+    counts: dict[str, list[int]] = {}
+    for pair in pairs:
+        _, reviews = review_run(out / pair.dirname)
+        k, n = counts.setdefault(pair.varied.name, [0, 0])
+        spoiled = sum(any(f.side == "simulator" for f in r.faults) for r in reviews)
+        counts[pair.varied.name] = [k + spoiled, n + len(reviews)]
+    out_rates = {}
+    for member, (k, n) in counts.items():
+        low, high = wilson_interval(k, n) if n else (None, None)
+        out_rates[member] = SimulatorFaults(
+            episodes=n, with_fault=k, rate=k / n if n else None, low=low, high=high
+        )
+    return out_rates
 
 
 def default_panel_out(

@@ -119,6 +119,8 @@ class Reviewer:
     briefs: BriefFunction | None = None
     """For the LLM reviewer: per episode id, what the simulator was given and what the agent
     had to achieve (privileged: the reviewer is no player)."""
+    simulator_role: str | None = None
+    """The run role the simulator plays (a panel varying it shows each member's fault rate)."""
 
     def side_name(self, side: str) -> str:
         return {"agent": self.agent, "simulator": self.simulator}.get(side, side)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from todeval.core.files import write_output
 from todeval.core.imports import load_reference
@@ -26,6 +26,7 @@ from todeval.review import (
     Review,
     Reviewer,
     ReviewSummary,
+    Share,
     llm_summary,
     summarise,
 )
@@ -35,6 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="finished run directories")
     parser.add_argument("-o", "--output", metavar="FILE", help="write every review here (JSONL)")
     parser.add_argument("--json", action="store_true", help="print the run summaries as JSON")
+    parser.add_argument(
+        "--csv", metavar="FILE", help="write one row per run and side/fault kind here (CSV)"
+    )
     llm = parser.add_argument_group("LLM reviewer (failed episodes only)")
     llm.add_argument("--review-model", metavar="SPEC", help="also ask this model who failed")
     llm.add_argument("--models-file", metavar="FILE", help="named models for --review-model")
@@ -149,12 +153,56 @@ def run_command(args: argparse.Namespace) -> int:
     reviews = [review for *_, found, _ in runs for review in found]
     if args.output:
         write_output(Path(args.output), "".join(r.model_dump_json() + "\n" for r in reviews))
+    if args.csv:
+        write_output(Path(args.csv), summary_csv([(run[0], run[5]) for run in runs]))
     if args.json:
         out = [{"run": str(run[0]), **run[5].model_dump(mode="json")} for run in runs]
         print(json.dumps(out, indent=1))
     else:
         print("\n\n".join(format_summary(run[0], run[3], run[5]) for run in runs))
     return 0
+
+
+def summary_csv(runs: list[tuple[Path, ReviewSummary]]) -> str:
+    """One row per run and line of the split: ``who failed`` rows (verdicts of the failed
+    episodes), ``fault`` rows (episodes with each side's fault kind) and ``rate`` rows
+    (success, simulator fault rate, conditional success), each with k, n and a Wilson CI."""
+    import csv
+    import io
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["run", "benchmark", "row", "side", "name", "k", "n", "value", "low", "high"])
+
+    def row(path: Path, s: ReviewSummary, kind: str, side: str, name: str, share: Any) -> None:
+        cells = [share.value, share.low, share.high]
+        fmt = ["" if c is None else f"{c:.4f}" for c in cells]
+        writer.writerow([str(path), s.benchmark, kind, side, name, share.k, share.n, *fmt])
+
+    for path, s in runs:
+        for verdict, share in s.verdicts.items():
+            row(
+                path,
+                s,
+                "who failed",
+                verdict if verdict in ("agent", "simulator") else "",
+                verdict,
+                share,
+            )
+        for fault in s.faults:
+            share = Share.of(fault.episodes, s.episodes)
+            row(path, s, "fault", fault.side, fault.kind, share)
+        row(path, s, "rate", "", "success", s.success)
+        row(path, s, "rate", "simulator", "episodes with a simulator fault", s.simulator_fault_rate)
+        row(
+            path,
+            s,
+            "rate",
+            "",
+            "success where the simulator spoiled nothing (conditional)",
+            s.success_unspoiled,
+        )
+    return buffer.getvalue()
 
 
 def _reviewer_backend(args: argparse.Namespace) -> Backend:

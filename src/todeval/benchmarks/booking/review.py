@@ -336,6 +336,7 @@ REVIEWER = Reviewer(
     simulator="user simulator",
     review=review_run,
     briefs=briefs,
+    simulator_role="user",
 )
 """``todeval review`` of booking runs (registered in the package)."""
 

@@ -224,6 +224,7 @@ REVIEWER = Reviewer(
         "--provider rule the provider is its own reference and shows no fault",
     ),
     briefs=briefs,
+    simulator_role="provider",
 )
 """``todeval review`` of ClarQ runs (registered in the package)."""
 
