@@ -147,3 +147,14 @@ def test_figures_have_one_mark_per_run_and_group(runs: dict[str, Path]) -> None:
     bars = html.split('id="fig-groups-booking"', 1)[1].split("</svg>", 1)[0]
     assert bars.count('<g class="bar"') == 3 * 6
     assert html.count('class="eb"') == 3  # one error bar per leaderboard row
+
+
+def test_who_failed_splits_each_run_s_failures(runs: dict[str, Path]) -> None:
+    """A run of a benchmark with a reviewer gets a row: the verdicts of its failed episodes,
+    the simulator fault rate and the conditional success, labelled as such (issue 30)."""
+    html = build_html(load_inputs([runs["rule"], runs["corpus"]]))
+    section = html.split('<section id="who-failed">', 1)[1].split("</section>", 1)[0]
+    assert 'href="#who-failed"' in html
+    assert section.count('<tr id="who-') == 2
+    assert "user simulator failed" in section and "(conditional)" in section
+    assert "not a score to rank by" in section

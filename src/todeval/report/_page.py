@@ -27,6 +27,7 @@ from todeval.report._payload import (
     profile_view,
     run_view,
 )
+from todeval.report._review import who_failed_section
 from todeval.report._sections import (
     ci_methods,
     ci_note,
@@ -74,6 +75,7 @@ _NAV = (
     ("cost", "Cost vs score"),
     ("groups", "Task groups"),
     ("taxonomy", "Failure taxonomy"),
+    ("who-failed", "Who failed"),
     ("tables", "Benchmark tables"),
     ("panels", "Panels"),
     ("usage", "Usage & cost"),
@@ -265,6 +267,9 @@ def _sections(
                 ),
             )
         )
+    who = who_failed_section(inputs.runs, num) if inputs.runs and mode == "embedded" else None
+    if who is not None:
+        out.append(("who-failed", section("who-failed", "Who failed", who)))
     extra = summary_tables_section(inputs.runs, num)
     if extra is not None:
         out.append(("tables", section("tables", "Benchmark tables", extra)))
