@@ -9,7 +9,8 @@ provider (the simulator)
   ``release_unasked``   it released a node the seeker's turn does not target (a free answer:
                         it spoils a success as much as a failure)
   ``refused_targeted``  it released nothing to a turn that targets an available node by its
-                        intent or meaning (the ``rule`` provider would have released it)
+                        intent or meaning (the ``rule`` provider would have released it), or
+                        kept the gate shut to a question about the task
   ``false_enough``      it said "enough information" with nodes still to release
   ``provider_error``    it crashed or broke the protocol
 
@@ -19,7 +20,7 @@ seeker (the agent under test)
   ``untargeted``        a detail question that targets no available node
   ``repeated``          it asked again what was already answered
   ``asked_nothing``     a turn with no detail question (a plan, thanks, "anything else?")
-  ``off_task``          a turn that shares nothing with the task
+  ``off_task``          a turn that shares nothing with the task (at the gate too)
   ``seeker_error``      it crashed or returned no text
 
 Under the ``rule`` provider its own runs show no provider fault by construction (it is the
@@ -116,10 +117,14 @@ def _turn_faults(
     released: list[str],
     turn: int,
 ) -> list[Fault]:
-    if not view.gate_open:
+    asked = view.question
+    if not view.gate_open:  # the opening: the task question passes the gate, anything else not
+        if expected.decision is Decision.APOLOGY:
+            return [_agent("off_task", turn, asked)]
+        if decision == Decision.APOLOGY.value:
+            return [_simulator("refused_targeted", turn, f"{asked} (about the task)")]
         return []
     out: list[Fault] = []
-    asked = view.question
     kind = _SEEKER_KINDS.get(expected.kind)
     if kind is not None and expected.decision is not Decision.RELEASE:
         out.append(_agent(kind, turn, asked))
