@@ -131,7 +131,6 @@ class Registry:
     annotation_sources: dict[str, AnnotationSource] = field(default_factory=dict)
     tool_surfaces: dict[str, ToolSurface] = field(default_factory=dict)
     control_suites: dict[str, str] = field(default_factory=dict)  # name -> 'module:attr'
-    reviewers: dict[str, str] = field(default_factory=dict)  # benchmark -> 'module:attr'
     broken: list[str] = field(default_factory=list)  # installed plug-ins that failed to load
 
     def group(self, name: str, help: str) -> None:
@@ -258,16 +257,6 @@ class Registry:
         if ":" not in suite:
             raise ValueError(f"control suite {suite!r} needs 'module:attr'")
         self.control_suites[name] = suite
-
-    def reviewer(self, name: str, reviewer: str) -> None:
-        """Register how ``todeval review`` reads the runs of benchmark ``name``: a
-        ``"module:attribute"`` reference to a :class:`~todeval.review.Reviewer` (imported only
-        when reviewing)."""
-        if name in self.reviewers:
-            raise ValueError(f"two plug-ins define the reviewer of {name!r}")
-        if ":" not in reviewer:
-            raise ValueError(f"reviewer {reviewer!r} needs 'module:attr'")
-        self.reviewers[name] = reviewer
 
 
 def _spec_command(name: str, help: str, spec: str) -> Command:

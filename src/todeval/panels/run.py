@@ -166,7 +166,7 @@ def run_panel(
         task_values=task_values,
         seed=int(getattr(base, "seed", 0)),
     )
-    panel.simulator_faults = simulator_faults(profile.benchmark, roles.varied, out, pairs)
+    panel.simulator_faults = simulator_faults(profile, roles.varied, out, pairs)
     write_panel(out, panel)
     if show:
         print(panel_table(panel, PanelWords.of(profile, roles.subject, roles.varied, metric)))
@@ -182,20 +182,20 @@ def run_panel(
 
 
 def simulator_faults(
-    benchmark: str, varied: str, out: Path, pairs: Sequence[Any]
+    profile: BenchmarkProfile, varied: str, out: Path, pairs: Sequence[Any]
 ) -> dict[str, SimulatorFaults]:
-    """Per varied member, the share of its episodes with a simulator fault, when the benchmark
-    registers a reviewer whose simulator is the varied role (else nothing)."""
-    from todeval.registry import discover
-    from todeval.review.command import review_run, reviewer_for
+    """Per varied member, the share of its episodes with a simulator fault, when the profile
+    names a reviewer whose simulator is the varied role (else nothing)."""
+    from todeval.review.reading import load_reviewer, review_with
 
-    if benchmark not in discover().reviewers:
+    if profile.reviewer is None:
         return {}
-    if reviewer_for(benchmark).simulator_role != varied:
+    reviewer = load_reviewer(profile.reviewer)
+    if reviewer.simulator_role != varied:
         return {}
     counts: dict[str, list[int]] = {}
     for pair in pairs:
-        _, reviews = review_run(out / pair.dirname)
+        reviews = review_with(reviewer, out / pair.dirname)
         k, n = counts.setdefault(pair.varied.name, [0, 0])
         spoiled = sum(any(f.side == "simulator" for f in r.faults) for r in reviews)
         counts[pair.varied.name] = [k + spoiled, n + len(reviews)]

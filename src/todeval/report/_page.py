@@ -267,7 +267,11 @@ def _sections(
                 ),
             )
         )
-    who = who_failed_section(inputs.runs, num) if inputs.runs and mode == "embedded" else None
+    who = (
+        who_failed_section(inputs.runs, num, inputs.profiles)
+        if inputs.runs and mode == "embedded"
+        else None
+    )
     if who is not None:
         out.append(("who-failed", section("who-failed", "Who failed", who)))
     extra = summary_tables_section(inputs.runs, num)

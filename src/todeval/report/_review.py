@@ -18,6 +18,7 @@ from todeval.report._blocks import (
 )
 from todeval.report._inputs import RunInput
 from todeval.report.markup import Markup, el, join
+from todeval.results.profile import ProfileBook
 from todeval.review import Share, summarise
 
 
@@ -31,20 +32,22 @@ def _cell(share: Share) -> Markup:
     )
 
 
-def who_failed_section(runs: Sequence[RunInput], num: Numbering) -> Markup | None:
-    """One table row per run whose benchmark registers a reviewer (``None`` without any)."""
-    from todeval.registry import discover
-    from todeval.review.command import review_run, reviewer_for
+def who_failed_section(
+    runs: Sequence[RunInput], num: Numbering, profiles: ProfileBook
+) -> Markup | None:
+    """One table row per run whose benchmark's profile names a reviewer (``None`` without
+    any)."""
+    from todeval.review.reading import load_reviewer, review_with
 
-    known = discover().reviewers
     rows: list[Markup] = []
     names: set[tuple[str, str]] = set()
     for r in runs:
-        if r.manifest.benchmark not in known:
+        reference = profiles.get(r.manifest.benchmark).reviewer
+        if reference is None:
             continue
         try:
-            reviewer = reviewer_for(r.manifest.benchmark)
-            _, reviews = review_run(r.path)
+            reviewer = load_reviewer(reference)
+            reviews = review_with(reviewer, r.path)
         except TodevalError:
             continue  # a run the reviewer cannot read: the leaderboard still shows it
         s = summarise(reviewer, reviews)

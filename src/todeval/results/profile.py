@@ -183,6 +183,11 @@ class BenchmarkProfile(_Frozen):
     events: Mapping[str, EventView] = Field(default_factory=dict)
     details: tuple[DetailView, ...] = ()
     panel: PanelRoles | None = None
+    reviewer: str | None = Field(
+        None,
+        description="'module:attribute' of the benchmark's todeval.review.Reviewer: who failed "
+        "(todeval review, the report's Who failed section, panels' simulator fault rates)",
+    )
     notes: tuple[str, ...] = Field((), description="what the leaderboard's columns mean")
 
     @field_validator("events")

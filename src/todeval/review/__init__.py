@@ -15,8 +15,9 @@ it. This package knows no benchmark; it turns faults into a verdict per episode 
   with no simulator fault, with a Wilson interval. It is *conditional* -- it drops episodes by
   what happened in them -- so it is a diagnostic beside the headline, never a replacement.
 
-Benchmarks register their reviewer with ``registry.reviewer(NAME, "module:attr")``;
-``todeval review RUN_DIR...`` picks it from each run's manifest.
+A benchmark names its reviewer in its profile (``BenchmarkProfile.reviewer``, a
+``"module:attr"`` reference); ``todeval review RUN_DIR...``, the report and panels find it from
+each run's benchmark.
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ from typing import Any
 from todeval.annotation.items import Candidate, ContextField, ContextTurn, GoldItem, Item
 from todeval.core.events import type_of_kind
 from todeval.errors import UsageError
-from todeval.review.command import read_run, reviewer_for
+from todeval.review.command import reviewer_for
+from todeval.review.reading import read_run
 
 SOURCE = "review"
 

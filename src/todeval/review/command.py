@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from todeval.core.files import write_output
-from todeval.core.imports import load_reference
-from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord, Manifest
 from todeval.errors import BadInputError
 from todeval.registry import Registry, discover
@@ -30,6 +28,7 @@ from todeval.review import (
     llm_summary,
     summarise,
 )
+from todeval.review.reading import load_reviewer, read_run
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,29 +50,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def reviewer_for(benchmark: str, registry: Registry | None = None) -> Reviewer:
-    refs = (registry or discover()).reviewers
-    ref = refs.get(benchmark)
-    if ref is None:
-        known = ", ".join(sorted(refs)) or "none"
+    """The reviewer the benchmark's profile names (one-line error when it names none)."""
+    profiles = (registry or discover()).profiles
+    profile = profiles.get(benchmark)
+    if profile is None or profile.reviewer is None:
+        known = ", ".join(sorted(n for n, p in profiles.items() if p.reviewer)) or "none"
         raise BadInputError(f"no reviewer for {benchmark} runs (benchmarks with one: {known})")
-    found = load_reference(ref, what="reviewer")
-    if not isinstance(found, Reviewer):
-        raise TypeError(f"{ref} is not a todeval.review.Reviewer")
-    return found
-
-
-def read_run(path: Path) -> tuple[Manifest, list[EpisodeRecord]]:
-    """The manifest and the reviewable records (infrastructure errors left out) of a run."""
-    from todeval.runner.store import RunDirectory
-
-    store = RunDirectory(path)
-    if not store.exists():
-        raise BadInputError(f"{path}: not a run directory (no manifest.json)")
-    manifest = store.read_manifest()
-    records = [r for r in store.iter_episodes() if r.outcome is not Outcome.INFRASTRUCTURE_ERROR]
-    if not records:
-        raise BadInputError(f"{path}: no finished episodes to review (episodes.jsonl)")
-    return manifest, records
+    return load_reviewer(profile.reviewer)
 
 
 def review_run(path: Path, registry: Registry | None = None) -> tuple[Reviewer, list[Review]]:

@@ -51,7 +51,6 @@ def register(registry: Registry) -> None:
         factory="todeval.benchmarks.booking.tool_sandbox:tool_sandbox",
     )
     registry.controls("booking", "todeval.benchmarks.booking.systems.controls:SUITE")
-    registry.reviewer("booking", "todeval.benchmarks.booking.review:REVIEWER")
 
 
 __all__ = ["register"]

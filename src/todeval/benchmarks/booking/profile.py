@@ -133,6 +133,7 @@ PROFILE = BenchmarkProfile(
             pre=("raw",),
         ),
     ),
+    reviewer="todeval.benchmarks.booking.review:REVIEWER",
     panel=PanelRoles(subject="system", varied="user", varied_noun="user simulator"),
     notes=(
         "Macro = mean of the domain-group means (the clem:todd aggregate).",

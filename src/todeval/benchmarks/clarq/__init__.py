@@ -138,7 +138,6 @@ def register(registry: Registry) -> None:
         "clarq", "audit", AUDIT_HELP, _AUDIT_CLI, add="add_audit_arguments", run="run_audit"
     )
     registry.controls("clarq", f"{__name__}.controls:SUITE")
-    registry.reviewer("clarq", f"{__name__}.review:REVIEWER")
 
 
 __all__ = [

@@ -86,6 +86,7 @@ PROFILE = BenchmarkProfile(
         DetailView(key="judge", title="Judge questions", layout="rows"),
         DetailView(key="verdicts", title="Verdicts obtained", layout="json"),
     ),
+    reviewer="todeval.benchmarks.clarq.review:REVIEWER",
     panel=PanelRoles(subject="seeker", varied="provider"),
     notes=(
         "S = share of dialogues in which every required response reached the seeker (the "
