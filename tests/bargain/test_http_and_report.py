@@ -133,13 +133,17 @@ def test_no_private_field_in_any_request(runs: dict[str, Any]) -> None:
                     assert json.dumps(reason)[1:-1] not in content
 
 
-SMOL_DIALOGUE = {"craigslist": "cb-000", "casino": "casino-test-548", "scripted": "sc-00000"}
+SMOL_DIALOGUE = {"craigslist": "cb-000", "scripted": "sc-00003"}
+"""Short dialogues (4 and 2 turns) and 5 candidates: SmolLM2 on CPU costs seconds a turn, most
+of it reading the prompt. CaSiNo is left out
+here -- every test dialogue has 10+ turns (about 44 s) and its labeller path is the same; the
+CaSiNo track runs end to end with scripted models over HTTP in this module."""
 
 
-@pytest.mark.parametrize("track", ["craigslist", "casino", "scripted"])
+@pytest.mark.parametrize("track", sorted(SMOL_DIALOGUE))
 def test_smollm2_labels_a_few_turns(tmp_path: Path, track: str) -> None:
     require_local_model()
-    out = _run(tmp_path / "smol", "--track", track, "--model", "llamacpp:smollm2",
+    out = _run(tmp_path / "smol", "--track", track, "--model", "llamacpp:smollm2", "--k", "5",
                "--dialogue-ids", SMOL_DIALOGUE[track], "--max-tokens", "24")  # fmt: skip
     record = _episodes(out)[0]
     assert record["outcome"] in {"success", "failure"}
