@@ -40,7 +40,7 @@ MULTIWOZ = ROOT / "fixtures" / "multiwoz_predictions" / "damd.json.gz"
 CLARQ = ROOT / "clarq" / "fixtures" / "l2l_GPT-4o_seeker_vs_GPT-4o_provider.Comp.En.json.gz"
 
 # cases per kind (1,020 in process; 10 of each kind again as subprocesses)
-CASES = {"multiwoz": 100, "incar": 50, "clarq": 200, "models": 150, "panel": 150}
+CASES = {"multiwoz": 60, "incar": 30, "clarq": 120, "models": 100, "panel": 150}
 SUBPROCESS_CASES = 10
 
 
