@@ -42,7 +42,6 @@ from todeval.runner.naming import selection_suffix, slug
 from todeval.runner.options import RunSettings
 from todeval.runner.plan import RunPlan
 from todeval.runner.store import RunDirectory
-from todeval.stats.proportions import wilson_interval
 
 C = TypeVar("C", bound=BaseModel)
 
@@ -186,6 +185,7 @@ def simulator_faults(
 ) -> dict[str, SimulatorFaults]:
     """Per varied member, the share of its episodes with a simulator fault, when the profile
     names a reviewer whose simulator is the varied role (else nothing)."""
+    from todeval.review import Review, summarise
     from todeval.review.reading import load_reviewer, review_with
 
     if profile.reviewer is None:
@@ -193,17 +193,14 @@ def simulator_faults(
     reviewer = load_reviewer(profile.reviewer)
     if reviewer.simulator_role != varied:
         return {}
-    counts: dict[str, list[int]] = {}
+    by_member: dict[str, list[Review]] = {}
     for pair in pairs:
-        reviews = review_with(reviewer, out / pair.dirname)
-        k, n = counts.setdefault(pair.varied.name, [0, 0])
-        spoiled = sum(any(f.side == "simulator" for f in r.faults) for r in reviews)
-        counts[pair.varied.name] = [k + spoiled, n + len(reviews)]
+        by_member.setdefault(pair.varied.name, []).extend(review_with(reviewer, out / pair.dirname))
     out_rates = {}
-    for member, (k, n) in counts.items():
-        low, high = wilson_interval(k, n) if n else (None, None)
+    for member, reviews in by_member.items():
+        rate = summarise(reviewer, reviews).simulator_fault_rate
         out_rates[member] = SimulatorFaults(
-            episodes=n, with_fault=k, rate=k / n if n else None, low=low, high=high
+            episodes=rate.n, with_fault=rate.k, rate=rate.value, low=rate.low, high=rate.high
         )
     return out_rates
 

@@ -542,13 +542,13 @@ class RuleProvider:
         lang = view.lang
         by_text = {release_message(node.text): node for node in view.released}
         spent: list[list[str]] = []
+        terms = self._task_terms(view.task)
         history = view.history
         for i in range(1, len(history) - 1, 2):  # seeker turn i, the provider's reply i + 1
             node = by_text.get(history[i + 1])
             if node is None:
                 continue
             asked = Utterance.read(history[i], lang).detail
-            terms = self._task_terms(view.task)
             targeting = [
                 tokenize(sentence, lang)
                 for sentence in asked
