@@ -85,10 +85,12 @@ def run(
     ray_address: str | None = None,
     quiet: bool = True,
     runtime: RuntimeOptions | None = None,
+    review: bool = True,
     _check_keys: bool = True,
 ) -> RunResult:
     """Run (or continue) a benchmark into the run directory ``out``; an unknown config key
-    is refused (a usage error), as :func:`build_plan` does."""
+    is refused (a usage error), as :func:`build_plan` does. With ``review`` each failed
+    episode is written with its verdict (who failed) when the benchmark has a reviewer."""
     runtime = runtime or RuntimeOptions(out=Path(out))
     plan = _plan(benchmark, config, runtime, check_keys=_check_keys)
     return execute_plan(
@@ -99,6 +101,7 @@ def run(
         command=["api.run", benchmark],
         executor=executor,
         ray_address=ray_address,
+        review=review,
     )
 
 

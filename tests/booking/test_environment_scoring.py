@@ -4,15 +4,13 @@ import pytest
 
 from todeval.benchmarks.booking.db import load_database
 from todeval.benchmarks.booking.environment import Booking, BookingEnvironment
-from todeval.benchmarks.booking.schema import slot_values
 from todeval.benchmarks.booking.scoring import score_domain, score_episode, slot_matches
 from todeval.benchmarks.booking.tasks import BookingTask, DomainGoal
+from todeval.benchmarks.booking.world import world_of
 
 
 def env(domains: list[str], task_set: str = "test") -> BookingEnvironment:
-    return BookingEnvironment(
-        load_database(task_set), slot_values(task_set), domains, random.Random(1)
-    )
+    return BookingEnvironment(world_of(task_set), domains, random.Random(1))
 
 
 PIZZA = {

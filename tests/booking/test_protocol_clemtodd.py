@@ -23,8 +23,9 @@ from todeval.benchmarks.booking.messages import (
     ToolCall,
 )
 from todeval.benchmarks.booking.rules import OutputHandling, handle_output
-from todeval.benchmarks.booking.schema import DB_TOOLS, slot_values
+from todeval.benchmarks.booking.schema import DB_TOOLS
 from todeval.benchmarks.booking.tasks import load_tasks
+from todeval.benchmarks.booking.world import world_of
 from todeval.cli import main
 from todeval.core.outcome import Outcome
 from todeval.core.records import CallUsage, EpisodeRecord
@@ -183,7 +184,7 @@ def test_search_does_not_map_free_or_guest_house() -> None:
     assert total("clemtodd", HOTEL, {"parking": "free"}) == 0
     assert total("clemtodd", HOTEL, {"type": "guest house"}) == 0
     assert handle("strict", HOTEL, {"parking": "free"}).violation is not None  # enum yes|no
-    env = BookingEnvironment(load_database("test"), slot_values("test"), [], random_rng())
+    env = BookingEnvironment(world_of("test"), [], random_rng())
     assert env.search("hotel", {"type": "guest house"}).total > 0
 
 
@@ -238,7 +239,7 @@ def test_empty_or_dontcare_optional_slot_rejected_or_literal() -> None:
     booking = {"name": "charlie chan", "people": "2", "day": "friday", "time": "18:00"}
     for extra in ({"area": ""}, {"area": "dontcare"}, {"food": "dontcare"}):
         assert not booked("clemtodd", BOOK_RESTAURANT, booking | extra, "restaurant")
-    env = BookingEnvironment(load_database("test"), slot_values("test"), ["restaurant"],
+    env = BookingEnvironment(world_of("test"), ["restaurant"],
                              random_rng())  # fmt: skip
     assert env.book("restaurant", booking | {"area": "dontcare", "food": "dontcare"}).ok
 
@@ -248,7 +249,7 @@ def test_train_times_match_exactly_in_booking_lookup() -> None:
     treats it as a bound (``>=``), so the user's earliest time books the train."""
     row = next(r for r in load_database("test").rows("train") if r["trainid"] == "TR9386")
     booking = {"trainid": "TR9386", "people": "2", "departure": row["departure"]}
-    env = BookingEnvironment(load_database("test"), slot_values("test"), ["train"], random_rng())
+    env = BookingEnvironment(world_of("test"), ["train"], random_rng())
     assert clemtodd.book(env, "train", booking | {"leaveat": row["leaveat"]}).ok
     assert not clemtodd.book(env, "train", booking | {"leaveat": "00:01"}).ok
     bound = {"leaveat": {"operator": ">=", "value": "00:01"}}  # passed on as given: a bound
@@ -263,7 +264,7 @@ def test_train_duration_is_a_lookup_key() -> None:
     strict: duration is an optional attribute, not looked up."""
     row = next(r for r in load_database("test").rows("train") if r["trainid"] == "TR9386")
     booking = {"trainid": "TR9386", "people": "2", "day": row["day"]}
-    env = BookingEnvironment(load_database("test"), slot_values("test"), ["train"], random_rng())
+    env = BookingEnvironment(world_of("test"), ["train"], random_rng())
     assert clemtodd.book(env, "train", booking | {"duration": row["duration"]}).ok
     assert not clemtodd.book(env, "train", booking | {"duration": "1 minutes"}).ok
     assert env.book("train", booking | {"duration": "1 minutes"}).ok
@@ -273,7 +274,7 @@ def test_goal_booking_keys_must_be_present() -> None:
     """processbooking.py: the goal's booking keys (``book_keys``) must be present as well as
     the mandatory ones; strict checks only the mandatory keys and the schema's required ones."""
     booking = {"name": "charlie chan", "people": "2", "day": "friday", "time": "18:00"}
-    env = BookingEnvironment(load_database("test"), slot_values("test"), ["restaurant"],
+    env = BookingEnvironment(world_of("test"), ["restaurant"],
                              random_rng())  # fmt: skip
     assert clemtodd.book(env, "restaurant", booking, ("people", "day", "time")).ok
     assert not clemtodd.book(env, "restaurant", booking, ("people", "day", "time", "stay")).ok

@@ -67,6 +67,9 @@ ALLOWED = {
     "kind, or tool_call/tool_result for booking's DB queries and results (issue 28)",
     r"summary:/metrics/.*/(n_tasks|n_effective)": "new Estimate fields (issue 29): the tasks "
     "and the effective sample size with trials (null here: one trial)",
+    r"summary:/labels/who_failed": "new label (issue 30): the verdicts of the failed episodes",
+    r"episodes:\d+/labels/who_failed": "new label (issue 30): a failed episode's verdict",
+    r"episodes:\d+/review": "new field (issue 30): a failed episode's verdict and faults",
     r"summary:/trials": "new summary field (issue 29): consistency and variance split of "
     "trials (null here: one trial)",
     r"manifest:/task_set_hash": "one format for every benchmark (issue 28); the recorded value "

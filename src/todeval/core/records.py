@@ -12,9 +12,15 @@ families never collide. The schema version is bumped on any incompatible change.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from todeval.core.events import MODEL_CALL
 from todeval.core.events import Event as Event  # re-exported: records hold events
@@ -134,6 +140,27 @@ def without_call_text(record: EpisodeRecord) -> EpisodeRecord:
     return record.model_copy(update={"events": events})
 
 
+Side = Literal["agent", "simulator"]
+Verdict = Literal["agent", "simulator", "both", "unclear", "none"]
+
+
+class Fault(BaseModel):
+    """One fault a review found: whose, what kind, where, and the text (or call) that shows it."""
+
+    side: Side
+    kind: str
+    turn: int
+    evidence: str = Field(description="the text (or call) that shows it")
+
+
+class EpisodeReview(BaseModel):
+    """Who failed, as the benchmark's reviewer saw it when the episode was written
+    (:mod:`todeval.review`; ``todeval review`` re-reads finished runs the same way)."""
+
+    verdict: Verdict
+    faults: list[Fault] = Field(default_factory=list)
+
+
 class EpisodeRecord(BaseModel):
     """One finished episode: one line of ``episodes.jsonl``."""
 
@@ -164,6 +191,19 @@ class EpisodeRecord(BaseModel):
     details: dict[str, Any] = Field(
         default_factory=dict, description="benchmark-specific extras (booked slots, goal, ...)"
     )
+    review: EpisodeReview | None = Field(
+        None,
+        description="a failed episode's verdict and faults (who failed), when the benchmark "
+        "has a reviewer; written by the runner",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_empty_review(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A record without a review is written as before reviews existed (no ``review``)."""
+        data: dict[str, Any] = handler(self)
+        if data.get("review", 0) is None:
+            del data["review"]
+        return data
 
     @property
     def key(self) -> tuple[str, int]:

@@ -25,26 +25,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from todeval.core.outcome import Outcome
-from todeval.core.records import EpisodeRecord, Manifest
+from todeval.core.records import EpisodeRecord, EpisodeReview, Fault, Manifest, Side, Verdict
 from todeval.stats.proportions import wilson_interval
 
-Side = Literal["agent", "simulator"]
-Verdict = Literal["agent", "simulator", "both", "unclear", "none"]
 VERDICTS: tuple[Verdict, ...] = ("agent", "simulator", "both", "unclear", "none")
-
-
-class Fault(BaseModel):
-    """One fault: whose, what kind, where, and the text (or call) that shows it."""
-
-    side: Side
-    kind: str
-    turn: int
-    evidence: str = Field(description="the text (or call) that shows it")
 
 
 class Review(BaseModel):
@@ -248,6 +237,7 @@ def summarise(reviewer: Reviewer, reviews: Sequence[Review]) -> ReviewSummary:
 
 __all__ = [
     "VERDICTS",
+    "EpisodeReview",
     "Fault",
     "FaultCount",
     "LLMReviewSummary",

@@ -33,6 +33,7 @@ def execute_from_args(
         command=getattr(args, "_argv", None),
         executor=args.executor,
         ray_address=args.ray_address,
+        review=not getattr(args, "no_review", False),
     )
     for note in result.notes if not args.quiet else ():
         print(note, file=sys.stderr)

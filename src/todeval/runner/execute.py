@@ -16,9 +16,10 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from todeval import __version__
 from todeval.core.clock import utc_now
@@ -47,6 +48,9 @@ from todeval.runner.plan import EpisodeJob, RunPlan
 from todeval.runner.progress import ProgressReporter
 from todeval.runner.store import RunDirectory
 from todeval.runner.summary import summarize
+
+if TYPE_CHECKING:
+    from todeval.review.live import LiveReview
 
 
 @dataclass
@@ -157,6 +161,7 @@ async def _run_jobs(
     progress: ProgressReporter,
     state: _SessionState,
     health: RunHealth,
+    review: Callable[[EpisodeRecord], EpisodeRecord] | None = None,
 ) -> None:
     """A pool of ``max_concurrency`` workers pulls jobs; each record is appended when done.
 
@@ -190,6 +195,8 @@ async def _run_jobs(
             if health.refusal is not None:  # this episode may have met it: not kept
                 stop(health.refusal)
                 return
+            if review is not None:
+                record = review(record)
             if plan.runtime is not None and not plan.runtime.record_calls:
                 record = without_call_text(record)
             try:
@@ -315,8 +322,12 @@ def execute_plan(
     command: list[str] | None = None,
     executor: str = "local",
     ray_address: str | None = None,
+    review: bool = True,
 ) -> RunResult:
     """Run (or continue) ``plan`` in ``run_dir`` and write its summary.
+
+    With ``review`` (the default) and a plan whose benchmark names a reviewer, each failed
+    episode is written with its verdict (who failed, :mod:`todeval.review.live`).
 
     Raises :class:`~todeval.errors.InterruptedRunError` after SIGINT/SIGTERM, and the one-line
     error that stopped the run early (a refused key or model, an unreachable endpoint, a disk
@@ -399,10 +410,13 @@ def execute_plan(
     progress = ProgressReporter(len(pending), success_metric=plan.success_metric, quiet=quiet)
     state = _SessionState()
     health = RunHealth()
+    live = _live_review(plan, manifest, notes) if review else None
     try:
         with watching(health):
             asyncio.run(
-                _run_jobs(plan, pending, store, runner, max_concurrency, progress, state, health)
+                _run_jobs(
+                    plan, pending, store, runner, max_concurrency, progress, state, health, live
+                )
             )
     finally:
         runner.close()
@@ -415,6 +429,11 @@ def execute_plan(
         except TodevalError:
             if state.stop is None:  # else the error that stopped the run says it first
                 raise
+    if live is not None and live.stopped is not None:
+        notes.append(
+            f"note: reviewing stopped ({live.stopped}); the failed episodes after it have no "
+            f"verdict (todeval review {run_dir} reads them all)"
+        )
     if state.stop is not None:
         _raise_stop(state.stop, store, wanted, len(plan.jobs))
     to_retry, first_cause = _to_retry(store, wanted)
@@ -428,6 +447,20 @@ def execute_plan(
         to_retry=to_retry,
         first_cause=first_cause,
     )
+
+
+def _live_review(plan: RunPlan, manifest: Manifest, notes: list[str]) -> LiveReview | None:
+    """The run's reviewer fed one record at a time, if its benchmark names one."""
+    if plan.reviewer is None:
+        return None
+    from todeval.review.live import LiveReview
+    from todeval.review.reading import load_reviewer
+
+    try:
+        return LiveReview(load_reviewer(plan.reviewer), manifest)
+    except Exception as exc:  # a broken reviewer never stops a run
+        notes.append(f"note: episodes are written without a review ({plan.reviewer}: {exc})")
+        return None
 
 
 def _finish(plan: RunPlan, store: RunDirectory, wanted: set[tuple[str, int]]) -> Summary:

@@ -3,7 +3,7 @@ the runtime options that change how a run executes but never its results.
 
 ``add_run_arguments`` gives every benchmark the same options -- ``--seed``, ``--trials``,
 ``--limit`` and ``--limit-mode``, the id selection, ``--max-concurrency``, ``--executor``,
-``--ray-address``, ``--out``, ``--quiet``, and, where the benchmark declares them,
+``--ray-address``, ``--out``, ``--no-review``, ``--quiet``, and, where the benchmark declares them,
 ``--protocol`` and ``--prompts`` -- and :func:`todeval.driver.run_settings` reads them back into
 the fields of a benchmark's config (the runner never reads prompt files).
 ``add_generation_arguments`` adds the options of commands that call models.
@@ -158,6 +158,12 @@ def add_run_arguments(
     )
     parser.add_argument(
         "--out", default=None, metavar="DIR", help=f"run directory (default {default_out})"
+    )
+    parser.add_argument(
+        "--no-review",
+        action="store_true",
+        help="write failed episodes without their verdict (who failed: the agent or the "
+        "simulator; todeval review RUN_DIR gives it later)",
     )
     parser.add_argument("--quiet", action="store_true", help=QUIET_HELP)
 

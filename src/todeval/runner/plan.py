@@ -62,6 +62,9 @@ class RunPlan:
     legacy_task_set_hashes: tuple[str, ...] = ()
     # what the benchmark's spec built for this run (todeval.spec.RunContext: tasks, shared)
     context: Any = None
+    # "module:attr" naming the benchmark's todeval.review.Reviewer: failed episodes are
+    # written with their verdict (who failed)
+    reviewer: str | None = None
 
     @property
     def config_hash(self) -> str:

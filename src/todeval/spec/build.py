@@ -64,6 +64,9 @@ class BenchmarkSpec(Generic[C, T]):
     """The run's summary from its records (default: the runner's summary)."""
     success_metric: str | None = None
     """The metric pass^k counts as success (default: the profile's ``success_metric``)."""
+    reviewer: str | None = None
+    """``"module:attr"`` of its :class:`todeval.review.Reviewer` (default: the profile's): each
+    failed episode is written with who failed."""
 
     def plan(self, config: Mapping[str, Any] | C, runtime: RuntimeOptions | None = None) -> RunPlan:
         """The run plan of ``config`` (see :func:`build_plan`)."""
@@ -267,6 +270,7 @@ def build_plan(
         runtime=runtime,
         legacy_task_set_hashes=(legacy,) if legacy else (),
         context=context,
+        reviewer=spec.reviewer or (spec.profile.reviewer if spec.profile is not None else None),
     )
 
 

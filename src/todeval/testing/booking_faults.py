@@ -11,11 +11,18 @@ user (the simulator)
   ``early_done``        says ``done`` at its second turn (before giving what booking needs)
   ``withheld_value``    answers every question for people, day or nights with "Please just go
                         ahead." and, once asked, never states any of them
+  ``not_in_goal``       one turn also asks for an area or a price range its goal leaves open
+                        ("Oh, and somewhere in the north, please.")
 
 system (the agent under test)
   ``invented_reference`` its first reply, before any booking, ends with "Your reference number
                         is ZQ7X4K2M."
   ``gave_up``           every booking call becomes "I am sorry, I cannot book that."
+  ``ignored_constraint`` the first search or booking with an area, price range or day the user
+                        stated gets another value instead ("south" -> "north")
+  ``missing_slots``     the first booking with people, day or nights the user stated leaves
+                        that slot out (played under ``--protocol clemtodd``, whose game master
+                        answers such a booking instead of aborting the episode)
 
 :func:`measure` plays the test goals with one faulty side and reviews every record: per kind,
 precision and recall of the review at the episode level with Wilson intervals.
@@ -37,6 +44,7 @@ from todeval.benchmarks.booking.messages import (
     SystemOutput,
     ToolCall,
     UserContext,
+    UserMessage,
     UserReply,
 )
 from todeval.benchmarks.booking.review import mentions, review_episode
@@ -45,8 +53,8 @@ from todeval.benchmarks.booking.tasks import BookingTask
 from todeval.benchmarks.booking.users.agenda import AgendaUser
 from todeval.stats.proportions import wilson_interval
 
-USER_KINDS = ("contradicts_goal", "early_done", "withheld_value")
-SYSTEM_KINDS = ("invented_reference", "gave_up")
+USER_KINDS = ("contradicts_goal", "early_done", "withheld_value", "not_in_goal")
+SYSTEM_KINDS = ("invented_reference", "gave_up", "ignored_constraint", "missing_slots")
 INVENTED = "ZQ7X4K2M"
 
 _OTHER = {
@@ -55,6 +63,8 @@ _OTHER = {
              "centre": "north"},
 }  # fmt: skip
 _SAY = {"pricerange": "Actually, make it {}.", "area": "Actually, I want one in the {}."}
+_ADD = {"area": "Oh, and somewhere in the north, please.", "pricerange": "Oh, and cheap, please."}
+_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _ASK = ("how many people", "which day", "what day", "how many nights", "how long")
 
 
@@ -69,6 +79,24 @@ def _contradiction(task: BookingTask) -> str | None:
             if value in _OTHER[slot]:
                 return _SAY[slot].format(_OTHER[slot][value])
     return None
+
+
+def _unasked(task: BookingTask) -> str | None:
+    """A constraint the goal leaves open, stated ("Oh, and cheap, please."), or None."""
+    for slot, text in _ADD.items():
+        if not any(
+            slot in part
+            for goal in task.domains.values()
+            for part in (goal.info, goal.fail_info, goal.book, goal.fail_book)
+        ):
+            return text
+    return None
+
+
+def _other(slot: str, value: str) -> str | None:
+    if slot == "day" and value in _DAYS:
+        return _DAYS[(_DAYS.index(value) + 1) % len(_DAYS)]
+    return _OTHER.get(slot, {}).get(value)
 
 
 class FaultyUser:
@@ -87,9 +115,10 @@ class FaultyUser:
     async def start(self, context: UserContext) -> None:
         await self.inner.start(context)
         self._armed = _planted(context.task.task_id, self.kind, self.rate, self.seed)
-        self._extra = _contradiction(context.task) if self.kind == "contradicts_goal" else None
-        if self.kind == "contradicts_goal" and self._extra is None:
-            self._armed = False  # nothing to contradict: no mistake possible
+        extra = {"contradicts_goal": _contradiction, "not_in_goal": _unasked}.get(self.kind)
+        self._extra = extra(context.task) if extra is not None else None
+        if extra is not None and self._extra is None:
+            self._armed = False  # nothing to contradict or add: no mistake possible
         self._turn = 0
 
     async def respond(self, system_message: str | None) -> UserReply:
@@ -99,7 +128,8 @@ class FaultyUser:
             return self._withhold(system_message, reply)
         if not self._armed or self.planted:
             return reply
-        if self.kind == "contradicts_goal" and self._turn == 2 and reply.text != "done":
+        added = self.kind in ("contradicts_goal", "not_in_goal")
+        if added and self._turn == 2 and reply.text != "done":
             self.planted = True
             return UserReply(text=f"{reply.text} {self._extra}", usage=reply.usage)
         if self.kind == "early_done" and self._turn == 2:
@@ -131,6 +161,7 @@ class FaultySystem:
         self.planted = False
         self._armed = False
         self._booked = False
+        self._said: dict[str, set[str]] = {}  # what the user stated so far, by slot
 
     def arm(self, task_id: str) -> None:
         """Draw whether this episode gets the mistake (the system is never told the task)."""
@@ -140,11 +171,20 @@ class FaultySystem:
         await self.inner.start(context)
 
     async def respond(self, observation: Observation) -> SystemOutput:
+        if isinstance(observation, UserMessage):
+            for slot, values in mentions(observation.text).items():
+                self._said.setdefault(slot, set()).update(values)
         out = await self.inner.respond(observation)
         call = out.tool_call
         if not self._armed or call is None:
             return out
         booking = call.name.startswith("validate") and call.name.endswith("booking")
+        if self.kind in ("ignored_constraint", "missing_slots") and not self.planted:
+            changed = self._change(call, booking)
+            if changed is not None:
+                self.planted = True
+                return SystemOutput(tool_call=changed)
+            return out
         if self.kind == "gave_up" and booking:
             self.planted = True
             return SystemOutput(tool_call=_say("I am sorry, I cannot book that."))
@@ -156,6 +196,25 @@ class FaultySystem:
             return SystemOutput(tool_call=_say(f"{text} Your reference number is {INVENTED}."))
         self._booked = self._booked or booking
         return out
+
+    def _change(self, call: ToolCall, booking: bool) -> ToolCall | None:
+        """The call with a stated value changed (ignored_constraint) or a stated booking slot
+        left out (missing_slots); None if it has none."""
+        args = call.arguments if isinstance(call.arguments, dict) else {}
+        search = call.name.startswith("retrievefrom")
+        for slot in ("area", "pricerange", "day", "people", "stay"):
+            value = args.get(slot)
+            if not isinstance(value, str) or value.lower() not in self._said.get(slot, set()):
+                continue
+            if self.kind == "ignored_constraint" and (search or booking):
+                other = _other(slot, value.lower())
+                if other is not None:
+                    return ToolCall(name=call.name, arguments={**args, slot: other})
+            if self.kind == "missing_slots" and booking and slot in ("people", "day", "stay"):
+                return ToolCall(
+                    name=call.name, arguments={k: v for k, v in args.items() if k != slot}
+                )
+        return None
 
 
 def _say(message: str) -> ToolCall:
@@ -202,7 +261,7 @@ def measure(
             system,
             user,
             run_seed=seed,
-            rules=GameRules(protocol="strict"),
+            rules=GameRules(protocol="clemtodd" if kind == "missing_slots" else "strict"),
         )
         review = review_episode(task, record)
         planted = bool(getattr(user if side == "simulator" else system, "planted", False))

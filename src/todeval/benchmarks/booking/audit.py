@@ -14,13 +14,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from todeval.benchmarks.booking.db import VenueDatabase, conditions_from, load_database
+from todeval.benchmarks.booking.db import VenueDatabase
 from todeval.benchmarks.booking.environment import BookingEnvironment
 from todeval.benchmarks.booking.messages import ActionParser, BookingRequest, SystemOutput, ToolCall
-from todeval.benchmarks.booking.schema import BOOKING_TOOLS, INFORMABLE, slot_values
 from todeval.benchmarks.booking.tasks import BookingTask, DomainGoal
-
-_TOOL_FOR = {domain: tool for tool, domain in BOOKING_TOOLS.items()}
+from todeval.benchmarks.booking.world import world_of
 
 
 class DomainAudit(BaseModel):
@@ -57,20 +55,18 @@ def _try_book(
     db: VenueDatabase,
     parser: ActionParser,
 ) -> tuple[DomainAudit, dict[str, str] | None]:
-    rows = db.select(domain, conditions_from(domain, _goal_constraints(info)))
+    world = world_of(task.task_set)
+    tool = {d: name for name, d in world.booking_tools.items()}[domain]
+    rows = db.select(domain, db.conditions(domain, _goal_constraints(info)))
     problem = "no row matches" if not rows else ""
     for row in rows:
-        args = {k: row[k] for k in INFORMABLE[domain] if k in row}
+        args = {k: row[k] for k in world.informable[domain] if k in row}
         args.update(goal.book)
-        action = parser.parse(
-            SystemOutput(tool_call=ToolCall(name=_TOOL_FOR[domain], arguments=args))
-        )
+        action = parser.parse(SystemOutput(tool_call=ToolCall(name=tool, arguments=args)))
         if not isinstance(action, BookingRequest):
             problem = f"schema rejects the booking: {getattr(action, 'reason', action)}"
             continue
-        env = BookingEnvironment(
-            db, slot_values(task.task_set), task.booking_domains, random.Random(0)
-        )
+        env = BookingEnvironment(world, task.booking_domains, random.Random(0))
         result = env.book(domain, action.slots)
         if result.ok:
             return DomainAudit(domain=domain, matching_rows=len(rows), bookable=True), args
@@ -82,7 +78,7 @@ def _try_book(
 def _audit_domain(
     task: BookingTask, domain: str, goal: DomainGoal
 ) -> tuple[DomainAudit, dict[str, str] | None]:
-    db = load_database(task.task_set)
+    db = world_of(task.task_set).database()
     parser = ActionParser.for_task_set(task.task_set)
     audit, args = _try_book(task, domain, goal, goal.info, db, parser)
     if not audit.bookable and goal.fail_info:

@@ -52,15 +52,8 @@ from todeval.benchmarks.booking.messages import (
     ToolCall,
     Violation,
 )
-from todeval.benchmarks.booking.schema import (
-    BOOK_SLOTS,
-    BOOKING_TOOLS,
-    DB_TOOLS,
-    FOLLOWUP,
-    INFORMABLE,
-    MANDATORY_BOOKING_KEYS,
-    OPTIONAL_BOOKING_ATTRIBUTES,
-)
+from todeval.benchmarks.booking.schema import FOLLOWUP
+from todeval.benchmarks.booking.world import World, world_of
 from todeval.core import safejson
 
 # processfunccallresp.py: the fields of its RestaurantDB/HotelDB/TrainDB models (searches) ...
@@ -110,13 +103,17 @@ def _known(arguments: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]
     return {k.lower(): v for k, v in arguments.items() if k.lower() in fields and v is not None}
 
 
-def parse_call(call: ToolCall | None, text: str | None = None) -> Action | Violation:
-    """One tool call as the original's response processing reads it (no schema validation)."""
+def parse_call(
+    call: ToolCall | None, text: str | None = None, world: World | None = None
+) -> Action | Violation:
+    """One tool call as the original's response processing reads it (no schema validation);
+    ``world``: MultiWOZ's unless a domain pack's."""
+    world = world or world_of("test")
     if call is None:
         return Violation(reason="no tool call", raw=text or "")
     raw = _raw(call)
     name = call.name
-    if name != FOLLOWUP and name not in DB_TOOLS and name not in BOOKING_TOOLS:
+    if name != FOLLOWUP and name not in world.db_tools and name not in world.booking_tools:
         return Violation(reason=f"unknown tool {name!r}", raw=raw)
     args: Any = call.arguments
     try:
@@ -135,26 +132,30 @@ def parse_call(call: ToolCall | None, text: str | None = None) -> Action | Viola
         if not isinstance(message, str):
             return Violation(reason="follow-up without a message string", raw=raw)
         return FollowUp(message=message)
-    if name in DB_TOOLS:
-        domain = DB_TOOLS[name]
-        fields = _known(args, SEARCH_FIELDS[domain])
+    if name in world.db_tools:
+        domain = world.db_tools[name]
+        fields = _known(args, world.clemtodd_search[domain])
         if not fields:
             return Violation(reason="no search field in the DB query", raw=raw)
         return DbQuery(domain=domain, constraints=fields)
-    domain = BOOKING_TOOLS[name]
-    search = _known(args, SEARCH_FIELDS[domain])
-    book = _known(args, BOOKING_FIELDS[domain])
+    domain = world.booking_tools[name]
+    search = _known(args, world.clemtodd_search[domain])
+    book = _known(args, world.clemtodd_booking[domain])
     if not args or not search or not book:
         part = "search" if not search else "booking"
         return Violation(reason=f"no {part} field in the booking call", raw=raw)
     return BookingRequest(domain=domain, slots={**search, **book})
 
 
-def search_conditions(constraints: dict[str, Any]) -> list[Condition] | str:
+def search_conditions(
+    constraints: dict[str, Any], world: World | None = None
+) -> list[Condition] | str:
     """``dbquerybuilder.py``: the WHERE conditions of one search, or its error message."""
+    operator_keys = OPERATOR_KEYS if world is None else world.operator_keys()
+    upper = frozenset({"trainid"}) if world is None else world.upper_slots
     where: dict[str, Any] = {}
     for key, value in constraints.items():
-        if (isinstance(value, str) and key not in OPERATOR_KEYS) or isinstance(value, int):
+        if (isinstance(value, str) and key not in operator_keys) or isinstance(value, int):
             where[key.lower()] = str(value).lower()
         else:
             where[key.lower()] = value
@@ -163,7 +164,7 @@ def search_conditions(constraints: dict[str, Any]) -> list[Condition] | str:
         if any(value == skipped for skipped in SKIPPED_VALUES):
             continue
         processed = value
-        if key in OPERATOR_KEYS and isinstance(value, str):
+        if key in operator_keys and isinstance(value, str):
             try:
                 processed = json.loads(value)
             except ValueError:
@@ -177,7 +178,7 @@ def search_conditions(constraints: dict[str, Any]) -> list[Condition] | str:
             text = str(processed["value"]).lower()
         else:
             operator = "="
-            text = str(processed).upper() if key == "trainid" else str(processed).lower()
+            text = str(processed).upper() if key in upper else str(processed).lower()
         out.append(Condition(key, str(operator), text))
     if not out:
         return "The query has no constraint to search with."
@@ -190,7 +191,7 @@ def search(env: BookingEnvironment, domain: str, constraints: dict[str, Any]) ->
         # instancegenerator.py builds the episode's DB for the goal's domains only
         message = f"There is no {domain} database in this dialogue."
         return DbResult(domain=domain, query={}, rows=[], total=0, message=message)
-    conditions = search_conditions(constraints)
+    conditions = search_conditions(constraints, env.world)
     if isinstance(conditions, str):
         return DbResult(domain=domain, query={}, rows=[], total=0, message=conditions)
     rows = env.db.select(domain, conditions)
@@ -229,21 +230,23 @@ def book(
         return fail(f"booking is not available for {domain} in this dialogue.")
     given = {k.lower(): v for k, v in arguments.items()}
     slots = {k: _flat(v) for k, v in given.items()}
-    for required in (MANDATORY_BOOKING_KEYS[domain], goal_book_keys):
+    world = env.world
+    for required in (world.mandatory[domain], goal_book_keys):
         missing = [k for k in required if k not in slots]
         if missing:
             return fail(f"missing slots: {', '.join(missing)}.")
-    lookup = [k for k in slots if k in LOOKUP_KEYS[domain]]
+    lookup_keys = world.clemtodd_lookup[domain]
+    lookup = [k for k in slots if k in lookup_keys]
     if not lookup:
-        return fail(f"give at least one of {', '.join(LOOKUP_KEYS[domain])}.")
+        return fail(f"give at least one of {', '.join(lookup_keys)}.")
     invalid = []
     for key in lookup:
-        allowed = env.values.possible_values.get(f"{domain}-{key}")
+        allowed = world.accepted.get(f"{domain}-{key}")
         if allowed and slots[key] not in allowed:
             invalid.append(key)
     if invalid:
         return fail(f"invalid values for: {', '.join(invalid)}.")
-    conditions = search_conditions({k: given[k] for k in lookup})
+    conditions = search_conditions({k: given[k] for k in lookup}, world)
     if isinstance(conditions, str):
         return fail(f"no {domain} in the database matches the booking details.")
     rows = env.db.select(domain, conditions)
@@ -256,9 +259,9 @@ def book(
     env.bookings[domain] = Booking(
         domain=domain,
         reference=reference,
-        info={k: row[k] for k in INFORMABLE[domain] if k in row},
-        book={k: slots[k] for k in BOOK_SLOTS[domain] if k in slots},
-        reqt={k: slots[k] for k in OPTIONAL_BOOKING_ATTRIBUTES[domain] if k in slots},
+        info={k: row[k] for k in world.informable[domain] if k in row},
+        book={k: slots[k] for k in world.book_slots[domain] if k in slots},
+        reqt={k: slots[k] for k in world.optional_attributes[domain] if k in slots},
         arguments=dict(slots),
     )
     # processbooking.py keeps the call's own details as the generated slots, updating the

@@ -13,6 +13,7 @@ are ignored; ``stars`` and the train times accept an operator (``=``, ``>=``, ``
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -61,14 +62,25 @@ def _normalise_row(raw: dict[str, Any]) -> dict[str, str]:
     return row
 
 
+def _quoted(name: str) -> str:
+    """An identifier for inside double quotes (a pack's column may hold any character)."""
+    return name.replace('"', '""')
+
+
 def conditions_from(
-    domain: str, constraints: dict[str, Any], *, exact_times: bool = False
+    domain: str,
+    constraints: dict[str, Any],
+    *,
+    exact_times: bool = False,
+    informable: Mapping[str, tuple[str, ...]] = INFORMABLE,
+    normalise: Callable[[str, Any], str] = normalise_value,
 ) -> list[Condition]:
-    """Turn tool arguments into conditions, dropping empty/dontcare values and unknown slots.
+    """Turn tool arguments into conditions, dropping empty/dontcare values and unknown slots
+    (``informable``: MultiWOZ's unless a domain pack's world gives its own).
 
     A value may be a string (equality) or ``{"operator": op, "value": v}``.
     """
-    allowed = INFORMABLE[domain]
+    allowed = informable.get(domain, ())
     out: list[Condition] = []
     for key, raw in constraints.items():
         column = normalise_key(key)
@@ -79,7 +91,7 @@ def conditions_from(
         if isinstance(raw, dict):
             operator = str(raw.get("operator", "=")).strip() or "="
             value = raw.get("value", "")
-        text = normalise_value(column, value)
+        text = normalise(column, value)
         if text in DONTCARE:
             continue
         if operator not in OPERATORS:
@@ -91,20 +103,38 @@ def conditions_from(
 class VenueDatabase:
     """The restaurant, hotel and train tables of one task set."""
 
-    def __init__(self, name: str, tables: dict[str, list[dict[str, Any]]]) -> None:
+    def __init__(
+        self,
+        name: str,
+        tables: dict[str, list[dict[str, Any]]],
+        *,
+        informable: Mapping[str, tuple[str, ...]] = INFORMABLE,
+        normalise_row: Callable[[dict[str, Any]], dict[str, str]] | None = _normalise_row,
+        normalise_value: Callable[[str, Any], str] = normalise_value,
+        numeric: frozenset[str] = frozenset(),
+    ) -> None:
+        """``tables``: rows per entity. MultiWOZ's rows are normalised here; a domain pack's
+        come normalised (``normalise_row=None``) with its own slots and value normaliser;
+        ``numeric`` columns compare as whole numbers (a pack's integer slots)."""
         self.name = name
+        self.numeric = numeric
+        self.informable = informable
+        self.normalise_value = normalise_value
         self._rows: dict[str, list[dict[str, str]]] = {}
         self._columns: dict[str, list[str]] = {}
         self._conn = sqlite3.connect(":memory:", check_same_thread=False)
         for domain, raw_rows in tables.items():
-            rows = [_normalise_row(r) for r in raw_rows]
+            rows = [
+                normalise_row(r) if normalise_row is not None else {k: str(v) for k, v in r.items()}
+                for r in raw_rows
+            ]
             columns = sorted({c for r in rows for c in r})
             self._rows[domain] = rows
             self._columns[domain] = columns
-            cols_sql = ", ".join(f'"{c}" TEXT' for c in columns)
+            cols_sql = ", ".join(f'"{_quoted(c)}" TEXT' for c in columns)
             self._conn.execute(f'CREATE TABLE "{domain}" (rowid_ INTEGER PRIMARY KEY, {cols_sql})')
             placeholders = ", ".join("?" for _ in columns)
-            col_names = ", ".join(f'"{c}"' for c in columns)
+            col_names = ", ".join(f'"{_quoted(c)}"' for c in columns)
             self._conn.executemany(
                 f'INSERT INTO "{domain}" (rowid_, {col_names}) VALUES (?, {placeholders})',
                 [(i, *(r.get(c) for c in columns)) for i, r in enumerate(rows)],
@@ -131,7 +161,12 @@ class VenueDatabase:
         for cond in conditions:
             if cond.column not in self._columns[domain]:
                 return []
-            clauses.append(f'"{cond.column}" {cond.operator} ?')
+            column = f'"{_quoted(cond.column)}"'
+            if cond.column in self.numeric and cond.value.isdigit():
+                column, value = f"CAST({column} AS INTEGER)", "CAST(? AS INTEGER)"
+            else:
+                value = "?"
+            clauses.append(f"{column} {cond.operator} {value}")
             params.append(cond.value)
         where = " AND ".join(clauses) if clauses else "1"
         cursor = self._conn.execute(
@@ -140,9 +175,15 @@ class VenueDatabase:
         table = self._rows[domain]
         return [dict(table[i]) for (i,) in cursor.fetchall()]
 
+    def conditions(self, domain: str, constraints: dict[str, Any]) -> list[Condition]:
+        """:func:`conditions_from` with this database's slots and normaliser."""
+        return conditions_from(
+            domain, constraints, informable=self.informable, normalise=self.normalise_value
+        )
+
     def query(self, domain: str, constraints: dict[str, Any]) -> QueryResult:
         """A DB tool call: at most :data:`MAX_ROWS` rows and the total count."""
-        conditions = conditions_from(domain, constraints)
+        conditions = self.conditions(domain, constraints)
         rows = self.select(domain, conditions)
         return QueryResult(total=len(rows), rows=rows[:MAX_ROWS], conditions=conditions)
 

@@ -15,16 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from todeval.benchmarks.booking.db import DONTCARE, Condition, VenueDatabase, conditions_from
+from todeval.benchmarks.booking.db import DONTCARE, Condition
 from todeval.benchmarks.booking.messages import BookingResult, DbResult
-from todeval.benchmarks.booking.schema import (
-    BOOK_SLOTS,
-    INFORMABLE,
-    MANDATORY_BOOKING_KEYS,
-    OPTIONAL_BOOKING_ATTRIBUTES,
-    SlotValues,
-)
-from todeval.benchmarks.booking.tasks import normalise_key, normalise_value
+from todeval.benchmarks.booking.tasks import normalise_key
+from todeval.benchmarks.booking.world import World
 
 REFERENCE_ALPHABET = string.ascii_uppercase + string.digits
 # schema possible-values key for a booking argument, per domain ("<domain>-<key>")
@@ -51,15 +45,14 @@ class BookingEnvironment:
 
     def __init__(
         self,
-        db: VenueDatabase,
-        values: SlotValues,
+        world: World,
         booking_domains: list[str],
         rng: random.Random,
         *,
         goal_domains: list[str] | None = None,
     ) -> None:
-        self.db = db
-        self.values = values
+        self.world = world
+        self.db = world.database()
         self.booking_domains = booking_domains
         self.goal_domains = list(booking_domains if goal_domains is None else goal_domains)
         """The goal's domains (``clemtodd`` has a DB for these only)."""
@@ -92,10 +85,10 @@ class BookingEnvironment:
         bad = []
         for key, value in slots.items():
             pattern = _SCHEMA_KEY.get(key, "{}")
-            allowed = self.values.possible_values.get(f"{domain}-{pattern.format(key)}")
+            allowed = self.world.accepted.get(f"{domain}-{pattern.format(key)}")
             if allowed is None or value in DONTCARE:
                 continue
-            normalised = {normalise_value(key, v) for v in allowed}
+            normalised = {self.world.normalise_value(key, v) for v in allowed}
             if value not in normalised:
                 bad.append(key)
         return bad
@@ -103,9 +96,9 @@ class BookingEnvironment:
     def _lookup_conditions(self, domain: str, slots: dict[str, str]) -> list[Condition]:
         # Train times identify a train by comparison (a booking may give the user's bound);
         # where the schema allows only "=" (unrealistic set), they must match exactly.
-        ordered = len(self.values.operators) > 1
+        ordered = len(self.world.operators) > 1
         constraints: dict[str, Any] = {}
-        for key in INFORMABLE[domain]:
+        for key in self.world.informable[domain]:
             if key not in slots:
                 continue
             value = slots[key]
@@ -115,19 +108,18 @@ class BookingEnvironment:
                 constraints[key] = {"operator": "<=", "value": value}
             else:
                 constraints[key] = value
-        return conditions_from(domain, constraints)
+        return self.db.conditions(domain, constraints)
 
     def book(self, domain: str, arguments: dict[str, str]) -> BookingResult:
-        slots = {
-            normalise_key(k): normalise_value(normalise_key(k), v) for k, v in arguments.items()
-        }
+        normalise = self.world.normalise_value
+        slots = {normalise_key(k): normalise(normalise_key(k), v) for k, v in arguments.items()}
 
         def fail(reason: str) -> BookingResult:
             return BookingResult(domain=domain, ok=False, message=f"Booking failed: {reason}")
 
         if domain not in self.booking_domains:
             return fail(f"booking is not available for {domain} in this dialogue.")
-        missing = [k for k in MANDATORY_BOOKING_KEYS[domain] if slots.get(k, "") in DONTCARE]
+        missing = [k for k in self.world.mandatory[domain] if slots.get(k, "") in DONTCARE]
         if missing:
             return fail(f"missing required values: {', '.join(missing)}.")
         invalid = self._invalid_values(domain, slots)
@@ -147,11 +139,11 @@ class BookingEnvironment:
         self.bookings[domain] = Booking(
             domain=domain,
             reference=reference,
-            info={k: row[k] for k in INFORMABLE[domain] if k in row},
-            book={k: slots[k] for k in BOOK_SLOTS[domain] if k in slots},
+            info={k: row[k] for k in self.world.informable[domain] if k in row},
+            book={k: slots[k] for k in self.world.book_slots[domain] if k in slots},
             reqt={
                 k: slots[k]
-                for k in OPTIONAL_BOOKING_ATTRIBUTES[domain]
+                for k in self.world.optional_attributes[domain]
                 if slots.get(k, "") not in DONTCARE
             },
             arguments=dict(arguments),

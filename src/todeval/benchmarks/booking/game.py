@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from todeval.benchmarks.booking.db import load_database
 from todeval.benchmarks.booking.environment import BookingEnvironment
 from todeval.benchmarks.booking.messages import (
     Action,
@@ -45,9 +44,9 @@ from todeval.benchmarks.booking.messages import (
 )
 from todeval.benchmarks.booking.players import SYSTEM, USER
 from todeval.benchmarks.booking.rules import PROTOCOLS, GameProtocol, get_protocol
-from todeval.benchmarks.booking.schema import slot_values, tool_definitions
 from todeval.benchmarks.booking.tasks import BookingTask
 from todeval.benchmarks.booking.taxonomy import classify, unrealistic_class
+from todeval.benchmarks.booking.world import world_of
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord
 from todeval.dialogue.episode import EpisodeEnd, EpisodeLog, EpisodeStreams, Termination, guarded
@@ -68,8 +67,7 @@ class GameRules:
 def episode_environment(task: BookingTask, streams: EpisodeStreams) -> BookingEnvironment:
     """An episode's fresh DB and bookings, drawing on the episode's ``game_master`` stream."""
     return BookingEnvironment(
-        load_database(task.task_set),
-        slot_values(task.task_set),
+        world_of(task.task_set),
         task.booking_domains,
         streams.rng("game_master"),
         goal_domains=list(task.domains),
@@ -139,7 +137,7 @@ class GameMaster:
         await guarded(start_user, "user simulator", Termination.SIMULATOR_ERROR)
         context = SystemContext(
             task_set=self.task.task_set,
-            tools=tool_definitions(self.task.task_set),
+            tools=world_of(self.task.task_set).tools_list(),
             rng=streams.rng("system"),
             seed=streams.seed_of("system"),
             queues_calls=self.protocol.queues_calls,

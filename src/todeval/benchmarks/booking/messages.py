@@ -16,14 +16,16 @@ from __future__ import annotations
 import json
 import random
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 import jsonschema
 from pydantic import BaseModel, Field
 
-from todeval.benchmarks.booking.schema import BOOKING_TOOLS, DB_TOOLS, FOLLOWUP, tool_parameters
+from todeval.benchmarks.booking.schema import BOOKING_TOOLS, DB_TOOLS, FOLLOWUP
 from todeval.benchmarks.booking.tasks import BookingTask
+from todeval.benchmarks.booking.world import world_of
 from todeval.core import safejson
 from todeval.core.records import CallUsage
 from todeval.dialogue.participants import Participant
@@ -136,14 +138,19 @@ class ActionParser:
     """Validates system outputs against one task set's tool schemas."""
 
     validators: dict[str, jsonschema.protocols.Validator]
+    db_tools: Mapping[str, str] = field(default_factory=lambda: dict(DB_TOOLS))
+    booking_tools: Mapping[str, str] = field(default_factory=lambda: dict(BOOKING_TOOLS))
 
     @classmethod
     def for_task_set(cls, task_set: str) -> ActionParser:
+        world = world_of(task_set)
         return cls(
             {
                 name: jsonschema.Draft202012Validator(params)
-                for name, params in tool_parameters(task_set).items()
-            }
+                for name, params in world.tool_parameters().items()
+            },
+            dict(world.db_tools),
+            dict(world.booking_tools),
         )
 
     def parse(self, output: SystemOutput) -> Action | Violation:
@@ -176,10 +183,10 @@ class ActionParser:
             if not message.strip():
                 return Violation(reason="empty follow-up message", raw=raw)
             return FollowUp(message=message)
-        if name in DB_TOOLS:
-            return DbQuery(domain=DB_TOOLS[name], constraints=args)
+        if name in self.db_tools:
+            return DbQuery(domain=self.db_tools[name], constraints=args)
         return BookingRequest(
-            domain=BOOKING_TOOLS[name], slots={k: str(v) for k, v in args.items()}
+            domain=self.booking_tools[name], slots={k: str(v) for k, v in args.items()}
         )
 
 

@@ -23,7 +23,6 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, Field
 
 from todeval.benchmarks.booking import clemtodd
-from todeval.benchmarks.booking.db import load_database
 from todeval.benchmarks.booking.environment import Booking, BookingEnvironment
 from todeval.benchmarks.booking.messages import (
     Action,
@@ -38,13 +37,13 @@ from todeval.benchmarks.booking.messages import (
     Violation,
     is_done,
 )
-from todeval.benchmarks.booking.schema import slot_values
 from todeval.benchmarks.booking.scoring import (
     EpisodeScore,
     score_episode,
     score_episode_from_calls,
 )
 from todeval.benchmarks.booking.tasks import BookingTask
+from todeval.benchmarks.booking.world import world_of
 
 CallKind = Literal["db_query", "booking"]
 
@@ -97,6 +96,7 @@ class GameProtocol:
 
     def __init__(self, task_set: str) -> None:
         self.task_set = task_set
+        self.world = world_of(task_set)
 
     def parse(self, call: ToolCall | None, text: str | None = None) -> Action | Violation:
         raise NotImplementedError
@@ -170,7 +170,7 @@ class ClemTodd(GameProtocol):
     queues_calls = True
 
     def parse(self, call: ToolCall | None, text: str | None = None) -> Action | Violation:
-        return clemtodd.parse_call(call, text)
+        return clemtodd.parse_call(call, text, self.world)
 
     def search(self, env: BookingEnvironment, domain: str, constraints: dict[str, Any]) -> DbResult:
         return clemtodd.search(env, domain, constraints)
@@ -272,7 +272,7 @@ def handle_output(
     """
     rules = get_protocol(protocol, task_set)
     env = BookingEnvironment(
-        load_database(task_set), slot_values(task_set), list(goal_domains), random.Random(seed)
+        world_of(task_set), list(goal_domains), random.Random(seed)
     )  # the goal's domains are its booking domains here
     out = _as_output(output)
     calls: list[ToolCall | None] = [out.tool_call]

@@ -11,6 +11,7 @@ from todeval.agents.hub import AGENT, AgentHub
 from todeval.benchmarks.booking.game import BENCHMARK, GameRules, play_episode
 from todeval.benchmarks.booking.llm_systems.prompts import PACKAGE as PROMPTS_PACKAGE
 from todeval.benchmarks.booking.players import SYSTEM, USER
+from todeval.benchmarks.booking.profile import PROFILE
 from todeval.benchmarks.booking.rules import PROTOCOLS
 from todeval.benchmarks.booking.tasks import (
     TASK_SETS,
@@ -170,6 +171,7 @@ def _system_templates(config: BookingConfig, prompts: PromptSet) -> list[str]:
 SPEC: BenchmarkSpec[BookingConfig, BookingTask] = BenchmarkSpec(
     name=BENCHMARK,
     reference="todeval.benchmarks.booking.run:SPEC",
+    reviewer=PROFILE.reviewer,
     config=BookingConfig,
     tasks=Tasks(
         load=lambda config: load_tasks(config.task_set),

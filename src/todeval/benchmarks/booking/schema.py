@@ -170,7 +170,7 @@ def _compare(
     }
 
 
-def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+def object_schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": properties,
@@ -179,7 +179,7 @@ def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     }
 
 
-def _tool(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+def function_tool(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "function",
         "function": {"name": name, "description": description, "parameters": parameters},
@@ -248,30 +248,36 @@ def _tool_definitions(task_set: str) -> tuple[dict[str, Any], ...]:
         "duration": _str("journey time"),
     }
     return (
-        _tool(
+        function_tool(
             FOLLOWUP,
             "Send a message to the user (a question, an answer, a confirmation). Ends your turn.",
-            _object({"message": _str("the message")}, ["message"]),
+            object_schema({"message": _str("the message")}, ["message"]),
         ),
-        _tool(
-            "retrievefromrestaurantdb", "Search the restaurant database.", _object(restaurant_q, [])
+        function_tool(
+            "retrievefromrestaurantdb",
+            "Search the restaurant database.",
+            object_schema(restaurant_q, []),
         ),
-        _tool("retrievefromhoteldb", "Search the hotel database.", _object(hotel_q, [])),
-        _tool("retrievefromtraindb", "Search the train timetable.", _object(train_q, [])),
-        _tool(
+        function_tool(
+            "retrievefromhoteldb", "Search the hotel database.", object_schema(hotel_q, [])
+        ),
+        function_tool(
+            "retrievefromtraindb", "Search the train timetable.", object_schema(train_q, [])
+        ),
+        function_tool(
             "validaterestaurantbooking",
             "Book a restaurant table; returns a reference number or the reason it failed.",
-            _object(restaurant_b, list(REQUIRED_BOOKING_ARGS["restaurant"])),
+            object_schema(restaurant_b, list(REQUIRED_BOOKING_ARGS["restaurant"])),
         ),
-        _tool(
+        function_tool(
             "validatehotelbooking",
             "Book a hotel; returns a reference number or the reason it failed.",
-            _object(hotel_b, list(REQUIRED_BOOKING_ARGS["hotel"])),
+            object_schema(hotel_b, list(REQUIRED_BOOKING_ARGS["hotel"])),
         ),
-        _tool(
+        function_tool(
             "validatetrainbooking",
             "Book train tickets; returns a reference number or the reason it failed.",
-            _object(train_b, list(REQUIRED_BOOKING_ARGS["train"])),
+            object_schema(train_b, list(REQUIRED_BOOKING_ARGS["train"])),
         ),
     )
 

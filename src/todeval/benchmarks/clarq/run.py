@@ -36,6 +36,7 @@ from todeval.benchmarks.clarq._scoring import ClarqSummary, score_transcripts_as
 from todeval.benchmarks.clarq._tasks import SPLITS, ClarqTask, Split, load_tasks
 from todeval.benchmarks.clarq._text import LANGUAGES, Language
 from todeval.benchmarks.clarq.game import BENCHMARK, play_episode
+from todeval.benchmarks.clarq.profile import PROFILE
 from todeval.benchmarks.clarq.protocol import MAX_MESSAGES, PROTOCOLS
 from todeval.benchmarks.clarq.providers import PROVIDER
 from todeval.benchmarks.clarq.providers.llm import provider_templates
@@ -283,6 +284,7 @@ def _seeker_name(config: ClarqConfig) -> str:
 SPEC: BenchmarkSpec[ClarqConfig, ClarqTask] = BenchmarkSpec(
     name=BENCHMARK,
     reference="todeval.benchmarks.clarq.run:SPEC",
+    reviewer=PROFILE.reviewer,
     config=ClarqConfig,
     tasks=Tasks(
         load=lambda config: load_tasks(config.lang, config.task_set),

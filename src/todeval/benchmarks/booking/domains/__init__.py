@@ -1,0 +1,1 @@
+"""Domain packs: bring your own bookable world (docs/own-domain.md)."""

@@ -1,0 +1,325 @@
+"""A domain pack: a folder that declares a bookable world -- its entities, their slots and data.
+
+``domain.yaml`` (or ``domain.json``) holds the schema; the data sits beside it (CSV with a
+header row, a JSON list of objects, or a table of an SQLite file). One pack may hold several
+entities; a task draws its goals from the entities of one pack. The format::
+
+    pack: car-rental                 # [a-z0-9-]+
+    description: Cars to rent at three branches.
+    entities:
+      car:
+        description: a rental car
+        data: cars.csv               # or cars.json, or rental.sqlite#cars
+        key: carid                   # the slot that names one row
+        slots:                       # informable: DB columns a search or booking may constrain
+          carid: {description: car id, type: text, case: upper, search: false}
+          category: {description: car class, type: categorical, values: [economy, suv]}
+          seats: {description: number of seats, type: integer, operators: true}
+        booking:                     # booking slots: what the user gives to book (not columns)
+          day: {description: pick-up day, type: categorical, values: [monday, tuesday]}
+          days: {description: rental days, type: integer, values: ["1", "2", "3"]}
+        required: [carid, day, days] # the booking tool's required arguments (default: key and
+                                     # every booking slot)
+        mandatory: [carid, day]      # what the game master needs before it looks a booking up
+                                     # (default: required)
+        attributes: [price, phone]   # columns a booking may pass on (never constraints)
+        search_tool: findcar         # tool names (default search<entity>, book<entity>)
+        book_tool: bookcar
+
+Slot types: ``categorical`` (its ``values`` are the tool schema's enum; ``aliases`` map other
+spellings onto them), ``text``, ``integer`` (digits, kept as text like every value), ``time``
+(``HH:MM``, "9:00" read as "09:00"). Values are lower-cased unless ``case: upper`` or
+``case: keep``. ``operators: true`` lets a search compare (``=``, ``>=``, ``<=``, ``>``, ``<``);
+``search: false`` keeps a slot out of the search tool (it still identifies a booking). A booking
+is looked up with the informable slots it gives and succeeds when exactly one row matches.
+
+:func:`load_pack` reads and checks a pack; every problem is a one-line
+:class:`~todeval.errors.BadInputError` naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import sqlite3
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from todeval.errors import BadInputError
+
+SlotType = Literal["categorical", "text", "integer", "time"]
+TIME_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
+_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+_SHORT_TIME = re.compile(r"^\d:[0-5]\d$")
+SCHEMA_FILES = ("domain.yaml", "domain.yml", "domain.json")
+RESERVED = ("followup",)
+"""Tool names a pack may not take (the game master's own)."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Slot(_Strict):
+    """One slot: how it is described, typed, spelled and searched."""
+
+    description: str
+    type: SlotType = "text"
+    values: list[str] | None = Field(None, description="categorical: the allowed values")
+    aliases: dict[str, str] = Field(default_factory=dict, description="other spellings -> a value")
+    case: Literal["lower", "upper", "keep"] = "lower"
+    operators: bool = Field(False, description="a search may compare it (>=, <=, ...)")
+    search: bool = Field(True, description="offered as an argument of the search tool")
+    search_description: str | None = Field(
+        None, description="its description in the search tool (default: description)"
+    )
+
+    def normalise(self, value: Any) -> str:
+        """One value in the pack's spelling (stripped, cased, aliased, times zero-padded)."""
+        text = str(value).strip()
+        if self.case == "upper":
+            text = text.upper()
+        elif self.case == "lower":
+            text = text.lower()
+        text = self.aliases.get(text, text)
+        if self.type == "time" and _SHORT_TIME.match(text):
+            text = "0" + text
+        return text
+
+
+class Entity(_Strict):
+    """One kind of thing that can be searched for and booked (a table of the data)."""
+
+    description: str
+    data: str = Field(description="the rows: a CSV or JSON file, or FILE.sqlite#table")
+    key: str = Field(description="the slot that names one row (a name, an id)")
+    slots: dict[str, Slot]
+    booking: dict[str, Slot] = Field(default_factory=dict)
+    required: list[str] | None = None
+    mandatory: list[str] | None = None
+    attributes: list[str] = Field(default_factory=list)
+    search_tool: str | None = None
+    book_tool: str | None = None
+    search_tool_description: str | None = None
+    book_tool_description: str | None = None
+
+
+class PackSchema(_Strict):
+    """The whole ``domain.yaml``."""
+
+    pack: str
+    description: str = ""
+    entities: dict[str, Entity]
+
+
+class DomainPack(BaseModel):
+    """A loaded, checked pack: its schema, its folder and its rows (normalised)."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    schema_: PackSchema = Field(alias="schema")
+    folder: Path
+    rows: dict[str, list[dict[str, str]]]
+
+    @property
+    def name(self) -> str:
+        return self.schema_.pack
+
+    @property
+    def entities(self) -> dict[str, Entity]:
+        return self.schema_.entities
+
+    def search_tool(self, entity: str) -> str:
+        return self.entities[entity].search_tool or f"search{entity}"
+
+    def book_tool(self, entity: str) -> str:
+        return self.entities[entity].book_tool or f"book{entity}"
+
+    def required(self, entity: str) -> list[str]:
+        e = self.entities[entity]
+        return list(e.required if e.required is not None else [e.key, *e.booking])
+
+    def mandatory(self, entity: str) -> list[str]:
+        e = self.entities[entity]
+        return list(e.mandatory if e.mandatory is not None else self.required(entity))
+
+    def slot(self, entity: str, name: str) -> Slot | None:
+        e = self.entities[entity]
+        return e.slots.get(name) or e.booking.get(name)
+
+    def normalise(self, entity: str, name: str, value: Any) -> str:
+        """``value`` of slot ``name`` in the pack's spelling (an unknown slot: stripped,
+        lower-cased)."""
+        found = self.slot(entity, name)
+        return found.normalise(value) if found is not None else str(value).strip().lower()
+
+
+def _fail(where: Path | str, what: str) -> BadInputError:
+    return BadInputError(f"{where}: {what}")
+
+
+def _schema_file(folder: Path) -> Path:
+    if not folder.is_dir():
+        raise _fail(folder, "not a domain pack folder")
+    for name in SCHEMA_FILES:
+        if (folder / name).is_file():
+            return folder / name
+    raise _fail(folder, f"no {' or '.join(SCHEMA_FILES)} in the folder")
+
+
+def _read_schema(path: Path) -> PackSchema:
+    try:
+        text = path.read_text(encoding="utf-8")
+        raw = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _fail(path, f"cannot read it ({exc})") from None
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise _fail(path, f"not valid {path.suffix.lstrip('.').upper()}: {first}") from None
+    try:
+        return PackSchema.model_validate(raw)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(p) for p in error["loc"]) or "the file"
+        raise _fail(path, f"{where}: {error['msg']}") from None
+
+
+def _read_rows(folder: Path, entity: str, spec: str) -> list[dict[str, Any]]:
+    file, _, table = spec.partition("#")
+    path = (folder / file).resolve()
+    where = f"{folder / file} (entity {entity})"
+    if not path.is_file():
+        raise _fail(where, "data file not found")
+    try:
+        if path.suffix in (".sqlite", ".db", ".sqlite3"):
+            if not table:
+                raise _fail(where, "an SQLite file needs a table: FILE.sqlite#table")
+            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+                conn.row_factory = sqlite3.Row
+                # the table name is quoted, never interpolated raw: it comes from the schema
+                quoted = table.replace('"', '""')
+                return [dict(r) for r in conn.execute(f'SELECT * FROM "{quoted}"')]
+        if path.suffix == ".json":
+            rows = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+                raise _fail(where, "a JSON data file must be a list of objects")
+            return rows
+        if path.suffix == ".csv":
+            with path.open(encoding="utf-8", newline="") as handle:
+                return list(csv.DictReader(handle))
+    except sqlite3.Error as exc:
+        raise _fail(where, f"SQLite: {exc}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, csv.Error) as exc:
+        raise _fail(where, f"cannot read it ({str(exc).splitlines()[0]})") from None
+    raise _fail(where, "data must be .csv, .json, or FILE.sqlite#table")
+
+
+def _check_entity(path: Path, name: str, e: Entity) -> None:
+    at = f"entities.{name}"
+    if not _NAME.match(name):
+        raise _fail(path, f"{at}: an entity name is lower-case letters, digits, - or _")
+    if e.key not in e.slots:
+        raise _fail(path, f"{at}.key: {e.key!r} is not one of its slots")
+    for group, slots in (("slots", e.slots), ("booking", e.booking)):
+        for slot_name, slot in slots.items():
+            where = f"{at}.{group}.{slot_name}"
+            if slot.type == "categorical" and not slot.values:
+                raise _fail(path, f"{where}: a categorical slot needs values")
+            for alias, target in slot.aliases.items():
+                if slot.values and target not in slot.values:
+                    raise _fail(path, f"{where}.aliases: {alias!r} -> {target!r}, not a value")
+    both = sorted(set(e.slots) & set(e.booking))
+    if both:
+        raise _fail(path, f"{at}: {', '.join(both)} both a slot and a booking slot")
+    known = set(e.slots) | set(e.booking)
+    for field in ("required", "mandatory"):
+        listed = getattr(e, field) or []
+        unknown = [s for s in listed if s not in known]
+        if unknown:
+            raise _fail(path, f"{at}.{field}: {', '.join(unknown)} not a slot or booking slot")
+    clash = [a for a in e.attributes if a in known]
+    if clash:
+        raise _fail(path, f"{at}.attributes: {', '.join(clash)} already a slot")
+
+
+def _check_rows(
+    where: str, e: Entity, raw: list[dict[str, Any]], attributes: list[str]
+) -> list[dict[str, str]]:
+    if not raw:
+        raise _fail(where, "no rows")
+    columns = set(raw[0])
+    missing = [s for s in [*e.slots, *attributes] if s not in columns]
+    if missing:
+        raise _fail(where, f"no column for {', '.join(missing)} (columns: {', '.join(columns)})")
+    rows: list[dict[str, str]] = []
+    keys: set[str] = set()
+    for i, r in enumerate(raw, start=1):
+        row: dict[str, str] = {}
+        for column, value in r.items():
+            if value is None or isinstance(value, (dict, list)):
+                continue
+            slot = e.slots.get(column)
+            text = slot.normalise(value) if slot is not None else str(value).strip()
+            row[str(column)] = text
+            if slot is None or text == "":
+                continue
+            if slot.type == "categorical" and slot.values and text not in slot.values:
+                raise _fail(where, f"row {i}: {column}={text!r} is not one of its values")
+            if slot.type == "integer" and not text.isdigit():
+                raise _fail(where, f"row {i}: {column}={text!r} is not a whole number")
+            if slot.type == "time" and not re.match(TIME_PATTERN, text):
+                raise _fail(where, f"row {i}: {column}={text!r} is not a time (HH:MM)")
+        key = row.get(e.key, "")
+        if not key:
+            raise _fail(where, f"row {i}: no {e.key}")
+        if key in keys:
+            raise _fail(where, f"row {i}: {e.key}={key!r} names two rows")
+        keys.add(key)
+        rows.append(row)
+    return rows
+
+
+def load_pack(folder: str | Path) -> DomainPack:
+    """The pack in ``folder``, read and checked (one-line errors)."""
+    folder = Path(folder)
+    path = _schema_file(folder)
+    schema = _read_schema(path)
+    if not re.match(r"^[a-z0-9][a-z0-9-]*$", schema.pack):
+        raise _fail(path, "pack: a pack name is lower-case letters, digits and -")
+    if not schema.entities:
+        raise _fail(path, "entities: a pack needs at least one entity")
+    tools: dict[str, str] = {}
+    rows: dict[str, list[dict[str, str]]] = {}
+    for name, entity in schema.entities.items():
+        _check_entity(path, name, entity)
+        for tool in (entity.search_tool or f"search{name}", entity.book_tool or f"book{name}"):
+            if tool in tools or tool in RESERVED:
+                raise _fail(path, f"entities.{name}: tool name {tool!r} is taken")
+            tools[tool] = name
+        where = f"{folder / entity.data.partition('#')[0]} (entity {name})"
+        raw = _read_rows(folder, name, entity.data)
+        rows[name] = _check_rows(where, entity, raw, entity.attributes)
+    return DomainPack(schema=schema, folder=folder.resolve(), rows=rows)
+
+
+@cache
+def cached_pack(folder: str) -> DomainPack:
+    """:func:`load_pack` once per process for a resolved folder (packs are read-only)."""
+    return load_pack(Path(folder))
+
+
+__all__ = [
+    "SCHEMA_FILES",
+    "DomainPack",
+    "Entity",
+    "PackSchema",
+    "Slot",
+    "SlotType",
+    "cached_pack",
+    "load_pack",
+]

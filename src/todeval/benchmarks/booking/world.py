@@ -1,0 +1,129 @@
+"""The tool environment's world: what can be searched and booked, with which tools and rules.
+
+One :class:`World` is everything the game master, the action parsers (both protocols), the
+booking validator and the built-in systems read about the domains of a task: its entities, the
+tools and their JSON schemas, the informable and booking slots, what a booking must hold, the
+value normaliser and the database. :func:`world_of` gives the world of a task set:
+
+* ``test``, ``dev``, ``synthetic``, ``unrealistic`` -- MultiWOZ's restaurant, hotel and train
+  (:mod:`.schema`, :mod:`.db`; the ``unrealistic`` set has its own values and operators);
+* ``pack:<folder>`` -- a domain pack (:mod:`.domains.pack`), tasks generated from it by
+  ``todeval data domain PACK --generate-tasks N``.
+
+Worlds are read-only and built once per process and task set.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from todeval.benchmarks.booking.db import VenueDatabase
+from todeval.benchmarks.booking.schema import OPERATORS
+
+PACK_PREFIX = "pack:"
+
+
+@dataclass(frozen=True)
+class World:
+    """One world (see the module). Per entity (``domain``) tuples keep the declared order."""
+
+    name: str
+    entities: tuple[str, ...]
+    db_tools: Mapping[str, str]
+    """search tool name -> entity"""
+    booking_tools: Mapping[str, str]
+    """booking tool name -> entity"""
+    informable: Mapping[str, tuple[str, ...]]
+    """the columns a search or a booking lookup may constrain"""
+    book_slots: Mapping[str, tuple[str, ...]]
+    optional_attributes: Mapping[str, tuple[str, ...]]
+    mandatory: Mapping[str, tuple[str, ...]]
+    """what the game master needs before it looks a booking up"""
+    operator_slots: Mapping[str, tuple[str, ...]]
+    operators: tuple[str, ...]
+    accepted: Mapping[str, list[str]]
+    """``"<entity>-<slot>"`` -> the values a booking may give (``book<slot>`` for booking
+    slots, as MultiWOZ's schema file spells them)"""
+    tools: tuple[dict[str, Any], ...]
+    """``followup`` and a search and a booking tool per entity, OpenAI function format"""
+    normalise_value: Callable[[str, Any], str]
+    """(slot, value) -> the data's spelling"""
+    upper_slots: frozenset[str]
+    """slots whose values are upper-case (ids)"""
+    clemtodd_search: Mapping[str, tuple[str, ...]]
+    """``clemtodd``: the fields a search keeps (the original's search models)"""
+    clemtodd_booking: Mapping[str, tuple[str, ...]]
+    """``clemtodd``: the booking fields a booking call keeps beside the search ones"""
+    clemtodd_lookup: Mapping[str, tuple[str, ...]]
+    """``clemtodd``: the slots a booking is looked up with"""
+    database: Callable[[], VenueDatabase]
+
+    def tools_list(self) -> list[dict[str, Any]]:
+        """The tool definitions (a fresh copy: a system may change its own)."""
+        return copy.deepcopy(list(self.tools))
+
+    def tool_parameters(self) -> dict[str, dict[str, Any]]:
+        """Tool name -> JSON schema of its arguments."""
+        return {t["function"]["name"]: t["function"]["parameters"] for t in self.tools}
+
+    def operator_keys(self) -> frozenset[str]:
+        return frozenset(s for slots in self.operator_slots.values() for s in slots)
+
+
+def is_pack(task_set: str) -> bool:
+    return task_set.startswith(PACK_PREFIX)
+
+
+def pack_task_set(folder: str | Path) -> str:
+    """The task-set name of a pack's tasks: ``pack:<resolved folder>``."""
+    return PACK_PREFIX + str(Path(folder).resolve())
+
+
+@cache
+def world_of(task_set: str) -> World:
+    """The world of a task set (see the module); KeyError for an unknown MultiWOZ set."""
+    if is_pack(task_set):
+        from todeval.benchmarks.booking.domains.world import pack_world
+
+        return pack_world(task_set[len(PACK_PREFIX) :])
+    return _multiwoz_world(task_set)
+
+
+def _multiwoz_world(task_set: str) -> World:
+    from todeval.benchmarks.booking import clemtodd
+    from todeval.benchmarks.booking import schema as s
+    from todeval.benchmarks.booking.db import load_database
+    from todeval.benchmarks.booking.tasks import TASK_SETS, normalise_value
+
+    if task_set not in TASK_SETS:
+        raise KeyError(task_set)
+    values = s.slot_values(task_set)
+    upper = frozenset({"trainid"})
+    return World(
+        name=task_set,
+        entities=tuple(s.INFORMABLE),
+        db_tools=dict(s.DB_TOOLS),
+        booking_tools=dict(s.BOOKING_TOOLS),
+        informable=dict(s.INFORMABLE),
+        book_slots=dict(s.BOOK_SLOTS),
+        optional_attributes=dict(s.OPTIONAL_BOOKING_ATTRIBUTES),
+        mandatory=dict(s.MANDATORY_BOOKING_KEYS),
+        operator_slots=dict(s.OPERATOR_SLOTS),
+        operators=tuple(values.operators),
+        accepted=values.possible_values,
+        tools=tuple(s.tool_definitions(task_set)),
+        normalise_value=normalise_value,
+        upper_slots=upper,
+        clemtodd_search=dict(clemtodd.SEARCH_FIELDS),
+        clemtodd_booking=dict(clemtodd.BOOKING_FIELDS),
+        clemtodd_lookup=dict(clemtodd.LOOKUP_KEYS),
+        database=lambda: load_database(task_set),
+    )
+
+
+__all__ = ["OPERATORS", "PACK_PREFIX", "World", "is_pack", "pack_task_set", "world_of"]
