@@ -67,6 +67,7 @@ ALLOWED = {
     "kind, or tool_call/tool_result for booking's DB queries and results (issue 28)",
     r"summary:/metrics/.*/(n_tasks|n_effective)": "new Estimate fields (issue 29): the tasks "
     "and the effective sample size with trials (null here: one trial)",
+    r"manifest:/config/domain(_tasks|_sha256)?": "new config fields (issue 31): a domain pack",
     r"summary:/labels/who_failed": "new label (issue 30): the verdicts of the failed episodes",
     r"episodes:\d+/labels/who_failed": "new label (issue 30): a failed episode's verdict",
     r"episodes:\d+/review": "new field (issue 30): a failed episode's verdict and faults",

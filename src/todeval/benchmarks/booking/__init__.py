@@ -25,6 +25,12 @@ def register(registry: Registry) -> None:
         add="add_check_arguments",
         run="check_command",
     )
+    registry.lazy(
+        "data",
+        "domain",
+        "check a domain pack (your own bookable world) or draw booking tasks from it",
+        "todeval.benchmarks.booking.domains.cli",
+    )
     registry.group("booking", "booking benchmark tools (simulator realism, who failed)")
     registry.lazy(
         "booking",

@@ -18,7 +18,7 @@ from todeval.benchmarks.booking.db import VenueDatabase
 from todeval.benchmarks.booking.environment import BookingEnvironment
 from todeval.benchmarks.booking.messages import ActionParser, BookingRequest, SystemOutput, ToolCall
 from todeval.benchmarks.booking.tasks import BookingTask, DomainGoal
-from todeval.benchmarks.booking.world import world_of
+from todeval.benchmarks.booking.worlds import world_of
 
 
 class DomainAudit(BaseModel):
@@ -79,6 +79,12 @@ def _audit_domain(
     task: BookingTask, domain: str, goal: DomainGoal
 ) -> tuple[DomainAudit, dict[str, str] | None]:
     db = world_of(task.task_set).database()
+    if not goal.book and not goal.fail_book:  # it only asks for information: a match will do
+        rows = db.select(domain, db.conditions(domain, _goal_constraints(goal.info)))
+        problem = "" if rows else "no row matches"
+        return DomainAudit(
+            domain=domain, matching_rows=len(rows), bookable=bool(rows), problem=problem
+        ), None
     parser = ActionParser.for_task_set(task.task_set)
     audit, args = _try_book(task, domain, goal, goal.info, db, parser)
     if not audit.bookable and goal.fail_info:

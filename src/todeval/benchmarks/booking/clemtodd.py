@@ -52,29 +52,16 @@ from todeval.benchmarks.booking.messages import (
     ToolCall,
     Violation,
 )
+from todeval.benchmarks.booking.schema import (  # the original's field tables
+    BOOKING_FIELDS as BOOKING_FIELDS,
+)
 from todeval.benchmarks.booking.schema import FOLLOWUP
-from todeval.benchmarks.booking.world import World, world_of
+from todeval.benchmarks.booking.schema import LOOKUP_KEYS as LOOKUP_KEYS
+from todeval.benchmarks.booking.schema import SEARCH_FIELDS as SEARCH_FIELDS
+from todeval.benchmarks.booking.world import World
+from todeval.benchmarks.booking.worlds import world_of
 from todeval.core import safejson
 
-# processfunccallresp.py: the fields of its RestaurantDB/HotelDB/TrainDB models (searches) ...
-SEARCH_FIELDS = {
-    "restaurant": ("food", "area", "pricerange", "name"),
-    "hotel": ("area", "pricerange", "type", "internet", "parking", "name", "stars"),
-    "train": ("destination", "departure", "day", "arriveby", "leaveat"),
-}
-# ... and of RestaurantBook/HotelBook/TrainBook (a booking keeps both sets; train price and
-# duration are in neither, so they never reach the booking)
-BOOKING_FIELDS = {
-    "restaurant": ("people", "day", "time", "postcode", "phone", "address"),
-    "hotel": ("people", "day", "stay", "postcode", "phone", "address"),
-    "train": ("people", "trainid"),
-}
-# instancegenerator.py (``domaindbkeys``): the slots a booking is looked up with
-LOOKUP_KEYS = {
-    "restaurant": ("area", "pricerange", "name", "food"),
-    "hotel": ("area", "pricerange", "name", "stars", "type", "internet", "parking"),
-    "train": ("destination", "day", "departure", "arriveby", "leaveat", "duration", "trainid"),
-}
 OPERATOR_KEYS = ("stars", "arriveby", "leaveat")
 OPERATORS = ("=", ">", "<", ">=", "<=")
 SKIPPED_VALUES: tuple[Any, ...] = (None, "", [], {}, "donotcare")

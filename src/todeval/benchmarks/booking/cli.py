@@ -14,7 +14,7 @@ from todeval.benchmarks.booking.run import PROTOCOLS, SPEC, BookingConfig
 from todeval.benchmarks.booking.tasks import TASK_SETS, load_tasks, select_tasks
 from todeval.console.tables import render_rows, summary_table, usage_table
 from todeval.driver import RunCommand, drive, run_settings
-from todeval.errors import UsageError, choice_error
+from todeval.errors import BadInputError, UsageError, choice_error
 from todeval.panels.cli import add_panel_arguments
 from todeval.panels.run import panel_roles
 from todeval.runner.execute import RunResult
@@ -40,6 +40,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``todeval run booking``."""
     parser.add_argument(
         "--tasks", default="test", help=f"task set: {', '.join(TASK_SETS)} (default test)"
+    )
+    parser.add_argument(
+        "--domain",
+        default=None,
+        metavar="PACK",
+        help="play a domain pack's tasks instead (a pack folder or a shipped pack's name; "
+        "docs/own-domain.md)",
+    )
+    parser.add_argument(
+        "--domain-tasks",
+        default=None,
+        metavar="FILE",
+        help="--domain: a task file drawn from the pack (default: the pack's tasks.json)",
     )
     parser.add_argument(
         "--system",
@@ -156,9 +169,29 @@ def _few_shot(value: int | None) -> int | None:
     return value
 
 
+def _domain(args: argparse.Namespace) -> dict[str, str | None]:
+    """The config fields of --domain and --domain-tasks (paths resolved, the pack hashed)."""
+    if args.domain is None:
+        if args.domain_tasks is not None:
+            raise UsageError("--domain-tasks is for --domain PACK")
+        return {}
+    from todeval.benchmarks.booking.domains.cli import pack_folder, shipped_packs
+
+    folder = pack_folder(args.domain)
+    shipped = args.domain in shipped_packs() and not Path(args.domain).is_dir()
+    tasks = args.domain_tasks
+    if tasks is not None and not Path(tasks).is_file():
+        raise BadInputError(f"{tasks}: no such task file")
+    return {
+        "domain": args.domain if shipped else str(folder),
+        "domain_tasks": str(Path(tasks).resolve()) if tasks else None,
+    }
+
+
 def _config(args: argparse.Namespace) -> BookingConfig:
     if args.tasks not in TASK_SETS:
         raise choice_error("task set", args.tasks, list(TASK_SETS))
+    domain = _domain(args)
     settings = run_settings(args)
     return BookingConfig(
         **generation_settings(args),
@@ -179,6 +212,7 @@ def _config(args: argparse.Namespace) -> BookingConfig:
         on_violation=args.on_violation,
         max_turns=args.max_turns,
         max_calls_per_turn=args.max_calls_per_turn,
+        **domain,
         **settings,
     )
 

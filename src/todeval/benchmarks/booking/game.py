@@ -46,7 +46,7 @@ from todeval.benchmarks.booking.players import SYSTEM, USER
 from todeval.benchmarks.booking.rules import PROTOCOLS, GameProtocol, get_protocol
 from todeval.benchmarks.booking.tasks import BookingTask
 from todeval.benchmarks.booking.taxonomy import classify, unrealistic_class
-from todeval.benchmarks.booking.world import world_of
+from todeval.benchmarks.booking.worlds import world_of
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord
 from todeval.dialogue.episode import EpisodeEnd, EpisodeLog, EpisodeStreams, Termination, guarded

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 
 from todeval.benchmarks.booking.schema import BOOKING_TOOLS, DB_TOOLS, FOLLOWUP
 from todeval.benchmarks.booking.tasks import BookingTask
-from todeval.benchmarks.booking.world import world_of
+from todeval.benchmarks.booking.worlds import world_of
 from todeval.core import safejson
 from todeval.core.records import CallUsage
 from todeval.dialogue.participants import Participant

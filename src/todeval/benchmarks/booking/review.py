@@ -34,6 +34,8 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
 from todeval.benchmarks.booking.scoring import slot_matches
 from todeval.benchmarks.booking.tasks import BookingTask, normalise_value
 from todeval.core.outcome import Outcome
@@ -300,12 +302,22 @@ def _ending(record: EpisodeRecord) -> list[Fault]:
     return []
 
 
+def _tasks(manifest: Manifest) -> tuple[str, dict[str, BookingTask]]:
+    """The run's task set (its name) and its tasks by id: a built-in set, or a domain pack's."""
+    from todeval.benchmarks.booking.run import BookingConfig, run_tasks
+
+    known = {k: v for k, v in manifest.config.items() if k in BookingConfig.model_fields}
+    try:
+        config = BookingConfig.model_validate(known)
+    except ValidationError as exc:
+        raise BadInputError(f"not a booking run's config ({exc.errors()[0]['msg']})") from None
+    name = config.task_set if config.domain is None else config.domain
+    return name, {t.task_id: t for t in run_tasks(config)}
+
+
 def review_run(manifest: Manifest, records: Iterable[EpisodeRecord]) -> Iterator[Review]:
     """Every record of one booking run, reviewed against the run's task set."""
-    from todeval.benchmarks.booking.tasks import load_tasks
-
-    task_set = str(manifest.config.get("task_set", "test"))
-    tasks = {t.task_id: t for t in load_tasks(task_set)}
+    task_set, tasks = _tasks(manifest)
     for record in records:
         task = tasks.get(record.task_id)
         if task is None:
@@ -315,10 +327,7 @@ def review_run(manifest: Manifest, records: Iterable[EpisodeRecord]) -> Iterator
 
 def briefs(manifest: Manifest, records: Sequence[EpisodeRecord]) -> dict[str, str]:
     """For the LLM reviewer: each episode's goal, as the user simulator was given it."""
-    from todeval.benchmarks.booking.tasks import load_tasks
-
-    task_set = str(manifest.config.get("task_set", "test"))
-    tasks = {t.task_id: t for t in load_tasks(task_set)}
+    _, tasks = _tasks(manifest)
     out = {}
     for record in records:
         task = tasks.get(record.task_id)

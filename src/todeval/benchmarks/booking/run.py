@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
@@ -20,7 +21,7 @@ from todeval.benchmarks.booking.tasks import (
 )
 from todeval.core.records import EpisodeRecord
 from todeval.dialogue.prompts import PromptSet
-from todeval.errors import UsageError, choice_error
+from todeval.errors import RefusedError, UsageError, choice_error
 from todeval.runner.naming import run_dir_name
 from todeval.runner.options import RunSettings, RuntimeOptions
 from todeval.spec import AgentSeat, BenchmarkSpec, Episode, RoleSpec, RunContext, Tasks
@@ -32,6 +33,15 @@ class BookingConfig(RunSettings):
     """Everything that determines a booking run's results (hashed to guard resumes)."""
 
     task_set: str = "test"
+    domain: str | None = Field(
+        None, description="--domain: a domain pack (a shipped pack's name or a folder)"
+    )
+    domain_tasks: str | None = Field(
+        None, description="--domain-tasks: its task file (None: the pack's tasks.json)"
+    )
+    domain_sha256: str | None = Field(
+        None, description="digest of the pack's schema and data (a resume notices edits)"
+    )
     task_ids: list[str] | None = None
     protocol: str = PROTOCOLS[0]
     system: str = "rule"
@@ -67,9 +77,10 @@ class BookingConfig(RunSettings):
     def default_out(self) -> str:
         system = self.system if not self.system_model else f"{self.system}-{self.system_model}"
         user = self.user if not self.user_model else f"{self.user}-{self.user_model}"
+        tasks = self.task_set if self.domain is None else Path(self.domain).name
         return run_dir_name(
             BENCHMARK,
-            [self.task_set, system, user],
+            [tasks, system, user],
             seed=self.seed,
             constrained=self.constrained,
             limit=self.limit,
@@ -80,9 +91,49 @@ class BookingConfig(RunSettings):
         )
 
 
-def _check(config: BookingConfig) -> None:
-    if config.task_set not in TASK_SETS:
+def world_key(config: BookingConfig) -> str:
+    """The task set a run's tasks carry: a built-in set, or ``pack:<folder>``."""
+    if config.domain is None:
+        return config.task_set
+    from todeval.benchmarks.booking.domains.cli import pack_folder
+    from todeval.benchmarks.booking.world import pack_task_set
+
+    return pack_task_set(pack_folder(config.domain))
+
+
+def run_tasks(config: BookingConfig) -> list[BookingTask]:
+    """The tasks a run plays: a built-in set, or a domain pack's task file."""
+    if config.domain is None:
+        return load_tasks(config.task_set)
+    from todeval.benchmarks.booking.domains.cli import pack_folder
+    from todeval.benchmarks.booking.domains.tasks import load_pack_tasks
+
+    return load_pack_tasks(pack_folder(config.domain), config.domain_tasks)
+
+
+def _check_domain(config: BookingConfig) -> BookingConfig:
+    """The config with its pack's digest; a pack edited since the run began is refused."""
+    if config.domain is None:
+        if config.domain_tasks is not None:
+            raise UsageError("--domain-tasks is for --domain PACK")
+        return config
+    from todeval.benchmarks.booking.domains.cli import pack_folder
+    from todeval.benchmarks.booking.domains.pack import cached_pack
+    from todeval.benchmarks.booking.domains.tasks import pack_digest
+
+    digest = pack_digest(cached_pack(str(pack_folder(config.domain))))[:16]
+    if config.domain_sha256 not in (None, digest):
+        raise RefusedError(
+            f"{config.domain}: the pack changed since the run began (digest "
+            f"{config.domain_sha256} -> {digest}); use another --out directory"
+        )
+    return config.model_copy(update={"domain_sha256": digest})
+
+
+def _check(config: BookingConfig) -> BookingConfig:
+    if config.domain is None and config.task_set not in TASK_SETS:
         raise choice_error("task set", config.task_set, list(TASK_SETS))
+    config = _check_domain(config)
     if config.few_shot is not None and not config.system.startswith("hd-pipeline"):
         raise UsageError("--few-shot is for --system hd-pipeline")
     if config.system_timeout_s is not None and config.system not in ("http", AGENT):
@@ -93,6 +144,7 @@ def _check(config: BookingConfig) -> None:
         raise UsageError("--user replay needs --transcripts RUN_DIR (a recorded run)")
     if config.user != "replay" and config.user_transcripts is not None:
         raise UsageError("--transcripts is for --user replay")
+    return config
 
 
 def _canonical(config: BookingConfig, tasks: Sequence[BookingTask]) -> Callable[[str], str]:
@@ -144,7 +196,7 @@ def _agent_hub(config: BookingConfig) -> AgentHub:
     # one MCP tool server and one keep-alive client for every episode's agent
     from todeval.benchmarks.booking.llm_systems.agent_system import booking_hub
 
-    return booking_hub(config.task_set)
+    return booking_hub(world_key(config))
 
 
 async def _episode(ep: Episode[BookingConfig, BookingTask]) -> EpisodeRecord:
@@ -174,7 +226,7 @@ SPEC: BenchmarkSpec[BookingConfig, BookingTask] = BenchmarkSpec(
     reviewer=PROFILE.reviewer,
     config=BookingConfig,
     tasks=Tasks(
-        load=lambda config: load_tasks(config.task_set),
+        load=run_tasks,
         ids=lambda config: config.task_ids,
         canonical=_canonical,
     ),

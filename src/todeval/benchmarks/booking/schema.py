@@ -73,6 +73,26 @@ MANDATORY_BOOKING_KEYS = {
     "train": ("people", "trainid"),
 }
 TIME_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
+# The released clem:todd game master's field tables (the ``clemtodd`` protocol, :mod:`.clemtodd`):
+# processfunccallresp.py: the fields of its RestaurantDB/HotelDB/TrainDB models (searches) ...
+SEARCH_FIELDS = {
+    "restaurant": ("food", "area", "pricerange", "name"),
+    "hotel": ("area", "pricerange", "type", "internet", "parking", "name", "stars"),
+    "train": ("destination", "departure", "day", "arriveby", "leaveat"),
+}
+# ... and of RestaurantBook/HotelBook/TrainBook (a booking keeps both sets; train price and
+# duration are in neither, so they never reach the booking)
+BOOKING_FIELDS = {
+    "restaurant": ("people", "day", "time", "postcode", "phone", "address"),
+    "hotel": ("people", "day", "stay", "postcode", "phone", "address"),
+    "train": ("people", "trainid"),
+}
+# instancegenerator.py (``domaindbkeys``): the slots a booking is looked up with
+LOOKUP_KEYS = {
+    "restaurant": ("area", "pricerange", "name", "food"),
+    "hotel": ("area", "pricerange", "name", "stars", "type", "internet", "parking"),
+    "train": ("destination", "day", "departure", "arriveby", "leaveat", "duration", "trainid"),
+}
 _DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
 

@@ -27,6 +27,8 @@ TASK_SETS: dict[str, str] = {
     "unrealistic": "unrealistic_test.json",
 }
 BOOKING_DOMAINS = ("restaurant", "hotel", "train")
+PACK_PREFIX = "pack:"
+"""A domain pack's tasks have the task set ``pack:<folder>`` (:mod:`.world`)."""
 KEY_ALIASES = {"arrive": "arriveby", "leave": "leaveat"}
 _IGNORED_BOOK_KEYS = {"invalid", "pre_invalid"}
 TIME_KEYS = ("time", "leaveat", "arriveby")
@@ -73,6 +75,8 @@ class BookingTask(BaseModel):
 
     @property
     def booking_domains(self) -> list[str]:
+        if self.task_set.startswith(PACK_PREFIX):
+            return list(self.domains)  # a pack's goals name only its own entities
         return [d for d in self.domains if d in BOOKING_DOMAINS]
 
 
@@ -136,8 +140,12 @@ def _corpus_turns(raw: Any) -> list[CorpusTurn]:
     return turns
 
 
-def parse_tasks(task_set: str, records: list[dict[str, Any]], source: str) -> list[BookingTask]:
-    """Build tasks from raw records; ``source`` names the file in error messages."""
+def parse_tasks(
+    task_set: str, records: list[dict[str, Any]], source: str, *, id_prefix: str | None = None
+) -> list[BookingTask]:
+    """Build tasks from raw records; ``source`` names the file in error messages; ids start
+    with ``id_prefix`` (default: the task set's name)."""
+    prefix = task_set if id_prefix is None else id_prefix
     tasks = []
     for i, rec in enumerate(records):
         try:
@@ -145,7 +153,7 @@ def parse_tasks(task_set: str, records: list[dict[str, Any]], source: str) -> li
             stem = filename.rsplit(".", 1)[0].lower()
             tasks.append(
                 BookingTask(
-                    task_id=f"{task_set}/{i:03d}-{stem}",
+                    task_id=f"{prefix}/{i:03d}-{stem}",
                     task_set=task_set,
                     index=i,
                     filename=filename,

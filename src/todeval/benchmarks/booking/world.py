@@ -3,7 +3,7 @@
 One :class:`World` is everything the game master, the action parsers (both protocols), the
 booking validator and the built-in systems read about the domains of a task: its entities, the
 tools and their JSON schemas, the informable and booking slots, what a booking must hold, the
-value normaliser and the database. :func:`world_of` gives the world of a task set:
+value normaliser and the database. :func:`.worlds.world_of` gives the world of a task set:
 
 * ``test``, ``dev``, ``synthetic``, ``unrealistic`` -- MultiWOZ's restaurant, hotel and train
   (:mod:`.schema`, :mod:`.db`; the ``unrealistic`` set has its own values and operators);
@@ -18,14 +18,12 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from todeval.benchmarks.booking.db import VenueDatabase
 from todeval.benchmarks.booking.schema import OPERATORS
-
-PACK_PREFIX = "pack:"
+from todeval.benchmarks.booking.tasks import PACK_PREFIX
 
 
 @dataclass(frozen=True)
@@ -84,18 +82,8 @@ def pack_task_set(folder: str | Path) -> str:
     return PACK_PREFIX + str(Path(folder).resolve())
 
 
-@cache
-def world_of(task_set: str) -> World:
-    """The world of a task set (see the module); KeyError for an unknown MultiWOZ set."""
-    if is_pack(task_set):
-        from todeval.benchmarks.booking.domains.world import pack_world
-
-        return pack_world(task_set[len(PACK_PREFIX) :])
-    return _multiwoz_world(task_set)
-
-
-def _multiwoz_world(task_set: str) -> World:
-    from todeval.benchmarks.booking import clemtodd
+def multiwoz_world(task_set: str) -> World:
+    """The world of a MultiWOZ task set (restaurant, hotel, train)."""
     from todeval.benchmarks.booking import schema as s
     from todeval.benchmarks.booking.db import load_database
     from todeval.benchmarks.booking.tasks import TASK_SETS, normalise_value
@@ -119,11 +107,11 @@ def _multiwoz_world(task_set: str) -> World:
         tools=tuple(s.tool_definitions(task_set)),
         normalise_value=normalise_value,
         upper_slots=upper,
-        clemtodd_search=dict(clemtodd.SEARCH_FIELDS),
-        clemtodd_booking=dict(clemtodd.BOOKING_FIELDS),
-        clemtodd_lookup=dict(clemtodd.LOOKUP_KEYS),
+        clemtodd_search=dict(s.SEARCH_FIELDS),
+        clemtodd_booking=dict(s.BOOKING_FIELDS),
+        clemtodd_lookup=dict(s.LOOKUP_KEYS),
         database=lambda: load_database(task_set),
     )
 
 
-__all__ = ["OPERATORS", "PACK_PREFIX", "World", "is_pack", "pack_task_set", "world_of"]
+__all__ = ["OPERATORS", "PACK_PREFIX", "World", "is_pack", "multiwoz_world", "pack_task_set"]

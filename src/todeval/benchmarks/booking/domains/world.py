@@ -144,7 +144,10 @@ def pack_world(folder: str) -> World:
             k for e in pack.entities.values() for k, s in e.slots.items() if s.case == "upper"
         ),
         clemtodd_search=search,
-        clemtodd_booking={n: (*e.booking, *e.attributes) for n, e in pack.entities.items()},
+        clemtodd_booking={  # like the original's train booking (trainid is no search field)
+            n: (*e.booking, *(k for k, s in e.slots.items() if not s.search), *e.attributes)
+            for n, e in pack.entities.items()
+        },
         clemtodd_lookup={n: tuple(e.slots) for n, e in pack.entities.items()},
         database=lambda: db,
     )

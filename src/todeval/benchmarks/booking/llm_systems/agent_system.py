@@ -37,15 +37,17 @@ from todeval.benchmarks.booking.messages import (
     UserMessage,
     ViolationNotice,
 )
-from todeval.benchmarks.booking.schema import FOLLOWUP, tool_definitions
+from todeval.benchmarks.booking.schema import FOLLOWUP
+from todeval.benchmarks.booking.worlds import world_of
 from todeval.dialogue.participants import PlayerOptions
 
 SERVED_NAME = "todeval-booking"
 
 
 def booking_tools(task_set: str) -> list[ToolSpec]:
-    """The tools served over MCP: a task set's tool definitions without ``followup``."""
-    return tool_specs(tool_definitions(task_set), leave_out=(FOLLOWUP,))
+    """The tools served over MCP: a task set's (or a domain pack's) tool definitions without
+    ``followup``."""
+    return tool_specs(world_of(task_set).tools_list(), leave_out=(FOLLOWUP,))
 
 
 def called_over_mcp(name: str) -> str:

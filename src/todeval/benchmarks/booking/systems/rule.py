@@ -52,10 +52,12 @@ from todeval.benchmarks.booking.schema import (
     slot_values,
 )
 from todeval.benchmarks.booking.systems.nlu import TurnParse
+from todeval.benchmarks.booking.systems.pack_system import PackSystem
 from todeval.benchmarks.booking.systems.patterns import DOMAINS, HOTEL, RESTAURANT, TRAIN
 from todeval.benchmarks.booking.systems.text import normalise_text
 from todeval.benchmarks.booking.systems.tracker import SlotTracker
 from todeval.benchmarks.booking.systems.vocab import vocabulary
+from todeval.benchmarks.booking.tasks import PACK_PREFIX
 
 _DB_TOOL = {d: t for t, d in DB_TOOLS.items()}
 _BOOK_TOOL = {d: t for t, d in BOOKING_TOOLS.items()}
@@ -141,6 +143,11 @@ class RuleSystem:
 
     # -- protocol -----------------------------------------------------------------------------
     async def start(self, context: SystemContext) -> None:
+        self._pack_system: PackSystem | None = None
+        if context.task_set.startswith(PACK_PREFIX):  # a domain pack: the schema-driven rules
+            self._pack_system = PackSystem()
+            await self._pack_system.start(context)
+            return
         self.task_set = context.task_set
         self.rng = context.rng
         self.values: SlotValues = slot_values(context.task_set)
@@ -155,6 +162,9 @@ class RuleSystem:
         self._pending_booking: dict[str, str] = {}
 
     async def respond(self, observation: Observation) -> SystemOutput:
+        if getattr(self, "_pack_system", None) is not None:
+            assert self._pack_system is not None
+            return await self._pack_system.respond(observation)
         if isinstance(observation, UserMessage):
             self._begin_turn(observation.text)
         elif isinstance(observation, DbResult):

@@ -26,7 +26,7 @@ import todeval.benchmarks.booking.users.phrasing as ph
 from todeval.benchmarks.booking.db import load_database
 from todeval.benchmarks.booking.messages import UserContext, UserReply
 from todeval.benchmarks.booking.schema import BOOK_SLOTS, INFORMABLE, slot_values
-from todeval.benchmarks.booking.tasks import BookingTask
+from todeval.benchmarks.booking.tasks import PACK_PREFIX, BookingTask
 from todeval.benchmarks.booking.users.checking import (
     booking_mismatches,
     contradictions,
@@ -35,6 +35,7 @@ from todeval.benchmarks.booking.users.checking import (
 )
 from todeval.benchmarks.booking.users.ending import EndReason
 from todeval.benchmarks.booking.users.goal import DomainPlan, Fallbacks, plan_goal
+from todeval.benchmarks.booking.users.pack_user import PackUser
 from todeval.benchmarks.booking.users.reading import (
     SystemReading,
     failure_sentences,
@@ -171,6 +172,11 @@ class AgendaUser:
     # -- protocol ------------------------------------------------------------------------------
 
     async def start(self, context: UserContext) -> None:
+        self._pack_user: PackUser | None = None
+        if context.task.task_set.startswith(PACK_PREFIX):  # a domain pack's goal
+            self._pack_user = PackUser()
+            await self._pack_user.start(context)
+            return
         self._rng = context.rng
         self._task = context.task
         task_set = context.task.task_set
@@ -184,6 +190,12 @@ class AgendaUser:
         ]
 
     async def respond(self, system_message: str | None) -> UserReply:
+        if getattr(self, "_pack_user", None) is not None:
+            inner = self._pack_user
+            assert inner is not None
+            reply = await inner.respond(system_message)
+            self.gave_up, self.end_reason = inner.gave_up, inner.end_reason
+            return reply
         return UserReply(text=self._next(system_message))
 
     # -- turn logic ----------------------------------------------------------------------------

@@ -1,0 +1,151 @@
+"""Bring your own domain (issue 31): a domain pack checked with one-line errors, its tools
+generated, tasks drawn from it and audited, and played end to end offline under both
+protocols by the agenda user and the rule system."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from todeval.benchmarks.booking.audit import audit_task
+from todeval.benchmarks.booking.domains.cli import pack_folder
+from todeval.benchmarks.booking.domains.pack import load_pack
+from todeval.benchmarks.booking.domains.tasks import generate_tasks, load_pack_tasks
+from todeval.benchmarks.booking.world import pack_task_set
+from todeval.benchmarks.booking.worlds import world_of
+from todeval.cli import main
+from todeval.errors import BadInputError
+
+PACK = pack_folder("car-rental")
+
+
+@pytest.fixture
+def pack_copy(tmp_path: Path) -> Path:
+    folder = tmp_path / "pack"
+    shutil.copytree(PACK, folder)
+    return folder
+
+
+def _edit(folder: Path, old: str, new: str, file: str = "domain.yaml") -> None:
+    path = folder / file
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_the_example_pack_checks_and_generates_its_tools(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["data", "domain", "car-rental", "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "car      240" in out and "parking  90" in out
+    world = world_of(pack_task_set(PACK))
+    names = [t["function"]["name"] for t in world.tools]
+    assert names == ["followup", "searchcars", "bookcar", "searchparking", "bookparking"]
+    params = world.tool_parameters()
+    for schema in params.values():
+        jsonschema.Draft202012Validator.check_schema(schema)
+    assert params["bookcar"]["required"] == ["carid", "day", "days", "time"]
+    assert params["searchcars"]["properties"]["seats"]["type"] == "object"  # operators: true
+    assert "carid" not in params["searchcars"]["properties"]  # search: false
+    assert params["bookcar"]["properties"]["time"]["pattern"].startswith("^([01]")
+
+
+def test_integer_slots_compare_as_numbers() -> None:
+    db = world_of(pack_task_set(PACK)).database()
+    at_least_8 = db.query("car", {"seats": {"operator": ">=", "value": "8"}})
+    assert at_least_8.total > 0 and all(int(r["seats"]) >= 8 for r in at_least_8.rows)
+    assert db.query("car", {"seats": {"operator": "<", "value": "10"}}).total == 240
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "says"),
+    [
+        ("key: carid", "key: plate", "entities.car.key: 'plate' is not one of its slots"),
+        ("data: cars.csv", "data: lorries.csv", "data file not found"),
+        ("values: [manual, automatic]", "values: [manual]", "row 1: transmission='automatic'"),
+        ("type: integer\n        operators", "type: time\n        operators", "is not a time"),
+        ("pack: car-rental", "pack: Car Rental", "pack: a pack name is lower-case"),
+        ("search_tool: searchcars", "search_tool: followup", "tool name 'followup' is taken"),
+        ("    attributes: [model, price, phone]", "    attributes: [seats]", "already a slot"),
+        ("description: a rental car\n", "descripton: a rental car\n", "Field required"),
+    ],
+)
+def test_a_broken_pack_is_one_line_naming_the_problem(
+    pack_copy: Path, old: str, new: str, says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _edit(pack_copy, old, new)
+    with pytest.raises(BadInputError) as raised:
+        load_pack(pack_copy)
+    assert says in str(raised.value) and "\n" not in str(raised.value)
+    assert main(["data", "domain", str(pack_copy), "--check"]) == 3
+    assert says in capsys.readouterr().err
+
+
+def test_duplicate_keys_and_bad_yaml_are_refused(pack_copy: Path) -> None:
+    rows = (pack_copy / "cars.csv").read_text().splitlines()
+    (pack_copy / "cars.csv").write_text("\n".join([*rows, rows[1]]) + "\n")
+    with pytest.raises(BadInputError, match="names two rows"):
+        load_pack(pack_copy)
+    (pack_copy / "domain.yaml").write_text("pack: [unclosed\n")
+    with pytest.raises(BadInputError, match="not valid YAML"):
+        load_pack(pack_copy)
+
+
+def test_generated_tasks_are_seeded_feasible_and_read_back(tmp_path: Path) -> None:
+    first = generate_tasks(PACK, 30, seed=3)
+    assert generate_tasks(PACK, 30, seed=3) == first
+    assert generate_tasks(PACK, 30, seed=4)["tasks"] != first["tasks"]
+    out = tmp_path / "tasks.json"
+    assert main(["data", "domain", "car-rental", "--generate-tasks", "30", "--seed", "3",
+                 "-o", str(out)]) == 0  # fmt: skip
+    tasks = load_pack_tasks(PACK, out)
+    assert [t.task_id for t in tasks][:2] == ["car-rental/000-goal0000", "car-rental/001-goal0001"]
+    assert all(audit_task(t).feasible for t in tasks)
+    shapes = {t.group for t in tasks} | {
+        k for t in tasks for g in t.domains.values() for k in ("fail_info", "reqt") if getattr(g, k)
+    }
+    assert {"car", "parking", "car+parking", "fail_info", "reqt"} <= shapes
+    other = json.loads(out.read_text()) | {"pack": "clinic"}
+    out.write_text(json.dumps(other))
+    with pytest.raises(BadInputError, match="tasks of pack 'clinic', not 'car-rental'"):
+        load_pack_tasks(PACK, out)
+
+
+def test_the_shipped_tasks_are_the_recorded_draw() -> None:
+    shipped = json.loads((PACK / "tasks.json").read_text())
+    assert shipped == generate_tasks(PACK, 60, seed=0)
+
+
+@pytest.mark.parametrize("protocol", ["clemtodd", "strict"])
+def test_rule_system_and_agenda_user_play_a_pack_end_to_end(tmp_path: Path, protocol: str) -> None:
+    out = tmp_path / protocol
+    argv = ["run", "booking", "--domain", "car-rental", "--protocol", protocol, "--limit", "20"]
+    assert main([*argv, "--quiet", "--out", str(out)]) == 0
+    records = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert len(records) == 20
+    success = sum(r["outcome"] == "success" for r in records)
+    assert success >= 18, success
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["config"]["domain"] == "car-rental"
+    assert len(manifest["config"]["domain_sha256"]) == 16
+
+
+def test_a_control_that_books_nothing_scores_zero_on_a_pack(tmp_path: Path) -> None:
+    out = tmp_path / "silent"
+    argv = ["run", "booking", "--domain", "car-rental", "--system", "silent", "--limit", "6"]
+    assert main([*argv, "--quiet", "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["metrics"]["booking.booking_accuracy"]["micro"]["value"] == 0.0
+
+
+def test_an_edited_pack_refuses_to_resume(tmp_path: Path, pack_copy: Path) -> None:
+    out = tmp_path / "run"
+    argv = ["run", "booking", "--domain", str(pack_copy), "--limit", "2", "--quiet", "--out"]
+    assert main([*argv, str(out)]) == 0
+    _edit(pack_copy, "CR1006,nissan qashqai", "CR1006,nissan juke", "cars.csv")
+    assert main([*argv, str(out)]) == 4
