@@ -135,12 +135,20 @@ def test_rule_system_and_agenda_user_play_a_pack_end_to_end(tmp_path: Path, prot
     assert len(manifest["config"]["domain_sha256"]) == 16
 
 
-def test_a_control_that_books_nothing_scores_zero_on_a_pack(tmp_path: Path) -> None:
-    out = tmp_path / "silent"
-    argv = ["run", "booking", "--domain", "car-rental", "--system", "silent", "--limit", "6"]
-    assert main([*argv, "--quiet", "--out", str(out)]) == 0
+@pytest.mark.parametrize(
+    ("system", "protocol", "expected"),
+    [("silent", "strict", 0.0), ("first-row", "clemtodd", 0.0), ("oracle", "clemtodd", 1.0),
+     ("oracle", "strict", 1.0)],
+)  # fmt: skip
+def test_the_controls_hold_on_a_pack(
+    tmp_path: Path, system: str, protocol: str, expected: float
+) -> None:
+    """The floor controls score nothing on a pack; the privileged oracle books every goal."""
+    out = tmp_path / system
+    argv = ["run", "booking", "--domain", "car-rental", "--system", system, "--limit", "8"]
+    assert main([*argv, "--protocol", protocol, "--quiet", "--out", str(out)]) == 0
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["metrics"]["booking.booking_accuracy"]["micro"]["value"] == 0.0
+    assert summary["metrics"]["booking.booking_accuracy"]["micro"]["value"] == expected
 
 
 def test_an_edited_pack_refuses_to_resume(tmp_path: Path, pack_copy: Path) -> None:

@@ -60,6 +60,8 @@ class World:
     clemtodd_lookup: Mapping[str, tuple[str, ...]]
     """``clemtodd``: the slots a booking is looked up with"""
     database: Callable[[], VenueDatabase]
+    from_pack: bool = False
+    """a domain pack's world (MultiWOZ's keeps its own conventions where the two differ)"""
 
     def tools_list(self) -> list[dict[str, Any]]:
         """The tool definitions (a fresh copy: a system may change its own)."""

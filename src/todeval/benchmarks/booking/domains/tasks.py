@@ -8,8 +8,10 @@ two (about 40% of the goals when the pack has two or more), and per entity:
 * ``fail_info`` (about 30%): the same constraints with one categorical value changed so that no
   row matches -- the user asks for that first and then changes its mind, as in MultiWOZ;
 * ``reqt`` (about half): one or two of the entity's attributes to ask for (price, phone, ...);
-* ``book`` (about 85%): a value for every booking slot (categorical: one of its values; time:
-  a quarter hour between 08:00 and 20:00); a goal without it only asks for information.
+* ``book``: a value for every booking slot (categorical: one of its values; time: a quarter
+  hour between 08:00 and 20:00). Every goal books, as every goal of the MultiWOZ sets does: the
+  scores read what was booked (an entity without booking slots gets information-only goals,
+  which the audit accepts when a row matches, but which no score can check yet).
 
 A goal is kept only when the booking feasibility audit (:mod:`..audit`, ``todeval data check``)
 finds it bookable by a perfect system; draws continue until ``n`` goals are kept. The file
@@ -107,7 +109,7 @@ def _domain_goal(pack: DomainPack, name: str, rng: random.Random) -> dict[str, A
                 break
     if e.attributes and rng.random() < 0.5:
         goal["reqt"] = rng.sample(e.attributes, k=min(len(e.attributes), rng.randint(1, 2)))
-    if e.booking and rng.random() < 0.85:
+    if e.booking:
         book = {}
         for slot_name, slot in e.booking.items():
             if slot.type == "time":

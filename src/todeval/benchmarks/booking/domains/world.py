@@ -150,6 +150,7 @@ def pack_world(folder: str) -> World:
         },
         clemtodd_lookup={n: tuple(e.slots) for n, e in pack.entities.items()},
         database=lambda: db,
+        from_pack=True,
     )
 
 

@@ -21,6 +21,7 @@ included, so it is a control and never ranked beside systems under test):
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from todeval.benchmarks.booking.messages import (
@@ -37,9 +38,10 @@ from todeval.benchmarks.booking.schema import (
     BOOKING_TOOLS,
     DB_TOOLS,
     FOLLOWUP,
-    REQUIRED_BOOKING_ARGS,
 )
 from todeval.benchmarks.booking.tasks import BookingTask
+from todeval.benchmarks.booking.world import World
+from todeval.benchmarks.booking.worlds import world_of
 
 _DB_TOOL = {domain: tool for tool, domain in DB_TOOLS.items()}
 _BOOK_TOOL = {domain: tool for tool, domain in BOOKING_TOOLS.items()}
@@ -47,10 +49,12 @@ _MADE_UP = {"people": "1", "day": "monday", "time": "12:00", "stay": "1"}
 _OPERATOR = {"stars": "=", "arriveby": "<=", "leaveat": ">="}
 
 
-def _query(info: dict[str, str]) -> dict[str, Any]:
-    """A goal's constraints as search arguments (times and stars with their operator)."""
+def _query(info: dict[str, str], compared: Iterable[str] = ()) -> dict[str, Any]:
+    """A goal's constraints as search arguments (times and stars with their operator; a domain
+    pack's ``compared`` slots with ``=``)."""
+    operators = {**{k: "=" for k in compared}, **_OPERATOR}
     return {
-        k: {"operator": _OPERATOR[k], "value": v} if k in _OPERATOR else v for k, v in info.items()
+        k: {"operator": operators[k], "value": v} if k in operators else v for k, v in info.items()
     }
 
 
@@ -102,6 +106,11 @@ class _Booker:
 
     started: bool = False
     row: dict[str, str]
+    world: World
+
+    def tool(self, domain: str, *, booking: bool) -> str:
+        tools = self.world.booking_tools if booking else self.world.db_tools
+        return next(name for name, d in tools.items() if d == domain)
 
     def plan(self) -> list[tuple[str, dict[str, Any], dict[str, str]]]:
         raise NotImplementedError
@@ -124,9 +133,14 @@ class _Booker:
                 self.done.append(f"no {domain} matched")
                 return self._next()
             self.row = observation.rows[0]
-            args = {k: self.row.get(k, details.get(k, "")) for k in REQUIRED_BOOKING_ARGS[domain]}
+            tool = self.tool(domain, booking=True)
+            required = list(self.world.tool_parameters()[tool].get("required", []))
+            if self.world.from_pack:
+                # a pack's booking names the row's searchable values too (clemtodd wants one)
+                required += [k for k in self.world.clemtodd_search[domain] if k in self.row]
+            args = {k: self.row.get(k, details.get(k, "")) for k in required}
             args.update({k: v for k, v in details.items() if k in args})
-            return call(_BOOK_TOOL[domain], args)
+            return call(tool, args)
         if isinstance(observation, BookingResult):
             domain, _, _ = self.todo.pop(0)
             facts = ", ".join(f"{k} {self.row[k]}" for k in self.asked(domain) if k in self.row)
@@ -143,7 +157,7 @@ class _Booker:
         if not self.todo:
             return followup("; ".join(self.done) + ". Anything else?")
         domain, constraints, _ = self.todo[0]
-        return call(_DB_TOOL[domain], constraints)
+        return call(self.tool(domain, booking=False), constraints)
 
 
 class FirstRowSystem(_Booker):
@@ -151,9 +165,10 @@ class FirstRowSystem(_Booker):
 
     async def start(self, context: SystemContext) -> None:
         self.started = False
+        self.world = world_of(context.task_set)
 
     def plan(self) -> list[tuple[str, dict[str, Any], dict[str, str]]]:
-        return [(domain, {}, dict(_MADE_UP)) for domain in _BOOK_TOOL]
+        return [(domain, {}, dict(_MADE_UP)) for domain in self.world.booking_tools.values()]
 
 
 class OracleSystem(_Booker):
@@ -164,12 +179,14 @@ class OracleSystem(_Booker):
     async def start(self, context: SystemStart) -> None:
         self.task: BookingTask = context.task
         self.started = False
+        self.world = world_of(context.context.task_set)
 
     def plan(self) -> list[tuple[str, dict[str, Any], dict[str, str]]]:
         out = []
         for domain, goal in self.task.domains.items():
-            if domain in _BOOK_TOOL and goal.book:
-                out.append((domain, _query(goal.info), dict(goal.book)))
+            if domain in self.world.booking_tools.values() and goal.book:
+                compared = self.world.operator_slots.get(domain, ()) if self.world.from_pack else ()
+                out.append((domain, _query(goal.info, compared), dict(goal.book)))
         return out
 
     def asked(self, domain: str) -> list[str]:
