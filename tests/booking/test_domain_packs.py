@@ -15,8 +15,8 @@ from todeval.benchmarks.booking.audit import audit_task
 from todeval.benchmarks.booking.domains.cli import pack_folder
 from todeval.benchmarks.booking.domains.pack import load_pack
 from todeval.benchmarks.booking.domains.tasks import generate_tasks, load_pack_tasks
-from todeval.benchmarks.booking.world import pack_task_set
-from todeval.benchmarks.booking.worlds import world_of
+from todeval.benchmarks.booking.world import multiwoz_world, pack_task_set
+from todeval.benchmarks.booking.worlds import multiwoz_pack_folders, world_of
 from todeval.cli import main
 from todeval.errors import BadInputError
 
@@ -45,7 +45,7 @@ def test_the_example_pack_checks_and_generates_its_tools(
     assert "car      240" in out and "parking  90" in out
     world = world_of(pack_task_set(PACK))
     names = [t["function"]["name"] for t in world.tools]
-    assert names == ["followup", "searchcars", "bookcar", "searchparking", "bookparking"]
+    assert names == ["followup", "searchcars", "searchparking", "bookcar", "bookparking"]
     params = world.tool_parameters()
     for schema in params.values():
         jsonschema.Draft202012Validator.check_schema(schema)
@@ -157,3 +157,34 @@ def test_an_edited_pack_refuses_to_resume(tmp_path: Path, pack_copy: Path) -> No
     assert main([*argv, str(out)]) == 0
     _edit(pack_copy, "CR1006,nissan qashqai", "CR1006,nissan juke", "cars.csv")
     assert main([*argv, str(out)]) == 4
+
+
+@pytest.mark.parametrize("task_set", ["test", "dev"])
+def test_multiwoz_is_three_packs_with_nothing_changed(task_set: str) -> None:
+    """The test and dev sets play in the world of MultiWOZ's three packs: tools byte for byte,
+    the validator's values, the protocols' field tables and every database row equal to the
+    schema module's (which synthetic and unrealistic still use)."""
+    packed, constants = world_of(task_set), multiwoz_world(task_set)
+    assert json.dumps(packed.tools) == json.dumps(constants.tools)
+    for field in ("entities", "db_tools", "booking_tools", "informable", "book_slots",
+                  "optional_attributes", "mandatory", "operators", "upper_slots",
+                  "clemtodd_search", "clemtodd_booking", "clemtodd_lookup"):  # fmt: skip
+        assert getattr(packed, field) == getattr(constants, field), field
+    assert packed.operator_keys() == constants.operator_keys()
+    wanted = {k: sorted(v) for k, v in constants.accepted.items() if k.split("-")[0] in
+              packed.entities}  # fmt: skip
+    assert {k: sorted(v) for k, v in packed.accepted.items()} == wanted
+    ours, theirs = packed.database(), constants.database()
+    for domain in packed.entities:
+        assert ours.rows(domain) == theirs.rows(domain)
+    for slot, value in [("type", "Guest House"), ("parking", "free"), ("trainid", "tr1234"),
+                        ("leaveat", "9:15"), ("people", " 2 "), ("food", "Italian")]:  # fmt: skip
+        assert packed.normalise_value(slot, value) == constants.normalise_value(slot, value)
+    assert not packed.from_pack  # MultiWOZ keeps its controls' conventions
+
+
+def test_multiwoz_packs_check_like_any_pack(capsys: pytest.CaptureFixture[str]) -> None:
+    for folder in multiwoz_pack_folders():
+        assert main(["data", "domain", folder, "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "train   2828" in out and "hotel   33" in out

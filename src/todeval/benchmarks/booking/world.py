@@ -61,7 +61,8 @@ class World:
     """``clemtodd``: the slots a booking is looked up with"""
     database: Callable[[], VenueDatabase]
     from_pack: bool = False
-    """a domain pack's world (MultiWOZ's keeps its own conventions where the two differ)"""
+    """a user's domain pack (False for MultiWOZ's worlds, read from its packs or not: its
+    controls keep the original's conventions where a pack's differ)"""
 
     def tools_list(self) -> list[dict[str, Any]]:
         """The tool definitions (a fresh copy: a system may change its own)."""

@@ -56,6 +56,7 @@ SlotType = Literal["categorical", "text", "integer", "time"]
 TIME_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
 _NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 _SHORT_TIME = re.compile(r"^\d:[0-5]\d$")
+_DATA_TIME = re.compile(r"^\d\d:[0-5]\d$")
 SCHEMA_FILES = ("domain.yaml", "domain.yml", "domain.json")
 RESERVED = ("followup",)
 """Tool names a pack may not take (the game master's own)."""
@@ -77,6 +78,9 @@ class Slot(_Strict):
     search: bool = Field(True, description="offered as an argument of the search tool")
     search_description: str | None = Field(
         None, description="its description in the search tool (default: description)"
+    )
+    accepted: list[str] | None = Field(
+        None, description="the values a booking may give, if not its values (the validator's)"
     )
 
     def normalise(self, value: Any) -> str:
@@ -103,10 +107,24 @@ class Entity(_Strict):
     required: list[str] | None = None
     mandatory: list[str] | None = None
     attributes: list[str] = Field(default_factory=list)
+    attribute_descriptions: dict[str, str] = Field(
+        default_factory=dict, description="an attribute's description in the booking tool"
+    )
     search_tool: str | None = None
     book_tool: str | None = None
     search_tool_description: str | None = None
     book_tool_description: str | None = None
+    unique_key: bool = Field(True, description="no two rows share the key (checked)")
+    lowercase: bool = Field(
+        False, description="column names and the other columns' values are lower-cased"
+    )
+    drop: list[str] = Field(default_factory=list, description="columns left out of the data")
+    clemtodd: dict[Literal["search", "booking", "lookup"], list[str]] | None = Field(
+        None,
+        description="--protocol clemtodd: the fields a search call keeps, the booking fields a "
+        "booking call keeps beside them, the slots a booking is looked up with (default: the "
+        "searchable slots; the booking slots, the other slots and the attributes; every slot)",
+    )
 
 
 class PackSchema(_Strict):
@@ -245,6 +263,15 @@ def _check_entity(path: Path, name: str, e: Entity) -> None:
     clash = [a for a in e.attributes if a in known]
     if clash:
         raise _fail(path, f"{at}.attributes: {', '.join(clash)} already a slot")
+    for part, listed in (e.clemtodd or {}).items():
+        unknown = [s for s in listed if s not in known and s not in e.attributes]
+        if unknown:
+            raise _fail(path, f"{at}.clemtodd.{part}: {', '.join(unknown)} not a slot")
+
+
+def _column(name: str, lowercase: bool) -> str:
+    """A data column's name: as written, or lower-cased without spaces (``arriveBy``)."""
+    return name.strip().lower().replace(" ", "") if lowercase else name
 
 
 def _check_rows(
@@ -252,7 +279,7 @@ def _check_rows(
 ) -> list[dict[str, str]]:
     if not raw:
         raise _fail(where, "no rows")
-    columns = set(raw[0])
+    columns = {_column(str(c), e.lowercase) for c in raw[0]}
     missing = [s for s in [*e.slots, *attributes] if s not in columns]
     if missing:
         raise _fail(where, f"no column for {', '.join(missing)} (columns: {', '.join(columns)})")
@@ -260,11 +287,15 @@ def _check_rows(
     keys: set[str] = set()
     for i, r in enumerate(raw, start=1):
         row: dict[str, str] = {}
-        for column, value in r.items():
-            if value is None or isinstance(value, (dict, list)):
+        for raw_column, value in r.items():
+            column = _column(str(raw_column), e.lowercase)
+            if value is None or isinstance(value, (dict, list)) or column in e.drop:
                 continue
             slot = e.slots.get(column)
-            text = slot.normalise(value) if slot is not None else str(value).strip()
+            if slot is not None:
+                text = slot.normalise(value)
+            else:
+                text = str(value).strip().lower() if e.lowercase else str(value).strip()
             row[str(column)] = text
             if slot is None or text == "":
                 continue
@@ -272,12 +303,12 @@ def _check_rows(
                 raise _fail(where, f"row {i}: {column}={text!r} is not one of its values")
             if slot.type == "integer" and not text.isdigit():
                 raise _fail(where, f"row {i}: {column}={text!r} is not a whole number")
-            if slot.type == "time" and not re.match(TIME_PATTERN, text):
+            if slot.type == "time" and not _DATA_TIME.match(text):  # "24:08": after midnight
                 raise _fail(where, f"row {i}: {column}={text!r} is not a time (HH:MM)")
         key = row.get(e.key, "")
         if not key:
             raise _fail(where, f"row {i}: no {e.key}")
-        if key in keys:
+        if key in keys and e.unique_key:
             raise _fail(where, f"row {i}: {e.key}={key!r} names two rows")
         keys.add(key)
         rows.append(row)

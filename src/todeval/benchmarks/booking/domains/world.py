@@ -9,12 +9,14 @@ time slots. The database is the pack's rows in the same in-memory SQLite store M
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from todeval.benchmarks.booking.db import VenueDatabase
 from todeval.benchmarks.booking.domains.pack import TIME_PATTERN, DomainPack, Slot, cached_pack
 from todeval.benchmarks.booking.schema import FOLLOWUP, OPERATORS, function_tool, object_schema
 from todeval.benchmarks.booking.world import PACK_PREFIX, World
+from todeval.errors import BadInputError
 
 _BOOK = "book{}"
 
@@ -52,106 +54,137 @@ def booking_arguments(pack: DomainPack, entity: str) -> list[str]:
     return [*searched, *e.booking, *others, *e.attributes]
 
 
-def pack_tools(pack: DomainPack) -> list[dict[str, Any]]:
-    """``followup`` and the search and booking tool of every entity."""
-    tools = [
-        function_tool(
-            FOLLOWUP,
-            "Send a message to the user (a question, an answer, a confirmation). Ends your turn.",
-            object_schema(
-                {"message": {"type": "string", "description": "the message"}}, ["message"]
-            ),
+def _followup() -> dict[str, Any]:
+    return function_tool(
+        FOLLOWUP,
+        "Send a message to the user (a question, an answer, a confirmation). Ends your turn.",
+        object_schema({"message": {"type": "string", "description": "the message"}}, ["message"]),
+    )
+
+
+def _search_tool(pack: DomainPack, name: str) -> dict[str, Any]:
+    e = pack.entities[name]
+    search = {n: _search_property(s) for n, s in e.slots.items() if s.search}
+    return function_tool(
+        pack.search_tool(name),
+        e.search_tool_description or f"Search the {name} database ({e.description}).",
+        object_schema(search, []),
+    )
+
+
+def _book_tool(pack: DomainPack, name: str) -> dict[str, Any]:
+    e = pack.entities[name]
+    booking: dict[str, Any] = {}
+    for arg in booking_arguments(pack, name):
+        slot = pack.slot(name, arg)
+        booking[arg] = (
+            _property(slot, slot.description)
+            if slot is not None
+            else {"type": "string", "description": e.attribute_descriptions.get(arg, arg)}
         )
+    return function_tool(
+        pack.book_tool(name),
+        e.book_tool_description
+        or f"Book a {name}; returns a reference number or the reason it failed.",
+        object_schema(booking, pack.required(name)),
+    )
+
+
+def pack_tools(packs: Sequence[DomainPack]) -> list[dict[str, Any]]:
+    """``followup``, every entity's search tool, then every entity's booking tool."""
+    entities = [(pack, name) for pack in packs for name in pack.entities]
+    return [
+        _followup(),
+        *(_search_tool(pack, name) for pack, name in entities),
+        *(_book_tool(pack, name) for pack, name in entities),
     ]
-    for name, e in pack.entities.items():
-        search = {n: _search_property(s) for n, s in e.slots.items() if s.search}
-        tools.append(
-            function_tool(
-                pack.search_tool(name),
-                e.search_tool_description or f"Search the {name} database ({e.description}).",
-                object_schema(search, []),
-            )
-        )
-        booking: dict[str, Any] = {}
-        for arg in booking_arguments(pack, name):
-            slot = pack.slot(name, arg)
-            booking[arg] = (
-                _property(slot, slot.description)
-                if slot is not None
-                else {"type": "string", "description": arg}
-            )
-        tools.append(
-            function_tool(
-                pack.book_tool(name),
-                e.book_tool_description
-                or f"Book a {name}; returns a reference number or the reason it failed.",
-                object_schema(booking, pack.required(name)),
-            )
-        )
-    return tools
 
 
 def pack_world(folder: str) -> World:
     """The world of the pack in ``folder`` (read once per process)."""
     pack = cached_pack(folder)
-    entities = tuple(pack.entities)
+    return packs_world((folder,), pack.name)
+
+
+def packs_world(folders: Sequence[str], name: str, *, from_pack: bool = True) -> World:
+    """One world of the entities of several packs (MultiWOZ: restaurant, hotel, train;
+    ``from_pack=False`` keeps MultiWOZ's own conventions where a pack's differ)."""
+    packs = [cached_pack(f) for f in folders]
+    of: dict[str, DomainPack] = {}
+    for pack in packs:
+        for entity in pack.entities:
+            if entity in of:
+                raise BadInputError(f"{pack.folder}: entity {entity!r} is in two packs")
+            of[entity] = pack
+    entities = tuple(of)
+    spec = {n: of[n].entities[n] for n in entities}
     accepted: dict[str, list[str]] = {}
-    for name, e in pack.entities.items():
+    for n, e in spec.items():
         for slot_name, slot in e.slots.items():
-            if slot.values:
-                accepted[f"{name}-{slot_name}"] = list(slot.values)
+            if slot.accepted or slot.values:
+                accepted[f"{n}-{slot_name}"] = list(slot.accepted or slot.values or [])
         for slot_name, slot in e.booking.items():
-            if slot.values:
-                accepted[f"{name}-{_BOOK.format(slot_name)}"] = list(slot.values)
+            if slot.accepted or slot.values:
+                accepted[f"{n}-{_BOOK.format(slot_name)}"] = list(
+                    slot.accepted or slot.values or []
+                )
 
     def normalise(slot: str, value: Any) -> str:
         for entity in entities:
-            if pack.slot(entity, slot) is not None:
-                return pack.normalise(entity, slot, value)
+            if of[entity].slot(entity, slot) is not None:
+                return of[entity].normalise(entity, slot, value)
         return str(value).strip().lower()
 
-    def database() -> VenueDatabase:
-        return VenueDatabase(
-            PACK_PREFIX + pack.name,
-            {n: [dict(r) for r in rows] for n, rows in pack.rows.items()},
-            informable={n: tuple(e.slots) for n, e in pack.entities.items()},
-            normalise_row=None,
-            normalise_value=normalise,
-            numeric=frozenset(
-                k for e in pack.entities.values() for k, s in e.slots.items() if s.type == "integer"
-            ),
-        )
+    def clemtodd(n: str, part: str, default: tuple[str, ...]) -> tuple[str, ...]:
+        declared = (spec[n].clemtodd or {}).get(part)  # type: ignore[call-overload]
+        return tuple(declared) if declared is not None else default
 
-    db = database()
-    search = {n: tuple(k for k, s in e.slots.items() if s.search) for n, e in pack.entities.items()}
+    informable = {n: tuple(e.slots) for n, e in spec.items()}
+    db = VenueDatabase(
+        PACK_PREFIX + name,
+        {n: [dict(r) for r in of[n].rows[n]] for n in entities},
+        informable=informable,
+        normalise_row=None,
+        normalise_value=normalise,
+        numeric=frozenset(
+            k for e in spec.values() for k, s in e.slots.items() if s.type == "integer"
+        ),
+    )
     return World(
-        name=pack.name,
+        name=name,
         entities=entities,
-        db_tools={pack.search_tool(n): n for n in entities},
-        booking_tools={pack.book_tool(n): n for n in entities},
-        informable={n: tuple(e.slots) for n, e in pack.entities.items()},
-        book_slots={n: tuple(e.booking) for n, e in pack.entities.items()},
-        optional_attributes={n: tuple(e.attributes) for n, e in pack.entities.items()},
-        mandatory={n: tuple(pack.mandatory(n)) for n in entities},
+        db_tools={of[n].search_tool(n): n for n in entities},
+        booking_tools={of[n].book_tool(n): n for n in entities},
+        informable=informable,
+        book_slots={n: tuple(e.booking) for n, e in spec.items()},
+        optional_attributes={n: tuple(e.attributes) for n, e in spec.items()},
+        mandatory={n: tuple(of[n].mandatory(n)) for n in entities},
         operator_slots={
-            n: tuple(k for k, s in e.slots.items() if s.operators) for n, e in pack.entities.items()
+            n: tuple(k for k, s in e.slots.items() if s.operators) for n, e in spec.items()
         },
         operators=OPERATORS,
         accepted=accepted,
-        tools=tuple(pack_tools(pack)),
+        tools=tuple(pack_tools(packs)),
         normalise_value=normalise,
         upper_slots=frozenset(
-            k for e in pack.entities.values() for k, s in e.slots.items() if s.case == "upper"
+            k for e in spec.values() for k, s in e.slots.items() if s.case == "upper"
         ),
-        clemtodd_search=search,
-        clemtodd_booking={  # like the original's train booking (trainid is no search field)
-            n: (*e.booking, *(k for k, s in e.slots.items() if not s.search), *e.attributes)
-            for n, e in pack.entities.items()
+        clemtodd_search={
+            n: clemtodd(n, "search", tuple(k for k, s in e.slots.items() if s.search))
+            for n, e in spec.items()
         },
-        clemtodd_lookup={n: tuple(e.slots) for n, e in pack.entities.items()},
+        clemtodd_booking={  # like the original's train booking (trainid is no search field)
+            n: clemtodd(
+                n,
+                "booking",
+                (*e.booking, *(k for k, s in e.slots.items() if not s.search), *e.attributes),
+            )
+            for n, e in spec.items()
+        },
+        clemtodd_lookup={n: clemtodd(n, "lookup", tuple(e.slots)) for n, e in spec.items()},
         database=lambda: db,
-        from_pack=True,
+        from_pack=from_pack,
     )
 
 
-__all__ = ["booking_arguments", "pack_tools", "pack_world"]
+__all__ = ["booking_arguments", "pack_tools", "pack_world", "packs_world"]

@@ -1,0 +1,94 @@
+"""The player that stands in for the agent under test while a Gymnasium environment runs.
+
+The environment plays the benchmark's own episode (its spec's ``episode``) in a thread with an
+event loop of its own; the role under test is played by :class:`GymAgent`, which hands every
+observation it is given to the environment and answers with the environment's next action. It
+finds the environment's :class:`Channel` through a context variable the thread sets, so nothing
+about the environment passes through the run's config.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import json
+import queue
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+CHANNEL: contextvars.ContextVar[Channel | None] = contextvars.ContextVar(
+    "todeval_gym_channel", default=None
+)
+"""The channel of the environment whose episode runs in this context."""
+REFERENCE = "todeval.gym.bridge:GymAgent"
+"""The player reference the environment names for the role under test."""
+
+
+@dataclass
+class Channel:
+    """Between one environment and the episode it plays: what the role sees, what it does."""
+
+    output: type[Any] | None
+    """The role's output type (a pydantic model is read from the action's JSON)."""
+    seen: queue.Queue[tuple[str, Any]] = field(default_factory=queue.Queue)
+    actions: queue.Queue[str | None] = field(default_factory=queue.Queue)
+    view: Any = None
+
+    def parse(self, action: str) -> Any:
+        """The role's output from an action: its model from JSON (plain text where the model
+        has a ``text`` field and the action is no JSON object), or the text itself."""
+        model = self.output
+        if model is None or not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return action
+        try:
+            data = json.loads(action)
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            return model.model_validate(data)
+        if "text" in model.model_fields:
+            return model.model_validate({"text": action})
+        return model.model_validate_json(action)
+
+
+class Stopped(Exception):
+    """The environment was closed or reset while its episode waited for an action."""
+
+
+class GymAgent:
+    """Plays the role under test with the environment's actions (see the module)."""
+
+    def __init__(self) -> None:
+        self.channel: Channel | None = None
+
+    async def start(self, context: Any) -> None:
+        self.channel = CHANNEL.get()
+        if self.channel is None:
+            raise RuntimeError("GymAgent plays only inside a todeval.gym environment")
+        self.channel.view = context
+
+    async def respond(self, observation: Any) -> Any:
+        channel = self.channel
+        if channel is None:
+            raise RuntimeError("GymAgent.respond() before start()")
+        channel.seen.put(("observation", observation))
+        action = await asyncio.to_thread(channel.actions.get)
+        if action is None:
+            raise Stopped("the environment stopped the episode")
+        return channel.parse(action)
+
+
+def output_type(protocol: type[Any]) -> type[Any] | None:
+    """The return type of a role protocol's ``respond`` (None when it cannot be read)."""
+    try:
+        hints = typing.get_type_hints(protocol.respond)
+    except Exception:
+        return None
+    found = hints.get("return")
+    return found if isinstance(found, type) else None
+
+
+__all__ = ["CHANNEL", "REFERENCE", "Channel", "GymAgent", "Stopped", "output_type"]
