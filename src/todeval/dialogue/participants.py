@@ -187,6 +187,9 @@ class Role(Generic[P]):
     protocol: type
     builtins: Mapping[str, str] = field(default_factory=dict)
     view: Callable[[Any], Any] = field(kw_only=True)
+    action: Callable[[str], Any] | None = field(default=None, kw_only=True)
+    """How a policy's text becomes this role's output (:mod:`todeval.gym`); default: the JSON
+    of the output model the role's protocol names, or the text itself."""
 
     def context_for(self, player: object, context: Any) -> Any:
         """What ``player`` is handed at the start: the full ``context`` for a privileged

@@ -13,11 +13,15 @@ import asyncio
 import contextvars
 import json
 import queue
+import threading
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
+
+from todeval.dialogue.participants import Participant
 
 CHANNEL: contextvars.ContextVar[Channel | None] = contextvars.ContextVar(
     "todeval_gym_channel", default=None
@@ -33,6 +37,8 @@ class Channel:
 
     output: type[Any] | None
     """The role's output type (a pydantic model is read from the action's JSON)."""
+    reader: Callable[[str], Any] | None = None
+    """The role's own reading of an action (``Role.action``), when it declares one."""
     seen: queue.Queue[tuple[str, Any]] = field(default_factory=queue.Queue)
     actions: queue.Queue[str | None] = field(default_factory=queue.Queue)
     view: Any = None
@@ -40,6 +46,8 @@ class Channel:
     def parse(self, action: str) -> Any:
         """The role's output from an action: its model from JSON (plain text where the model
         has a ``text`` field and the action is no JSON object), or the text itself."""
+        if self.reader is not None:
+            return self.reader(action)
         model = self.output
         if model is None or not (isinstance(model, type) and issubclass(model, BaseModel)):
             return action
@@ -75,20 +83,46 @@ class GymAgent:
         if channel is None:
             raise RuntimeError("GymAgent.respond() before start()")
         channel.seen.put(("observation", observation))
-        action = await asyncio.to_thread(channel.actions.get)
+        action = await _next_action(channel)
         if action is None:
             raise Stopped("the environment stopped the episode")
         return channel.parse(action)
 
 
+async def _next_action(channel: Channel) -> str | None:
+    """The environment's next action, waited for on a daemon thread (an environment left
+    unclosed never keeps the interpreter from exiting)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[str | None] = loop.create_future()
+
+    def wait() -> None:
+        action = channel.actions.get()
+
+        def deliver() -> None:
+            if not future.done():
+                future.set_result(action)
+
+        loop.call_soon_threadsafe(deliver)
+
+    threading.Thread(target=wait, name="todeval-gym-action", daemon=True).start()
+    return await future
+
+
 def output_type(protocol: type[Any]) -> type[Any] | None:
-    """The return type of a role protocol's ``respond`` (None when it cannot be read)."""
+    """The return type of a role protocol's ``respond``, or the third argument of the
+    ``Participant[Context, Observation, Output]`` it derives from (None when neither reads)."""
     try:
-        hints = typing.get_type_hints(protocol.respond)
+        found = typing.get_type_hints(protocol.respond).get("return")
     except Exception:
-        return None
-    found = hints.get("return")
-    return found if isinstance(found, type) else None
+        found = None
+    if isinstance(found, type):
+        return found
+    for base in getattr(protocol, "__orig_bases__", ()):
+        args = typing.get_args(base)
+        if typing.get_origin(base) is Participant and len(args) == 3:
+            output = args[2]
+            return output if isinstance(output, type) else None
+    return None
 
 
 __all__ = ["CHANNEL", "REFERENCE", "Channel", "GymAgent", "Stopped", "output_type"]

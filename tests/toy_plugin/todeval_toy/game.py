@@ -164,7 +164,20 @@ class HumanGuesser:
 GUESSERS = {n: f"todeval_toy.game:{c}" for n, c in [
     ("bisect", "Bisect"), ("random", "RandomGuess"), ("llm", "LLMGuesser"),
     ("human", "HumanGuesser"), ("repeat", "Repeat"), ("oracle", "Oracle")]}  # fmt: skip
-GUESSER = td.Role("guesser", "guesser", object, GUESSERS, view=lambda full: full.game)
+
+
+def read_guess(action: str) -> Guess:
+    """A policy's action as a guess (todeval.gym): a whole number, or a reply that holds none."""
+    try:
+        return int(action.strip())
+    except ValueError:
+        usage = td.CallUsage(role="guesser")
+        return td.JsonReply(format_error="not a whole number", raw=action, usage=usage)
+
+
+GUESSER = td.Role(
+    "guesser", "guesser", object, GUESSERS, view=lambda full: full.game, action=read_guess
+)
 HOSTS = {"rule": "todeval_toy.game:RuleHost", "vague": "todeval_toy.game:VagueHost"}
 HOST = td.Role("host", "host", object, HOSTS, view=lambda task: task)  # the host holds the secret
 
