@@ -134,3 +134,23 @@ def test_an_invalid_action_ends_the_episode_as_the_agents_failure() -> None:
     _, reward, terminated, _, info = env.step("I would like to help, but this is no tool call.")
     assert terminated and reward == 0.0 and info["outcome"] == "aborted"
     env.close()
+
+
+def test_bargaining_offers_a_per_turn_signal() -> None:
+    """With step_rewards, each labelled turn's F1 is its step's reward: the gold labels earn
+    1.0 per turn, an empty answer 0.0; a benchmark without a signal refuses the option."""
+    for answer, expected in (("gold", 1.0), ("none", 0.0)):
+        env = tg.make("bargain", {"track": "scripted", "limit": 1}, step_rewards=True)
+        _, info = env.reset(seed=0)
+        task = env.plan.context.tasks[info["task_id"]]
+        rewards, done = [], False
+        while not done:
+            index = info["observation"].index
+            gold = next(list(t.gold) for t in task.turns if t.index == index)
+            ids = gold if answer == "gold" else []
+            _, reward, done, _, info = env.step(json.dumps({"ids": ids}))
+            rewards.append(reward)
+        env.close()
+        assert rewards and all(r == expected for r in rewards)
+    with pytest.raises(Exception, match="no per-step signal"):
+        tg.make("toy", {}, step_rewards=True)

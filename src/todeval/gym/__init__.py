@@ -35,10 +35,14 @@ def register_envs() -> list[str]:
 
 
 def make(
-    benchmark: str, config: Mapping[str, Any] | None = None, role: str | None = None
+    benchmark: str,
+    config: Mapping[str, Any] | None = None,
+    role: str | None = None,
+    *,
+    step_rewards: bool = False,
 ) -> AgentEnv:
     """The environment of ``benchmark``'s role under test with a run ``config``."""
-    return AgentEnv(benchmark, config, role)
+    return AgentEnv(benchmark, config, role, step_rewards=step_rewards)
 
 
 ENV_IDS = register_envs()

@@ -42,6 +42,8 @@ class Channel:
     seen: queue.Queue[tuple[str, Any]] = field(default_factory=queue.Queue)
     actions: queue.Queue[str | None] = field(default_factory=queue.Queue)
     view: Any = None
+    last_output: Any = None
+    """The role's output read from the latest action (for a per-step signal)."""
 
     def parse(self, action: str) -> Any:
         """The role's output from an action: its model from JSON (plain text where the model
@@ -86,7 +88,9 @@ class GymAgent:
         action = await _next_action(channel)
         if action is None:
             raise Stopped("the environment stopped the episode")
-        return channel.parse(action)
+        channel.last_output = None
+        channel.last_output = output = channel.parse(action)
+        return output
 
 
 async def _next_action(channel: Channel) -> str | None:

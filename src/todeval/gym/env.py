@@ -14,8 +14,10 @@ action goes back as the role's output.
   {"name": ..., "arguments": {...}}}``; bargaining: ``{"ids": [...]}``), or plain text where
   the role answers with text (ClarQ's seeker) or the model has a ``text`` field;
 * reward: 0 until the episode ends, then the benchmark's success metric (the metric pass^k
-  counts); ``info["metrics"]`` holds every episode metric, ``info["outcome"]`` the outcome,
-  and :attr:`AgentEnv.records` every finished episode's record.
+  counts); with ``step_rewards=True`` and a benchmark that declares a per-step signal
+  (``BenchmarkSpec.step_reward``; bargaining: the turn's F1), each step's signal instead;
+  ``info["metrics"]`` holds every episode metric, ``info["outcome"]`` the outcome, and
+  :attr:`AgentEnv.records` every finished episode's record.
 
 ``reset(seed=...)`` draws a task from the plan's jobs with the environment's seeded generator,
 or plays ``options={"task_id": ..., "trial": ...}``; the episode's own streams come from the
@@ -106,8 +108,12 @@ class AgentEnv(gymnasium.Env[str, str]):
         role: str | None = None,
         *,
         max_text: int = MAX_TEXT,
+        step_rewards: bool = False,
     ) -> None:
         spec = _spec(benchmark)
+        if step_rewards and spec.step_reward is None:
+            raise UsageError(f"{benchmark} has no per-step signal (step_rewards=False)")
+        self._step_reward = spec.step_reward if step_rewards else None
         self.role = agent_role(spec, role)
         fields = {**dict(config or {}), self.role.player_key: REFERENCE}
         self.plan: RunPlan = spec.plan(fields)
@@ -120,6 +126,8 @@ class AgentEnv(gymnasium.Env[str, str]):
         self._thread: threading.Thread | None = None
         self._done = True
         self._output = output_type(self.role.role.protocol)
+        self._seen: Any = None
+        self._task: Any = None
 
     # -- the Gymnasium API ------------------------------------------------------------------------
     def reset(
@@ -128,6 +136,7 @@ class AgentEnv(gymnasium.Env[str, str]):
         super().reset(seed=seed)
         self._stop()
         job = self._job(options or {})
+        self._task = self.plan.context.tasks.get(job.task_id) if self.plan.context else None
         channel = Channel(self._output, reader=self.role.role.action)
         self._channel, self._done = channel, False
 
@@ -155,8 +164,13 @@ class AgentEnv(gymnasium.Env[str, str]):
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self._done or self._channel is None:
             raise RuntimeError("step() after the episode ended: call reset()")
+        seen = self._seen
         self._channel.actions.put(str(action))
-        return self._next()
+        observation, reward, done, truncated, info = self._next()
+        if self._step_reward is not None:  # the signal of this action, instead of the ending's
+            output = self._channel.last_output
+            reward = 0.0 if output is None else float(self._step_reward(self._task, seen, output))
+        return observation, reward, done, truncated, info
 
     def close(self) -> None:
         self._stop()
@@ -177,6 +191,7 @@ class AgentEnv(gymnasium.Env[str, str]):
         assert self._channel is not None
         kind, payload = self._channel.seen.get()
         if kind == "observation":
+            self._seen = payload
             return text(payload), 0.0, False, False, {"observation": payload}
         self._done = True
         if self._thread is not None:

@@ -67,6 +67,10 @@ class BenchmarkSpec(Generic[C, T]):
     reviewer: str | None = None
     """``"module:attr"`` of its :class:`todeval.review.Reviewer` (default: the profile's): each
     failed episode is written with who failed."""
+    step_reward: Callable[[T, Any, Any], float] | None = None
+    """A per-step signal where the benchmark has one: the reward of the role's output to one
+    observation of a task (Gymnasium environments with ``step_rewards=True``, :mod:`todeval.gym`;
+    bargaining: the turn's F1)."""
 
     def plan(self, config: Mapping[str, Any] | C, runtime: RuntimeOptions | None = None) -> RunPlan:
         """The run plan of ``config`` (see :func:`build_plan`)."""

@@ -40,6 +40,7 @@ from todeval.benchmarks.bargain.labellers import (
     LABELLER,
     LabellerContext,
     LabellerView,
+    LabelOutput,
     TurnView,
 )
 from todeval.benchmarks.bargain.scoring import (
@@ -354,6 +355,18 @@ def _finalize(
     return finalize_run(records, run.config, list(run.tasks.values()), shared.fits)
 
 
+def turn_f1(dialogue: Dialogue, turn: TurnView, output: LabelOutput) -> float:
+    """A labelled turn's F1 (the per-step signal of a Gymnasium environment): the predicted
+    set against the gold set (both empty: 1; an unreadable answer: 0)."""
+    gold = next((set(t.gold) for t in dialogue.turns if t.index == turn.index), set())
+    predicted = set(output.ids or [])
+    if output.ids is None:
+        return 0.0
+    if not predicted and not gold:
+        return 1.0
+    return 2 * len(predicted & gold) / (len(predicted) + len(gold))
+
+
 SPEC: BenchmarkSpec[BargainConfig, Dialogue] = BenchmarkSpec(
     name=BENCHMARK,
     reference="todeval.benchmarks.bargain.run:SPEC",
@@ -390,6 +403,7 @@ SPEC: BenchmarkSpec[BargainConfig, Dialogue] = BenchmarkSpec(
     prepare=_prepare,
     finalize=_finalize,
     success_metric=None,
+    step_reward=turn_f1,
 )
 """The bargain benchmark, declared (its profile and controls are registered apart)."""
 
