@@ -29,6 +29,7 @@ from todeval import api
 from todeval.benchmarks.bargain.labellers import GarbageLabeller
 from todeval.benchmarks.booking.systems.rule import RuleSystem
 from todeval.benchmarks.clarq.controls import CycleSeeker
+from todeval.benchmarks.clarq.seekers import QuitterSeeker, WrongSeeker
 from todeval.cli import main
 
 
@@ -83,14 +84,18 @@ def _comparable(records: list[Any]) -> list[dict[str, Any]]:
         ("booking", "system", "rule", RuleSystem, {}),
         ("booking", "system", "rule", RuleSystem, {"protocol": "strict", "limit": 40}),
         ("clarq", "seeker", "cycle", CycleSeeker, {"limit": 40}),
+        ("clarq", "seeker", "quitter", QuitterSeeker, {"limit": 20}),
+        ("clarq", "seeker", "wrong", WrongSeeker, {"limit": 20, "lang": "zh"}),
         ("bargain", "labeller", "garbage", GarbageLabeller, {"track": "scripted", "limit": 5}),
     ],
 )
 def test_a_policy_through_the_environment_gives_the_runners_records(
     tmp_path: Path, name: str, role: str, player: str, policy: Any, config: dict[str, Any]
 ) -> None:
-    """The rule system on all 117 test tasks (and 40 under strict), a scripted seeker and a
-    labeller: the records equal ``todeval run``'s with the same player, but for wall time."""
+    """The rule system on all 117 test tasks (and 40 under strict), the scripted seekers and
+    a labeller: the records equal ``todeval run``'s with the same player, but for wall time.
+    (The fitted bargaining baselines and the oracle are privileged: no policy gets their
+    context through the role's view.)"""
     key = {"system": "system", "seeker": "seeker", "labeller": "labeller"}[role]
     ran = api.run(name, {**config, key: player}, out=tmp_path / "run", review=False)
     assert ran.episodes_run > 0
