@@ -188,3 +188,30 @@ def test_multiwoz_packs_check_like_any_pack(capsys: pytest.CaptureFixture[str]) 
         assert main(["data", "domain", folder, "--check"]) == 0
     out = capsys.readouterr().out
     assert "train   2828" in out and "hotel   33" in out
+
+
+def test_the_llm_user_plays_a_pack_from_its_goal_message(tmp_path: Path) -> None:
+    """A scripted model as the LLM user (over the model interface) books a car with the rule
+    system: the user is briefed with the generated goal's message."""
+    script = {
+        "rules": [
+            {"match": "(?i)reference number is", "reply": "done"},
+            {"match": "(?i)how about", "reply": "Please book it for monday, 3 days, at 10:00."},
+        ],
+        "default": "I need a rental car with suv.",
+    }
+    model = tmp_path / "user.json"
+    model.write_text(json.dumps(script))
+    out = tmp_path / "llm-user"
+    argv = ["run", "booking", "--domain", "car-rental", "--user", "llm", "--user-model",
+            f"scripted:{model}", "--task-ids", "023-goal0023", "--quiet", "--out"]  # fmt: skip
+    assert main([*argv, str(out)]) == 0
+    (line,) = (out / "episodes.jsonl").read_text().splitlines()
+    record = json.loads(line)
+    said = [e["data"]["text"] for e in record["events"] if e["kind"] == "user_message"]
+    assert said[0] == "I need a rental car with suv." and said[-1] == "done"
+    assert record["details"]["bookings"]["car"]["book"] == {
+        "day": "monday", "days": "3", "time": "10:00"
+    }  # fmt: skip
+    calls = [e for e in record["events"] if e["kind"] == "model_call"]
+    assert "You are looking for a rental car" in json.dumps(calls[0]["data"])
