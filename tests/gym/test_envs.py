@@ -26,7 +26,12 @@ from pydantic import BaseModel
 
 import todeval.gym as tg
 from todeval import api
-from todeval.benchmarks.bargain.labellers import GarbageLabeller
+from todeval.benchmarks.bargain.labellers import (
+    GarbageLabeller,
+    KeywordLabeller,
+    MajorityLabeller,
+    ParserLabeller,
+)
 from todeval.benchmarks.booking.systems.rule import RuleSystem
 from todeval.benchmarks.clarq.controls import CycleSeeker
 from todeval.benchmarks.clarq.seekers import QuitterSeeker, WrongSeeker
@@ -87,6 +92,9 @@ def _comparable(records: list[Any]) -> list[dict[str, Any]]:
         ("clarq", "seeker", "quitter", QuitterSeeker, {"limit": 20}),
         ("clarq", "seeker", "wrong", WrongSeeker, {"limit": 20, "lang": "zh"}),
         ("bargain", "labeller", "garbage", GarbageLabeller, {"track": "scripted", "limit": 5}),
+        ("bargain", "labeller", "parser", ParserLabeller, {"track": "craigslist", "limit": 5}),
+        ("bargain", "labeller", "keyword", KeywordLabeller, {"track": "scripted", "limit": 5}),
+        ("bargain", "labeller", "majority", MajorityLabeller, {"track": "casino", "limit": 5}),
     ],
 )
 def test_a_policy_through_the_environment_gives_the_runners_records(
@@ -94,15 +102,16 @@ def test_a_policy_through_the_environment_gives_the_runners_records(
 ) -> None:
     """The rule system on all 117 test tasks (and 40 under strict), the scripted seekers and
     a labeller: the records equal ``todeval run``'s with the same player, but for wall time.
-    (The fitted bargaining baselines and the oracle are privileged: no policy gets their
-    context through the role's view.)"""
+    The fitted bargaining baselines are privileged: they play through an environment made
+    with ``control=True``, which hands them the full context and records them as controls."""
     key = {"system": "system", "seeker": "seeker", "labeller": "labeller"}[role]
     ran = api.run(name, {**config, key: player}, out=tmp_path / "run", review=False)
     assert ran.episodes_run > 0
     from todeval.runner.store import RunDirectory
 
     expected = list(RunDirectory(tmp_path / "run").iter_episodes())
-    env = tg.make(name, config, role)
+    control = bool(getattr(policy, "privileged", False))  # a fitted baseline: a control
+    env = tg.make(name, config, role, control=control)
     drive(env, policy, [r.task_id for r in expected])
     env.close()
     assert _comparable(env.records) == _comparable(expected)
@@ -159,3 +168,15 @@ def test_bargaining_offers_a_per_turn_signal() -> None:
         assert rewards and all(r == expected for r in rewards)
     with pytest.raises(Exception, match="no per-step signal"):
         tg.make("toy", {}, step_rewards=True)
+
+
+def test_the_policy_sees_the_roles_view_unless_it_is_a_declared_control() -> None:
+    """The boundary: a policy is handed the labeller's view; the fitted baselines' context
+    (the other dialogues' gold labels) only with control=True."""
+    from todeval.benchmarks.bargain.labellers import LabellerContext, LabellerView
+
+    for control, seen in ((False, LabellerView), (True, LabellerContext)):
+        env = tg.make("bargain", {"track": "scripted", "limit": 1}, control=control)
+        _, info = env.reset(seed=0)
+        assert type(info["view"]) is seen
+        env.close()

@@ -40,9 +40,11 @@ def make(
     role: str | None = None,
     *,
     step_rewards: bool = False,
+    control: bool = False,
 ) -> AgentEnv:
-    """The environment of ``benchmark``'s role under test with a run ``config``."""
-    return AgentEnv(benchmark, config, role, step_rewards=step_rewards)
+    """The environment of ``benchmark``'s role under test with a run ``config`` (``control``:
+    a privileged policy, handed the full start context and recorded as a control)."""
+    return AgentEnv(benchmark, config, role, step_rewards=step_rewards, control=control)
 
 
 ENV_IDS = register_envs()

@@ -29,6 +29,8 @@ CHANNEL: contextvars.ContextVar[Channel | None] = contextvars.ContextVar(
 """The channel of the environment whose episode runs in this context."""
 REFERENCE = "todeval.gym.bridge:GymAgent"
 """The player reference the environment names for the role under test."""
+CONTROL_REFERENCE = "todeval.gym.bridge:GymControl"
+"""The same for a privileged policy (a control)."""
 
 
 @dataclass
@@ -112,6 +114,13 @@ async def _next_action(channel: Channel) -> str | None:
     return await future
 
 
+class GymControl(GymAgent):
+    """:class:`GymAgent` for a privileged policy (``AgentEnv(..., control=True)``): handed the
+    full start context, as a control is, and marked as one in the manifest (never ranked)."""
+
+    privileged = True
+
+
 def output_type(protocol: type[Any]) -> type[Any] | None:
     """The return type of a role protocol's ``respond``, or the third argument of the
     ``Participant[Context, Observation, Output]`` it derives from (None when neither reads)."""
@@ -129,4 +138,13 @@ def output_type(protocol: type[Any]) -> type[Any] | None:
     return None
 
 
-__all__ = ["CHANNEL", "REFERENCE", "Channel", "GymAgent", "Stopped", "output_type"]
+__all__ = [
+    "CHANNEL",
+    "CONTROL_REFERENCE",
+    "REFERENCE",
+    "Channel",
+    "GymAgent",
+    "GymControl",
+    "Stopped",
+    "output_type",
+]

@@ -9,7 +9,8 @@ action goes back as the role's output.
 * observation: the role's observation as text (a model's JSON, or the text it was handed);
   ``info["observation"]`` is the object itself and ``info["view"]`` (at ``reset``) the role's
   view of the episode -- what the role may see, never more (a role's view function is applied
-  before the player is started, as in every run);
+  before the player is started, as in every run; ``control=True`` hands a privileged policy
+  the full start context instead, and the run records it as a control, never ranked);
 * action: the role's output as text: JSON of its output model (booking: ``{"tool_call":
   {"name": ..., "arguments": {...}}}``; bargaining: ``{"ids": [...]}``), or plain text where
   the role answers with text (ClarQ's seeker) or the model has a ``text`` field;
@@ -44,7 +45,7 @@ from pydantic import BaseModel
 from todeval.core.imports import load_reference
 from todeval.core.records import EpisodeRecord
 from todeval.errors import UsageError
-from todeval.gym.bridge import CHANNEL, REFERENCE, Channel, output_type
+from todeval.gym.bridge import CHANNEL, CONTROL_REFERENCE, REFERENCE, Channel, output_type
 from todeval.runner.execute import RunResult, execute_plan, release_plan
 from todeval.runner.plan import EpisodeJob, RunPlan
 
@@ -109,13 +110,15 @@ class AgentEnv(gymnasium.Env[str, str]):
         *,
         max_text: int = MAX_TEXT,
         step_rewards: bool = False,
+        control: bool = False,
     ) -> None:
         spec = _spec(benchmark)
         if step_rewards and spec.step_reward is None:
             raise UsageError(f"{benchmark} has no per-step signal (step_rewards=False)")
         self._step_reward = spec.step_reward if step_rewards else None
         self.role = agent_role(spec, role)
-        fields = {**dict(config or {}), self.role.player_key: REFERENCE}
+        player = CONTROL_REFERENCE if control else REFERENCE
+        fields = {**dict(config or {}), self.role.player_key: player}
         self.plan: RunPlan = spec.plan(fields)
         self.benchmark = benchmark
         self.observation_space = spaces.Text(max_length=max_text, min_length=0, charset=CHARSET)
