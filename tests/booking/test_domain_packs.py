@@ -215,3 +215,19 @@ def test_the_llm_user_plays_a_pack_from_its_goal_message(tmp_path: Path) -> None
     }  # fmt: skip
     calls = [e for e in record["events"] if e["kind"] == "model_call"]
     assert "You are looking for a rental car" in json.dumps(calls[0]["data"])
+
+
+def test_the_standalone_tool_server_serves_a_pack() -> None:
+    """``todeval serve tools booking --tasks car-rental``: the pack's tools, a pack task's DB."""
+    from todeval.agents.sandbox import SandboxOptions
+    from todeval.benchmarks.booking.tool_sandbox import tool_sandbox
+
+    options = SandboxOptions(tasks="car-rental", task_id="023-goal0023", protocol="strict")
+    sandbox = tool_sandbox(options)
+    assert [t.name for t in sandbox.tools] == ["searchcars", "searchparking", "bookcar",
+                                                "bookparking"]  # fmt: skip
+    assert sandbox.about["task_set"] == "car-rental"
+    answer = sandbox.new_episode()("searchcars", {"category": "suv", "fuel": "petrol"})
+    assert json.loads(answer.answer.text)["total"] > 0
+    rejected = sandbox.new_episode()("searchcars", {"category": "tank"})
+    assert rejected.answer.is_error and "call rejected" in rejected.answer.text

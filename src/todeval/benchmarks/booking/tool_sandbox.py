@@ -1,7 +1,8 @@
 """The booking tools on their own (``todeval serve tools booking``): a sandbox episode.
 
-The six DB and booking tools of a task set (``--tasks``, default ``test``), with the schemas
-built-in systems get; ``followup`` is not served. A sandbox episode plays one task
+The six DB and booking tools of a task set (``--tasks``, default ``test``; or a domain pack's
+tools and shipped tasks: ``--tasks car-rental`` or a pack folder), with the schemas built-in
+systems get; ``followup`` is not served. A sandbox episode plays one task
 (``--task-id``, default the set's first) under one rule set (``--protocol``, default
 ``clemtodd``) on a fresh DB built as the game master builds it for that task (run seed 0, trial
 0). Every call is handled as the game master handles a system output in a run: parsed by the
@@ -17,6 +18,8 @@ from typing import Any
 
 from todeval.agents.sandbox import SandboxCall, SandboxOptions, ToolSandbox
 from todeval.agents.tool_server import ToolAnswer
+from todeval.benchmarks.booking.domains.cli import pack_folder
+from todeval.benchmarks.booking.domains.tasks import load_pack_tasks
 from todeval.benchmarks.booking.game import episode_environment, play_action
 from todeval.benchmarks.booking.llm_systems.agent_system import (
     SERVED_NAME,
@@ -26,7 +29,8 @@ from todeval.benchmarks.booking.llm_systems.agent_system import (
 from todeval.benchmarks.booking.llm_systems.base import result_content
 from todeval.benchmarks.booking.messages import FollowUp, SystemOutput, ToolCall, Violation
 from todeval.benchmarks.booking.rules import PROTOCOLS, get_protocol
-from todeval.benchmarks.booking.tasks import BookingTask, load_tasks, select_tasks
+from todeval.benchmarks.booking.tasks import TASK_SETS, BookingTask, load_tasks, select_tasks
+from todeval.benchmarks.booking.world import pack_task_set
 from todeval.dialogue.episode import EpisodeLog, EpisodeStreams
 from todeval.errors import choice_error
 
@@ -37,8 +41,13 @@ TRIAL = 0
 
 def tool_sandbox(options: SandboxOptions) -> ToolSandbox:
     """The booking tool sandbox for ``options`` (one-line usage errors for bad choices)."""
-    task_set = options.tasks or DEFAULT_TASK_SET
-    tasks = load_tasks(task_set)
+    task_set = named = options.tasks or DEFAULT_TASK_SET
+    if task_set in TASK_SETS:
+        tasks = load_tasks(task_set)
+    else:  # a domain pack (a folder or a shipped pack's name) and the tasks it ships
+        folder = pack_folder(task_set)
+        tasks = load_pack_tasks(folder)
+        task_set = pack_task_set(folder)
     protocol = options.protocol or PROTOCOLS[0]
     if protocol not in PROTOCOLS:
         raise choice_error("protocol", protocol, PROTOCOLS)
@@ -47,7 +56,7 @@ def tool_sandbox(options: SandboxOptions) -> ToolSandbox:
         name=SERVED_NAME,
         tools=booking_tools(task_set),
         new_episode=lambda: SandboxEpisode(task, protocol).call,
-        about={"task_set": task_set, "task_id": task.task_id, "protocol": protocol},
+        about={"task_set": named, "task_id": task.task_id, "protocol": protocol},
     )
 
 
