@@ -14,11 +14,12 @@ a built-in system reads. No turns, hence no inner-loop cap.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from todeval.agents.sandbox import SandboxCall, SandboxOptions, ToolSandbox
 from todeval.agents.tool_server import ToolAnswer
-from todeval.benchmarks.booking.domains.cli import pack_folder
+from todeval.benchmarks.booking.domains.cli import pack_folder, shipped_packs
 from todeval.benchmarks.booking.domains.tasks import load_pack_tasks
 from todeval.benchmarks.booking.game import episode_environment, play_action
 from todeval.benchmarks.booking.llm_systems.agent_system import (
@@ -45,6 +46,8 @@ def tool_sandbox(options: SandboxOptions) -> ToolSandbox:
     if task_set in TASK_SETS:
         tasks = load_tasks(task_set)
     else:  # a domain pack (a folder or a shipped pack's name) and the tasks it ships
+        if task_set not in shipped_packs() and not Path(task_set).is_dir():
+            raise choice_error("task set", task_set, [*TASK_SETS, *shipped_packs(), "PACK_DIR"])
         folder = pack_folder(task_set)
         tasks = load_pack_tasks(folder)
         task_set = pack_task_set(folder)
