@@ -66,6 +66,13 @@ REQUIRED_BOOKING_ARGS = {
     ),
     "train": ("destination", "departure", "day", "arriveby", "leaveat", "people", "trainid"),
 }
+# The row's columns the built-in LLM systems tell the user after a booking.
+REPORTED = {
+    "restaurant": ("name", "phone", "address", "postcode"),
+    "hotel": ("name", "phone", "address", "postcode"),
+    "train": ("trainid", "leaveat", "arriveby", "price"),
+}
+DESCRIPTIONS = {"restaurant": "a restaurant", "hotel": "a hotel", "train": "a train"}
 # What the game master itself requires before it looks a booking up (the original's rule).
 MANDATORY_BOOKING_KEYS = {
     "restaurant": ("name", "people", "day", "time"),

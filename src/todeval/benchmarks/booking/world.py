@@ -60,6 +60,16 @@ class World:
     clemtodd_lookup: Mapping[str, tuple[str, ...]]
     """``clemtodd``: the slots a booking is looked up with"""
     database: Callable[[], VenueDatabase]
+    compare: Mapping[str, Mapping[str, str]]
+    """entity -> slot -> the comparison a user's value means to a system searching with it
+    (MultiWOZ: leave at or after, arrive by); slots not listed mean ``=``"""
+    reported: Mapping[str, tuple[str, ...]]
+    """entity -> the row's columns a system tells the user after a booking"""
+    descriptions: Mapping[str, str]
+    """entity -> what one row is (``a rental car``)"""
+    service: str | None = None
+    """who the assistant is (a pack's ``service``); None for MultiWOZ, whose LLM players read
+    the package's templates as written"""
     from_pack: bool = False
     """a user's domain pack (False for MultiWOZ's worlds, read from its packs or not: its
     controls keep the original's conventions where a pack's differ)"""
@@ -71,6 +81,24 @@ class World:
     def tool_parameters(self) -> dict[str, dict[str, Any]]:
         """Tool name -> JSON schema of its arguments."""
         return {t["function"]["name"]: t["function"]["parameters"] for t in self.tools}
+
+    def user_operator(self, entity: str, slot: str) -> str:
+        """The operator a system searches ``slot`` with for a value the user gave (``=`` unless
+        the world declares another and offers it)."""
+        operator = self.compare.get(entity, {}).get(slot, "=")
+        return operator if operator in self.operators else "="
+
+    def search_tool(self, entity: str) -> str:
+        return next(tool for tool, e in self.db_tools.items() if e == entity)
+
+    def booking_tool(self, entity: str) -> str:
+        return next(tool for tool, e in self.booking_tools.items() if e == entity)
+
+    def booking_details(self, entity: str) -> tuple[str, ...]:
+        """The booking tool's required arguments that are not columns (people, day, ...): what
+        a system must ask the user for before it books."""
+        required = self.tool_parameters()[self.booking_tool(entity)].get("required", [])
+        return tuple(k for k in required if k not in self.informable[entity])
 
     def operator_keys(self) -> frozenset[str]:
         return frozenset(s for slots in self.operator_slots.values() for s in slots)
@@ -114,6 +142,9 @@ def multiwoz_world(task_set: str) -> World:
         clemtodd_booking=dict(s.BOOKING_FIELDS),
         clemtodd_lookup=dict(s.LOOKUP_KEYS),
         database=lambda: load_database(task_set),
+        compare={"restaurant": {}, "hotel": {}, "train": {"leaveat": ">=", "arriveby": "<="}},
+        reported=dict(s.REPORTED),
+        descriptions=dict(s.DESCRIPTIONS),
     )
 
 

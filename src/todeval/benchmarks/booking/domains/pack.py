@@ -82,6 +82,11 @@ class Slot(_Strict):
     accepted: list[str] | None = Field(
         None, description="the values a booking may give, if not its values (the validator's)"
     )
+    compare: Literal["=", ">=", "<="] = Field(
+        "=",
+        description="the comparison a user's value means to a system that searches with it "
+        "(a departure time: '>=', leave at or after); needs operators: true",
+    )
 
     def normalise(self, value: Any) -> str:
         """One value in the pack's spelling (stripped, cased, aliased, times zero-padded)."""
@@ -119,6 +124,11 @@ class Entity(_Strict):
         False, description="column names and the other columns' values are lower-cased"
     )
     drop: list[str] = Field(default_factory=list, description="columns left out of the data")
+    reported: list[str] | None = Field(
+        None,
+        description="the row's columns a system tells the user after a booking (default: the "
+        "key and the attributes)",
+    )
     clemtodd: dict[Literal["search", "booking", "lookup"], list[str]] | None = Field(
         None,
         description="--protocol clemtodd: the fields a search call keeps, the booking fields a "
@@ -132,6 +142,11 @@ class PackSchema(_Strict):
 
     pack: str
     description: str = ""
+    service: str | None = Field(
+        None,
+        description="who the assistant is, completing 'You are the booking assistant of ...' "
+        "in the LLM players' prompts (default: the description)",
+    )
     entities: dict[str, Entity]
 
 
@@ -165,6 +180,14 @@ class DomainPack(BaseModel):
     def mandatory(self, entity: str) -> list[str]:
         e = self.entities[entity]
         return list(e.mandatory if e.mandatory is not None else self.required(entity))
+
+    def reported(self, entity: str) -> list[str]:
+        e = self.entities[entity]
+        return list(e.reported if e.reported is not None else [e.key, *e.attributes])
+
+    @property
+    def service(self) -> str:
+        return self.schema_.service or self.schema_.description or self.name
 
     def slot(self, entity: str, name: str) -> Slot | None:
         e = self.entities[entity]
@@ -251,6 +274,8 @@ def _check_entity(path: Path, name: str, e: Entity) -> None:
             for alias, target in slot.aliases.items():
                 if slot.values and target not in slot.values:
                     raise _fail(path, f"{where}.aliases: {alias!r} -> {target!r}, not a value")
+            if slot.compare != "=" and not slot.operators:
+                raise _fail(path, f"{where}.compare: {slot.compare!r} needs operators: true")
     both = sorted(set(e.slots) & set(e.booking))
     if both:
         raise _fail(path, f"{at}: {', '.join(both)} both a slot and a booking slot")
@@ -263,6 +288,9 @@ def _check_entity(path: Path, name: str, e: Entity) -> None:
     clash = [a for a in e.attributes if a in known]
     if clash:
         raise _fail(path, f"{at}.attributes: {', '.join(clash)} already a slot")
+    unknown = [s for s in e.reported or [] if s not in e.slots and s not in e.attributes]
+    if unknown:
+        raise _fail(path, f"{at}.reported: {', '.join(unknown)} not a slot or attribute")
     for part, listed in (e.clemtodd or {}).items():
         unknown = [s for s in listed if s not in known and s not in e.attributes]
         if unknown:

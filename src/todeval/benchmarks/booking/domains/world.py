@@ -183,6 +183,13 @@ def packs_world(folders: Sequence[str], name: str, *, from_pack: bool = True) ->
         },
         clemtodd_lookup={n: clemtodd(n, "lookup", tuple(e.slots)) for n, e in spec.items()},
         database=lambda: db,
+        compare={
+            n: {k: s.compare for k, s in e.slots.items() if s.compare != "="}
+            for n, e in spec.items()
+        },
+        reported={n: tuple(of[n].reported(n)) for n in entities},
+        descriptions={n: e.description for n, e in spec.items()},
+        service=packs[0].service if from_pack and len(packs) == 1 else None,
         from_pack=from_pack,
     )
 
