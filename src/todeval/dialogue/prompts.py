@@ -5,6 +5,9 @@ folder (``prompts/`` beside its code). Placeholders are written ``${name}`` (``$
 literal dollar sign); the placeholders a default template uses are the ones it documents and
 the only ones its override may use, and an override must keep all of them.
 
+A benchmark may replace some defaults for one configuration (its own wording of a template, with
+the same placeholders); overrides are then checked against the replacement.
+
 ``--prompts DIR`` overrides templates by file name: ``DIR/monolithic.txt`` replaces the default
 ``monolithic`` template; files that name no template are an error (a typo would otherwise be
 ignored silently). A file's final newline is not part of its template. The digest of the
@@ -100,9 +103,24 @@ class PromptSet:
         self.templates = {**self.defaults, **self.overrides}
 
     @classmethod
-    def load(cls, package: str, overrides: Mapping[str, str] | None = None) -> PromptSet:
-        """The templates in ``<package>/prompts/`` with ``overrides`` applied."""
-        return cls(_package_templates(package), overrides)
+    def load(
+        cls,
+        package: str,
+        overrides: Mapping[str, str] | None = None,
+        *,
+        defaults: Mapping[str, str] | None = None,
+    ) -> PromptSet:
+        """The templates in ``<package>/prompts/`` with ``overrides`` applied; ``defaults``
+        replace some of the package's first (the same names and placeholders: a benchmark's
+        wording for one configuration, which overrides are checked against)."""
+        templates = _package_templates(package)
+        for name, text in (defaults or {}).items():
+            if name not in templates:
+                raise KeyError(f"no prompt template {name!r} to replace in {package}")
+            if placeholders(text) != placeholders(templates[name]):
+                raise ValueError(f"the replacement of {name!r} changes its placeholders")
+            templates[name] = text
+        return cls(templates, overrides)
 
     @property
     def digest(self) -> str:

@@ -52,6 +52,10 @@ class BenchmarkSpec(Generic[C, T]):
     """Its floor and ceiling controls (``todeval validate NAME``)."""
     prompts: str | None = None
     """The package whose ``prompts/`` folder holds the templates (``None``: no templates)."""
+    prompt_defaults: Callable[[C], Mapping[str, str] | None] | None = None
+    """The config's own wording of some default templates, by name (a world's, say), in place
+    of the package's; ``--prompts DIR`` overrides them like any default. ``None``: the
+    package's."""
     pinned_templates: Callable[[C, PromptSet], Sequence[str]] | None = None
     """The templates whose digest guards a resume (default: all)."""
     protocols: tuple[str, ...] = ()
@@ -179,7 +183,8 @@ def build_plan(
         cfg = spec.check(cfg) or cfg
     prompts: PromptSet | None = None
     if spec.prompts is not None:
-        prompts = PromptSet.load(spec.prompts, cfg.prompt_overrides)
+        defaults = spec.prompt_defaults(cfg) if spec.prompt_defaults is not None else None
+        prompts = PromptSet.load(spec.prompts, cfg.prompt_overrides, defaults=defaults)
         pinned = spec.pinned_templates(cfg, prompts) if spec.pinned_templates else None
         digest = prompts.digest_of(list(pinned)) if pinned is not None else prompts.digest
         cfg = pin_prompts(cfg, digest, spec.name)

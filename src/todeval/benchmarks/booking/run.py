@@ -11,6 +11,7 @@ from pydantic import Field
 from todeval.agents.hub import AGENT, AgentHub
 from todeval.benchmarks.booking.game import BENCHMARK, GameRules, play_episode
 from todeval.benchmarks.booking.llm_systems.prompts import PACKAGE as PROMPTS_PACKAGE
+from todeval.benchmarks.booking.llm_systems.prompts import world_prompts
 from todeval.benchmarks.booking.players import SYSTEM, USER
 from todeval.benchmarks.booking.profile import PROFILE
 from todeval.benchmarks.booking.rules import PROTOCOLS
@@ -19,6 +20,7 @@ from todeval.benchmarks.booking.tasks import (
     BookingTask,
     load_tasks,
 )
+from todeval.benchmarks.booking.worlds import world_of
 from todeval.core.records import EpisodeRecord
 from todeval.dialogue.prompts import PromptSet
 from todeval.errors import RefusedError, UsageError, choice_error
@@ -216,6 +218,11 @@ USER_TEMPLATES = ("user", "user_opening")
 """The templates the LLM user reads; every other template is a system's."""
 
 
+def _prompt_defaults(config: BookingConfig) -> dict[str, str] | None:
+    """A domain pack's wording of the templates (MultiWOZ's sets: the package's)."""
+    return world_prompts(world_of(world_key(config)))
+
+
 def _system_templates(config: BookingConfig, prompts: PromptSet) -> list[str]:
     return [name for name in prompts.templates if name not in USER_TEMPLATES]
 
@@ -254,6 +261,7 @@ SPEC: BenchmarkSpec[BookingConfig, BookingTask] = BenchmarkSpec(
     ),
     episode=_episode,
     prompts=PROMPTS_PACKAGE,
+    prompt_defaults=_prompt_defaults,
     protocols=PROTOCOLS,
     check=lambda config: _check(config),
     prepare=_prepare,

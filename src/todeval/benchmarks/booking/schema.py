@@ -72,7 +72,7 @@ REPORTED = {
     "hotel": ("name", "phone", "address", "postcode"),
     "train": ("trainid", "leaveat", "arriveby", "price"),
 }
-DESCRIPTIONS = {"restaurant": "a restaurant", "hotel": "a place to stay", "train": "a train"}
+DESCRIPTIONS = {"restaurant": "a restaurant", "hotel": "a hotel", "train": "a train"}
 # What the game master itself requires before it looks a booking up (the original's rule).
 MANDATORY_BOOKING_KEYS = {
     "restaurant": ("name", "people", "day", "time"),

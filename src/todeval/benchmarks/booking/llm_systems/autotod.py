@@ -1,11 +1,11 @@
 """``autotod``: an AutoTOD-style agent (Xu et al. 2024) with SQL-like query tools.
 
-One LLM holds the dialogue with ``query_restaurants``, ``query_hotels`` and ``query_trains``
-(argument ``sql_where``: the condition of an SQL ``WHERE`` clause) instead of the structured
-retrieve tools, plus the three booking tools and ``followup``. As in AutoTOD, a plain-text reply
-is the agent's message to the user: it becomes a ``followup`` (an empty reply stays text, a
-format violation). ``followup`` stays available so that constrained decoding, which forces a
-tool call, can still reach the user.
+One LLM holds the dialogue with a query tool per entity (``query_<entity>s``: MultiWOZ's
+``query_restaurants``, ``query_hotels`` and ``query_trains``; argument ``sql_where``: the
+condition of an SQL ``WHERE`` clause) instead of the structured search tools, plus the booking
+tools and ``followup``. As in AutoTOD, a plain-text reply is the agent's message to the user:
+it becomes a ``followup`` (an empty reply stays text, a format violation). ``followup`` stays
+available so that constrained decoding, which forces a tool call, can still reach the user.
 
 Query calls are translated into the game master's DB tool calls (:mod:`.sql`), so the game
 master still runs the DB and the rows come back as the query's tool result. A query that cannot
@@ -20,6 +20,7 @@ from typing import Any
 
 from todeval.backends.types import ToolCallOut
 from todeval.benchmarks.booking.llm_systems.base import ToolCallingSystem, output_for
+from todeval.benchmarks.booking.llm_systems.prompts import query_tool_name
 from todeval.benchmarks.booking.llm_systems.sql import SqlWhereError, where_to_arguments
 from todeval.benchmarks.booking.messages import (
     Observation,
@@ -27,12 +28,19 @@ from todeval.benchmarks.booking.messages import (
     SystemOutput,
     ToolCall,
 )
-from todeval.benchmarks.booking.schema import BOOKING_TOOLS, DB_TOOLS, FOLLOWUP
+from todeval.benchmarks.booking.schema import DB_TOOLS, FOLLOWUP
+from todeval.benchmarks.booking.worlds import world_of
 from todeval.core import safejson
 from todeval.core.records import CallUsage
 
-QUERY_TABLES = {"query_restaurants": "restaurant", "query_hotels": "hotel", "query_trains": "train"}
-_DB_TOOL = {d: name for name, d in DB_TOOLS.items()}
+
+def query_tables(db_tools: dict[str, str]) -> dict[str, str]:
+    """Query tool -> the search tool it stands for (``db_tools``: search tool -> entity)."""
+    return {query_tool_name(entity): tool for tool, entity in db_tools.items()}
+
+
+QUERY_TABLES = {query_tool_name(d): d for d in DB_TOOLS.values()}
+"""MultiWOZ's query tools -> their tables."""
 
 
 def _columns(parameters: dict[str, Any]) -> str:
@@ -51,12 +59,16 @@ def _columns(parameters: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def query_tools(tool_definitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The three SQL-like query tools, describing the columns of the task set's DB tools."""
+def query_tools(
+    tool_definitions: list[dict[str, Any]], db_tools: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """The SQL-like query tools, one per search tool of ``db_tools`` (search tool -> entity;
+    default MultiWOZ's), describing the columns of the search tools in ``tool_definitions``."""
     by_name = {t["function"]["name"]: t["function"]["parameters"] for t in tool_definitions}
     tools = []
-    for name, domain in QUERY_TABLES.items():
-        columns = _columns(by_name[_DB_TOOL[domain]])
+    for tool, domain in (db_tools if db_tools is not None else DB_TOOLS).items():
+        name = query_tool_name(domain)
+        columns = _columns(by_name[tool])
         tools.append(
             {
                 "type": "function",
@@ -93,13 +105,12 @@ def _sql_where(raw: str) -> str | None:
     return None
 
 
-def translate_query(call: ToolCallOut, db_parameters: dict[str, Any]) -> ToolCall:
-    """The game master's DB tool call for a query tool call.
+def translate_query(call: ToolCallOut, db_parameters: dict[str, Any], tool: str) -> ToolCall:
+    """The game master's call of search tool ``tool`` for a query tool call.
 
-    An untranslatable query becomes the DB tool with raw-text arguments
+    An untranslatable query becomes the search tool with raw-text arguments
     ``WHERE <condition> /* <why> */``, which is never valid JSON (a format violation).
     """
-    tool = _DB_TOOL[QUERY_TABLES[call.name]]
     where = _sql_where(call.arguments)
     if where is None:
         return ToolCall(name=tool, arguments=f"WHERE {call.arguments} /* malformed arguments */")
@@ -118,16 +129,18 @@ class AutoTODSystem(ToolCallingSystem):
 
     async def start(self, context: SystemContext) -> None:
         self.restart(context)
+        world = world_of(context.task_set)
         kept = [
             t
             for t in context.tools
-            if t["function"]["name"] in BOOKING_TOOLS or t["function"]["name"] == FOLLOWUP
+            if t["function"]["name"] in world.booking_tools or t["function"]["name"] == FOLLOWUP
         ]
-        self.tools = [*kept, *query_tools(context.tools)]
+        self.tools = [*kept, *query_tools(context.tools, dict(world.db_tools))]
+        self.tables = query_tables(dict(world.db_tools))
         self.db_parameters = {
             t["function"]["name"]: t["function"]["parameters"]
             for t in context.tools
-            if t["function"]["name"] in DB_TOOLS
+            if t["function"]["name"] in world.db_tools
         }
 
     async def respond(self, observation: Observation) -> SystemOutput:
@@ -139,8 +152,8 @@ class AutoTODSystem(ToolCallingSystem):
                 message = ToolCall(name=FOLLOWUP, arguments={"message": result.text.strip()})
                 return SystemOutput(tool_call=message, text=result.text, usage=usage)
             return SystemOutput(text=result.text, usage=usage)
-        if call.name in QUERY_TABLES:
-            domain = QUERY_TABLES[call.name]
-            translated = translate_query(call, self.db_parameters[_DB_TOOL[domain]])
+        if call.name in self.tables:
+            tool = self.tables[call.name]
+            translated = translate_query(call, self.db_parameters[tool], tool)
             return SystemOutput(tool_call=translated, text=result.text or None, usage=usage)
         return output_for(call, result.text, usage)

@@ -3,8 +3,8 @@
 Per user message the pipeline makes up to three model calls, each with its own prompt
 (``prompts/hd_*.txt``) and usage role:
 
-1. **domain detection** (``system.domain``) -> ``{"domain": restaurant|hotel|train|none}``;
-   ``none`` keeps the current domain;
+1. **domain detection** (``system.domain``) -> ``{"domain": <an entity>|none}`` (MultiWOZ:
+   restaurant, hotel, train); ``none`` keeps the current domain;
 2. **state tracking** (``system.state``) for the current domain -> the domain's slots the user
    has given so far (a JSON object, keys as in the booking tool), merged into the state;
 3. **response generation** (``system.response``) from the dialogue, the state, the DB results
@@ -18,7 +18,8 @@ only after the state changed); otherwise it responds.
 
 Few-shot examples (``options.extra["few_shot"]``, default :data:`FEW_SHOT`; ``0`` disables
 them) are the MultiWOZ validation turns most similar to the user's message under BM25
-(:mod:`.bm25`), where the original uses FAISS over embeddings. A domain or state reply that is
+(:mod:`.bm25`), where the original uses FAISS over embeddings; a domain pack's world has no
+such corpus and plays without examples. A domain or state reply that is
 not valid JSON under its schema is returned as raw text, labelled with its role, so the game
 master records a format violation; an empty response is one too.
 """
@@ -32,6 +33,7 @@ import jsonschema
 
 from todeval.backends.sampling import Sampling, generate_accounted
 from todeval.backends.types import Backend, ChatMessage
+from todeval.benchmarks.booking.llm_systems.actions import booking_arguments, search_arguments
 from todeval.benchmarks.booking.llm_systems.base import compact_json, module_model, sampling_of
 from todeval.benchmarks.booking.llm_systems.bm25 import (
     Example,
@@ -49,17 +51,9 @@ from todeval.benchmarks.booking.messages import (
     ToolCall,
     UserMessage,
 )
-from todeval.benchmarks.booking.schema import (
-    BOOKING_TOOLS,
-    DB_TOOLS,
-    FOLLOWUP,
-    INFORMABLE,
-    OPTIONAL_BOOKING_ATTRIBUTES,
-    REQUIRED_BOOKING_ARGS,
-    slot_values,
-    tool_parameters,
-)
+from todeval.benchmarks.booking.schema import FOLLOWUP
 from todeval.benchmarks.booking.tasks import BOOKING_DOMAINS
+from todeval.benchmarks.booking.worlds import world_of
 from todeval.core.records import CallUsage
 from todeval.dialogue.participants import PlayerOptions
 from todeval.dialogue.prompts import PromptSet
@@ -69,15 +63,20 @@ FEW_SHOT = 2
 """Default number of retrieved examples per prompt."""
 ROLES = ("system.domain", "system.state", "system.response")
 NO_DOMAIN = "none"
-DOMAIN_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"domain": {"type": "string", "enum": [*BOOKING_DOMAINS, NO_DOMAIN]}},
-    "required": ["domain"],
-    "additionalProperties": False,
-}
-_DOMAIN_VALIDATOR = jsonschema.Draft202012Validator(DOMAIN_SCHEMA)
-_DB_TOOL = {d: name for name, d in DB_TOOLS.items()}
-_BOOKING_TOOL = {d: name for name, d in BOOKING_TOOLS.items()}
+
+
+def domain_schema(entities: tuple[str, ...]) -> dict[str, Any]:
+    """The domain detector's reply schema in a world of ``entities``."""
+    return {
+        "type": "object",
+        "properties": {"domain": {"type": "string", "enum": [*entities, NO_DOMAIN]}},
+        "required": ["domain"],
+        "additionalProperties": False,
+    }
+
+
+DOMAIN_SCHEMA = domain_schema(BOOKING_DOMAINS)
+"""MultiWOZ's (restaurant, hotel, train)."""
 _SHOWN_ROWS = 3
 
 
@@ -151,7 +150,9 @@ class HDPipelineSystem:
         )
 
     def _reset(self, task_set: str) -> None:
-        self.domains = {d: _Domain() for d in BOOKING_DOMAINS}
+        self.world = world_of(task_set)
+        self.shots = 0
+        self.domains = {d: _Domain() for d in self.world.entities}
         self.domain: str | None = None
         self.lines: list[str] = []
         self.examples: list[Example] = []
@@ -160,11 +161,13 @@ class HDPipelineSystem:
     async def start(self, context: SystemContext) -> None:
         self._reset(context.task_set)
         self.seed = context.seed
-        self.params = tool_parameters(context.task_set)
-        self.ordered_times = ">=" in slot_values(context.task_set).operators
-        self.schemas = {d: slot_schema(context.task_set, d) for d in BOOKING_DOMAINS}
+        self.domain_schema = domain_schema(self.world.entities)
+        self.domain_validator = jsonschema.Draft202012Validator(self.domain_schema)
+        self.schemas = {d: slot_schema(self.world, d) for d in self.world.entities}
         self.validators = {d: jsonschema.Draft202012Validator(s) for d, s in self.schemas.items()}
-        if self.few_shot and self.retriever is None:
+        # the examples are MultiWOZ's validation turns: none for a domain pack's world
+        self.shots = self.few_shot if not self.world.from_pack else 0
+        if self.shots and self.retriever is None:
             self.retriever = default_retriever()
 
     async def respond(self, observation: Observation) -> SystemOutput:
@@ -209,10 +212,10 @@ class HDPipelineSystem:
         if domain is None:
             return self.examples
         same = [e for e in self.examples if e.domain == domain]
-        if len(same) >= self.few_shot or self.retriever is None or not self.lines:
-            return same[: self.few_shot]
+        if len(same) >= self.shots or self.retriever is None or not self.lines:
+            return same[: self.shots]
         latest = self.lines[-1].removeprefix("user: ")
-        return self.retriever.retrieve(latest, self.few_shot, domain)
+        return self.retriever.retrieve(latest, self.shots, domain)
 
     async def _detect_domain(self, usage: list[CallUsage]) -> str:
         lines = [f"user: {e.user}\n{compact_json({'domain': e.domain})}" for e in self.examples]
@@ -220,8 +223,8 @@ class HDPipelineSystem:
             "hd_domain", examples=_examples_block("Examples:", lines)
         )
         content = f"{transcript_text(self.lines)}\n\nDomain of the latest user message:"
-        raw = await self._call("system.domain", instructions, content, usage, DOMAIN_SCHEMA)
-        value, error = parse_module_reply(raw, _DOMAIN_VALIDATOR)
+        raw = await self._call("system.domain", instructions, content, usage, self.domain_schema)
+        value, error = parse_module_reply(raw, self.domain_validator)
         if value is None:
             raise _RoleFailure("system.domain", error or "unusable", raw)
         return str(value["domain"])
@@ -296,12 +299,12 @@ class HDPipelineSystem:
     async def _on_user(self, text: str, usage: list[CallUsage]) -> SystemOutput:
         self.lines.append(f"user: {text}")
         self.examples = (
-            self.retriever.retrieve(text, self.few_shot)
-            if self.retriever is not None and self.few_shot
+            self.retriever.retrieve(text, self.shots)
+            if self.retriever is not None and self.shots
             else []
         )
         detected = await self._detect_domain(usage)
-        if detected in BOOKING_DOMAINS:
+        if detected in self.world.entities:
             self.domain = detected
         if self.domain is None:
             return await self._respond(usage)
@@ -333,16 +336,12 @@ class HDPipelineSystem:
     # -- state and actions ---------------------------------------------------------------------
 
     def _searchable(self, domain: str) -> dict[str, str]:
-        properties = self.params[_DB_TOOL[domain]]["properties"]
+        properties = self.world.tool_parameters()[self.world.search_tool(domain)]["properties"]
         return {k: v for k, v in self.domains[domain].state.items() if k in properties}
 
     def _missing(self, domain: str) -> list[str]:
         state = self.domains[domain].state
-        return [
-            k
-            for k in REQUIRED_BOOKING_ARGS[domain]
-            if k not in INFORMABLE[domain] and k not in state
-        ]
+        return [k for k in self.world.booking_details(domain) if k not in state]
 
     def _bookable(self, domain: str) -> bool:
         d = self.domains[domain]
@@ -352,32 +351,15 @@ class HDPipelineSystem:
 
     def _search(self, domain: str, searchable: dict[str, str]) -> SystemOutput:
         self.domains[domain].searched = dict(searchable)
-        properties = self.params[_DB_TOOL[domain]]["properties"]
-        arguments: dict[str, Any] = {}
-        for key, value in searchable.items():
-            if properties[key].get("type") == "object":
-                operator = "="
-                if self.ordered_times and key == "leaveat":
-                    operator = ">="
-                elif self.ordered_times and key == "arriveby":
-                    operator = "<="
-                arguments[key] = {"operator": operator, "value": value}
-            else:
-                arguments[key] = value
-        return SystemOutput(tool_call=ToolCall(name=_DB_TOOL[domain], arguments=arguments))
+        arguments = search_arguments(self.world, domain, searchable)
+        tool = self.world.search_tool(domain)
+        return SystemOutput(tool_call=ToolCall(name=tool, arguments=arguments))
 
     def _book(self, domain: str) -> SystemOutput:
         d = self.domains[domain]
         d.attempted = dict(d.state)
-        row = d.row or {}
-        tool = _BOOKING_TOOL[domain]
-        from_row = set(INFORMABLE[domain]) | set(OPTIONAL_BOOKING_ATTRIBUTES[domain])
-        arguments: dict[str, str] = {}
-        for key in self.params[tool]["properties"]:
-            if key in from_row and key in row:
-                arguments[key] = row[key]
-            elif key in d.state:
-                arguments[key] = d.state[key]
+        arguments = booking_arguments(self.world, domain, d.row or {}, d.state)
+        tool = self.world.booking_tool(domain)
         return SystemOutput(tool_call=ToolCall(name=tool, arguments=arguments))
 
 

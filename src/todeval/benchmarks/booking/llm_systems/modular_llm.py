@@ -35,7 +35,7 @@ from todeval.benchmarks.booking.llm_systems.modules import (
     DialogueModules,
     ModuleOutput,
 )
-from todeval.benchmarks.booking.llm_systems.prompts import default_prompts
+from todeval.benchmarks.booking.llm_systems.prompts import default_prompts, join_or
 from todeval.benchmarks.booking.messages import (
     Observation,
     SystemContext,
@@ -43,6 +43,7 @@ from todeval.benchmarks.booking.messages import (
     UserMessage,
 )
 from todeval.benchmarks.booking.tasks import BOOKING_DOMAINS
+from todeval.benchmarks.booking.worlds import world_of
 from todeval.core import safejson
 from todeval.core.records import CallUsage
 from todeval.dialogue.participants import PlayerOptions
@@ -50,34 +51,46 @@ from todeval.dialogue.prompts import PromptSet
 
 MAX_HOPS = 10
 ROUTER = "callmodule"
-ROUTER_PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "module": {
-            "type": "string",
-            "enum": list(MODULE_NAMES),
-            "description": "intent, slots or followup",
+
+
+def router_parameters(entities: tuple[str, ...]) -> dict[str, Any]:
+    """``callmodule``'s arguments in a world of ``entities``."""
+    return {
+        "type": "object",
+        "properties": {
+            "module": {
+                "type": "string",
+                "enum": list(MODULE_NAMES),
+                "description": "intent, slots or followup",
+            },
+            "input": {"type": "string", "description": "the text the module works on"},
+            "domain": {
+                "type": "string",
+                "enum": list(entities),
+                "description": "the domain (needed for slots)",
+            },
         },
-        "input": {"type": "string", "description": "the text the module works on"},
-        "domain": {
-            "type": "string",
-            "enum": list(BOOKING_DOMAINS),
-            "description": "the domain (needed for slots)",
+        "required": ["module", "input"],
+        "additionalProperties": False,
+    }
+
+
+def router_tool(entities: tuple[str, ...]) -> dict[str, Any]:
+    """The ``callmodule`` tool in a world of ``entities``."""
+    return {
+        "type": "function",
+        "function": {
+            "name": ROUTER,
+            "description": "Run a helper module (intent, slots or followup) on a text; returns "
+            "its result. Does not end your turn.",
+            "parameters": router_parameters(entities),
         },
-    },
-    "required": ["module", "input"],
-    "additionalProperties": False,
-}
-ROUTER_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": ROUTER,
-        "description": "Run a helper module (intent, slots or followup) on a text; returns its "
-        "result. Does not end your turn.",
-        "parameters": ROUTER_PARAMETERS,
-    },
-}
-_ROUTER_VALIDATOR = jsonschema.Draft202012Validator(ROUTER_PARAMETERS)
+    }
+
+
+ROUTER_PARAMETERS = router_parameters(BOOKING_DOMAINS)
+ROUTER_TOOL = router_tool(BOOKING_DOMAINS)
+"""MultiWOZ's (restaurant, hotel, train)."""
 
 
 def _module_result(output: ModuleOutput) -> str:
@@ -119,7 +132,9 @@ class ModularLLMSystem:
 
     async def start(self, context: SystemContext) -> None:
         self.chat = BookingChat(self.prompts.render("modular_llm"))
-        self.tools = [*context.tools, ROUTER_TOOL]
+        self.entities = world_of(context.task_set).entities
+        self.tools = [*context.tools, router_tool(self.entities)]
+        self.router = jsonschema.Draft202012Validator(router_parameters(self.entities))
         self.seed = context.seed
         self.hops = 0
         self.modules = DialogueModules(
@@ -156,7 +171,7 @@ class ModularLLMSystem:
             return f"Error: the arguments are not valid JSON ({exc.msg})."
         if not isinstance(arguments, dict):
             return "Error: the arguments must be a JSON object."
-        error = jsonschema.exceptions.best_match(_ROUTER_VALIDATOR.iter_errors(arguments))
+        error = jsonschema.exceptions.best_match(self.router.iter_errors(arguments))
         if error is not None:
             return f"Error: invalid arguments: {error.message}."
         module, text = arguments["module"], str(arguments["input"])
@@ -166,5 +181,5 @@ class ModularLLMSystem:
             return _module_result(await self.modules.followup(text, usage))
         domain = arguments.get("domain")
         if domain is None:
-            return "Error: the slots module needs a domain (restaurant, hotel or train)."
+            return f"Error: the slots module needs a domain ({join_or(self.entities)})."
         return _module_result(await self.modules.slots(str(domain), text, usage))

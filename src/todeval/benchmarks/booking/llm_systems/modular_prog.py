@@ -24,10 +24,16 @@ from typing import Any, Literal
 
 from todeval.backends.sampling import Sampling
 from todeval.backends.types import Backend
+from todeval.benchmarks.booking.llm_systems.actions import (
+    booking_arguments,
+    row_fits,
+    search_arguments,
+)
 from todeval.benchmarks.booking.llm_systems.base import compact_json, module_model, sampling_of
 from todeval.benchmarks.booking.llm_systems.modules import DialogueModules, ModuleOutput
 from todeval.benchmarks.booking.llm_systems.prompts import (
     default_prompts,
+    join_or,
     transcript_text,
 )
 from todeval.benchmarks.booking.messages import (
@@ -39,26 +45,13 @@ from todeval.benchmarks.booking.messages import (
     ToolCall,
     UserMessage,
 )
-from todeval.benchmarks.booking.schema import (
-    BOOKING_TOOLS,
-    DB_TOOLS,
-    FOLLOWUP,
-    INFORMABLE,
-    OPTIONAL_BOOKING_ATTRIBUTES,
-    REQUIRED_BOOKING_ARGS,
-    slot_values,
-    tool_parameters,
-)
-from todeval.benchmarks.booking.tasks import BOOKING_DOMAINS
+from todeval.benchmarks.booking.schema import FOLLOWUP
+from todeval.benchmarks.booking.worlds import world_of
 from todeval.core.records import CallUsage
 from todeval.dialogue.participants import PlayerOptions
 from todeval.dialogue.prompts import PromptSet
 
 Goal = Literal["search", "book"]
-_DB_TOOL = {d: name for name, d in DB_TOOLS.items()}
-_BOOKING_TOOL = {d: name for name, d in BOOKING_TOOLS.items()}
-# Row columns worth telling the user after a booking.
-_SHOWN = ("name", "trainid", "leaveat", "arriveby", "price", "phone", "address", "postcode")
 
 
 class _ModuleFailure(Exception):
@@ -74,23 +67,6 @@ class _DomainState:
     reference: str | None = None
 
 
-def _row_fits(domain: str, row: dict[str, str], slots: dict[str, str]) -> bool:
-    """Whether a chosen row still satisfies the user's informable slots."""
-    for key, value in slots.items():
-        if key not in INFORMABLE[domain] or key not in row:
-            continue
-        have, want = row[key].lower(), value.lower()
-        if key == "leaveat":
-            ok = have >= want
-        elif key == "arriveby":
-            ok = have <= want
-        else:
-            ok = have == want
-        if not ok:
-            return False
-    return True
-
-
 class ModularProgSystem:
     """Python control flow over the intent, slots and follow-up modules."""
 
@@ -104,7 +80,7 @@ class ModularProgSystem:
         self.modules_model = modules_model
         self.generation = generation or Sampling()
         self.prompts = prompts or default_prompts()
-        self.state = {d: _DomainState() for d in BOOKING_DOMAINS}
+        self.state: dict[str, _DomainState] = {}
         self.domain: str | None = None
         self.goal: Goal = "search"
         self.lines: list[str] = []
@@ -121,9 +97,8 @@ class ModularProgSystem:
         self.modules = DialogueModules(
             self.modules_model, self.generation, context.task_set, context.seed, self.prompts
         )
-        self.params = tool_parameters(context.task_set)
-        self.ordered_times = ">=" in slot_values(context.task_set).operators
-        self.state = {d: _DomainState() for d in BOOKING_DOMAINS}
+        self.world = world_of(context.task_set)
+        self.state = {d: _DomainState() for d in self.world.entities}
         self.domain = None
         self.goal = "search"
         self.lines = []
@@ -168,13 +143,11 @@ class ModularProgSystem:
         self.lines.append(f"user: {text}")
         transcript = transcript_text(self.lines)
         intent = self._checked(await self.modules.intent(transcript, usage))
-        if intent["domain"] in BOOKING_DOMAINS:
+        if intent["domain"] in self.world.entities:
             self.domain = str(intent["domain"])
         if self.domain is None:
-            return await self._say(
-                "Ask whether the user needs a restaurant, a hotel or a train, and what kind.",
-                usage,
-            )
+            needs = join_or(self.world.descriptions[e] for e in self.world.entities)
+            return await self._say(f"Ask whether the user needs {needs}, and what kind.", usage)
         domain = self.domain
         slots = self._checked(await self.modules.slots(domain, transcript, usage))
         changed = self._merge(domain, slots)
@@ -217,7 +190,7 @@ class ModularProgSystem:
             state.reference = result.reference
             self.goal = "search"
             row = state.row or {}
-            details = {k: row[k] for k in _SHOWN if k in row}
+            details = {k: row[k] for k in self.world.reported[result.domain] if k in row}
             return await self._say(
                 f"The {result.domain} is booked, reference number {result.reference}. "
                 f"Details: {compact_json(details)}. Give the user the reference number and ask "
@@ -242,7 +215,7 @@ class ModularProgSystem:
             if value and state.slots.get(key) != value:
                 state.slots[key] = value
                 changed = True
-        if state.row is not None and not _row_fits(domain, state.row, state.slots):
+        if state.row is not None and not row_fits(self.world, domain, state.row, state.slots):
             state.row = None
         return changed
 
@@ -257,11 +230,7 @@ class ModularProgSystem:
         state = self.state[domain]
         if self.goal == "search" or state.row is None:
             return self._search(domain)
-        missing = [
-            k
-            for k in REQUIRED_BOOKING_ARGS[domain]
-            if k not in INFORMABLE[domain] and k not in state.slots
-        ]
+        missing = [k for k in self.world.booking_details(domain) if k not in state.slots]
         if missing:
             return await self._say(
                 f"Ask the user for the booking details still missing: {', '.join(missing)}. "
@@ -271,31 +240,11 @@ class ModularProgSystem:
         return self._book(domain, state.row)
 
     def _search(self, domain: str) -> SystemOutput:
-        tool = _DB_TOOL[domain]
-        properties = self.params[tool]["properties"]
-        arguments: dict[str, Any] = {}
-        for key, value in self.state[domain].slots.items():
-            if key not in properties:
-                continue
-            if properties[key].get("type") == "object":
-                operator = "="
-                if self.ordered_times and key == "leaveat":
-                    operator = ">="
-                elif self.ordered_times and key == "arriveby":
-                    operator = "<="
-                arguments[key] = {"operator": operator, "value": value}
-            else:
-                arguments[key] = value
+        arguments = search_arguments(self.world, domain, self.state[domain].slots)
+        tool = self.world.search_tool(domain)
         return SystemOutput(tool_call=ToolCall(name=tool, arguments=arguments))
 
     def _book(self, domain: str, row: dict[str, str]) -> SystemOutput:
-        tool = _BOOKING_TOOL[domain]
-        slots = self.state[domain].slots
-        from_row = set(INFORMABLE[domain]) | set(OPTIONAL_BOOKING_ATTRIBUTES[domain])
-        arguments: dict[str, str] = {}
-        for key in self.params[tool]["properties"]:
-            if key in from_row and key in row:
-                arguments[key] = row[key]
-            elif key in slots:
-                arguments[key] = slots[key]
+        arguments = booking_arguments(self.world, domain, row, self.state[domain].slots)
+        tool = self.world.booking_tool(domain)
         return SystemOutput(tool_call=ToolCall(name=tool, arguments=arguments))

@@ -1,6 +1,7 @@
 """Single-turn LLM modules shared by ``modular-prog`` and ``modular-llm``.
 
-* **intent** -> ``{"intent": label, "domain": restaurant|hotel|train|donotcare}``;
+* **intent** -> ``{"intent": label, "domain": <an entity of the world>|donotcare}``
+  (MultiWOZ: restaurant, hotel, train);
 * **slots** (per domain) -> the domain's slots the user asked for, keys and value formats from
   the booking tool's parameters (contact attributes left out);
 * **followup** -> ``{"message": text}``: the next message to the user.
@@ -25,12 +26,9 @@ import jsonschema
 from todeval.backends.sampling import Sampling, generate_accounted
 from todeval.backends.types import Backend, ChatMessage
 from todeval.benchmarks.booking.llm_systems.prompts import default_prompts, slots_prompt
-from todeval.benchmarks.booking.schema import (
-    BOOKING_TOOLS,
-    OPTIONAL_BOOKING_ATTRIBUTES,
-    tool_parameters,
-)
 from todeval.benchmarks.booking.tasks import BOOKING_DOMAINS
+from todeval.benchmarks.booking.world import World
+from todeval.benchmarks.booking.worlds import world_of
 from todeval.core import safejson
 from todeval.core.records import CallUsage
 from todeval.dialogue.prompts import PromptSet
@@ -47,15 +45,23 @@ INTENTS = (
     "detection-unknown",
 )
 ANY_DOMAIN = "donotcare"
-INTENT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "intent": {"type": "string", "enum": list(INTENTS)},
-        "domain": {"type": "string", "enum": [*BOOKING_DOMAINS, ANY_DOMAIN]},
-    },
-    "required": ["intent", "domain"],
-    "additionalProperties": False,
-}
+
+
+def intent_schema(entities: tuple[str, ...]) -> dict[str, Any]:
+    """The intent module's reply schema in a world of ``entities``."""
+    return {
+        "type": "object",
+        "properties": {
+            "intent": {"type": "string", "enum": list(INTENTS)},
+            "domain": {"type": "string", "enum": [*entities, ANY_DOMAIN]},
+        },
+        "required": ["intent", "domain"],
+        "additionalProperties": False,
+    }
+
+
+INTENT_SCHEMA = intent_schema(BOOKING_DOMAINS)
+"""MultiWOZ's (restaurant, hotel, train)."""
 FOLLOWUP_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"message": {"type": "string", "minLength": 1}},
@@ -65,14 +71,15 @@ FOLLOWUP_SCHEMA: dict[str, Any] = {
 _FENCED = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
-def slot_schema(task_set: str, domain: str) -> dict[str, Any]:
-    """The slots of ``domain`` a user can give: the booking tool's parameters, all optional."""
-    tool = next(name for name, d in BOOKING_TOOLS.items() if d == domain)
-    params = tool_parameters(task_set)[tool]
+def slot_schema(world: World | str, domain: str) -> dict[str, Any]:
+    """The slots of ``domain`` a user can give: the booking tool's parameters, all optional
+    (``world``: a world or a task set's name)."""
+    w = world_of(world) if isinstance(world, str) else world
+    params = w.tool_parameters()[w.booking_tool(domain)]
     properties = {
         key: copy.deepcopy(prop)
         for key, prop in params["properties"].items()
-        if key not in OPTIONAL_BOOKING_ATTRIBUTES[domain]
+        if key not in w.optional_attributes[domain]
     }
     return {"type": "object", "properties": properties, "additionalProperties": False}
 
@@ -134,9 +141,11 @@ class DialogueModules:
         self.generation = generation
         self.prompts = prompts or default_prompts()
         self.seed = seed
-        self.slot_schemas = {d: slot_schema(task_set, d) for d in BOOKING_DOMAINS}
+        world = world_of(task_set)
+        self.intent_schema = intent_schema(world.entities)
+        self.slot_schemas = {d: slot_schema(world, d) for d in world.entities}
         self._validators = {
-            "intent": jsonschema.Draft202012Validator(INTENT_SCHEMA),
+            "intent": jsonschema.Draft202012Validator(self.intent_schema),
             "followup": jsonschema.Draft202012Validator(FOLLOWUP_SCHEMA),
             **{
                 f"slots.{d}": jsonschema.Draft202012Validator(s)
@@ -171,7 +180,8 @@ class DialogueModules:
     async def intent(self, content: str, usage: list[CallUsage]) -> ModuleOutput:
         """Classify the latest message of ``content`` (a transcript or a text)."""
         instructions = self.prompts.render("intent")
-        return await self._run("intent", "intent", instructions, content, INTENT_SCHEMA, usage)
+        schema = self.intent_schema
+        return await self._run("intent", "intent", instructions, content, schema, usage)
 
     async def slots(self, domain: str, content: str, usage: list[CallUsage]) -> ModuleOutput:
         """Extract ``domain`` slots from ``content``; values are strings in the tool formats."""
