@@ -14,7 +14,12 @@ import pytest
 from todeval.benchmarks.booking.audit import audit_task
 from todeval.benchmarks.booking.domains.cli import pack_folder
 from todeval.benchmarks.booking.domains.pack import load_pack
-from todeval.benchmarks.booking.domains.tasks import generate_tasks, load_pack_tasks
+from todeval.benchmarks.booking.domains.tasks import (
+    generate_tasks,
+    load_pack_tasks,
+    pack_digest,
+)
+from todeval.benchmarks.booking.domains.world import packs_world
 from todeval.benchmarks.booking.world import multiwoz_world, pack_task_set
 from todeval.benchmarks.booking.worlds import multiwoz_pack_folders, world_of
 from todeval.cli import main
@@ -73,8 +78,18 @@ def test_integer_slots_compare_as_numbers() -> None:
         ("search_tool: searchcars", "search_tool: followup", "tool name 'followup' is taken"),
         ("    attributes: [model, price, phone]", "    attributes: [seats]", "already a slot"),
         ("description: a rental car\n", "descripton: a rental car\n", "Field required"),
+        ("case: upper, search: false}", "case: upper, search: false, check_values: false}",
+         "car.slots.carid.check_values: a text slot's values are not checked"),
+        ("type: integer\n", "type: integer\n        pattern: false\n",
+         "car.slots.seats.pattern: only a time slot has a pattern"),
+        ("\nentities:\n", "\noperators: ['>=']\nentities:\n", "operators: '=' and each"),
+        ("\nentities:\n", "\noperators: ['=', '=']\nentities:\n", "operators: '=' and each"),
+        ("\nentities:\n", "\noperators: ['~']\nentities:\n", "operators.0: Input should be"),
+        ("\nentities:\n", "\nextends: ../nowhere\nentities:\n",
+         "extends: '../nowhere' is not a pack folder"),
+        ("\nentities:\n", "\nextends: .\nentities:\n", "extends: '.' extends this pack again"),
     ],
-)
+)  # fmt: skip
 def test_a_broken_pack_is_one_line_naming_the_problem(
     pack_copy: Path, old: str, new: str, says: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -159,11 +174,82 @@ def test_an_edited_pack_refuses_to_resume(tmp_path: Path, pack_copy: Path) -> No
     assert main([*argv, str(out)]) == 4
 
 
-@pytest.mark.parametrize("task_set", ["test", "dev"])
+def _variant(folder: Path, base: Path, body: str) -> Path:
+    folder.mkdir()
+    (folder / "domain.yaml").write_text(f"extends: {base}\n{body}")
+    return folder
+
+
+def test_a_pack_extends_another_by_merge_patch(tmp_path: Path, pack_copy: Path) -> None:
+    """A variant names itself, merges its fields over the base's (null removes one, a list
+    replaces one), reads inherited data from the base's folder and its own from its own, and
+    checks values outside a slot's values only when check_values is true."""
+    variant_folder = _variant(
+        tmp_path / "variant",
+        Path("../pack"),
+        """pack: car-rental-variant
+operators: ['=', '>=']
+entities:
+  car:
+    slots:
+      category: {aliases: null}
+      transmission: {values: [manual, automatic, sequential]}
+  parking:
+    data: parking.csv
+    slots:
+      covered: {check_values: false}
+""",
+    )
+    rows = (pack_copy / "parking.csv").read_text().replace(",yes,", ",solar,", 1)
+    (variant_folder / "parking.csv").write_text(rows)
+    pack = load_pack(variant_folder)
+    base = load_pack(pack_copy)
+    assert pack.name == "car-rental-variant" and pack.operators == ("=", ">=")
+    assert pack.rows["car"] == base.rows["car"]  # inherited data, read from the base's folder
+    assert pack.entities["car"].slots["category"].aliases == {}
+    assert pack.entities["car"].slots["transmission"].values == ["manual", "automatic",
+                                                                 "sequential"]  # fmt: skip
+    assert pack.entities["car"].slots["seats"] == base.entities["car"].slots["seats"]
+    assert {r["covered"] for r in pack.rows["parking"]} == {"solar", "yes", "no"}
+    assert pack.bases == ((pack_copy / "domain.yaml").resolve(),)
+    tools = {t["function"]["name"]: t for t in world_of(pack_task_set(variant_folder)).tools}
+    seats = tools["searchcars"]["function"]["parameters"]["properties"]["seats"]
+    assert seats["properties"]["operator"]["enum"] == ["=", ">="]
+    digest = pack_digest(pack)
+    _edit(pack_copy, "description: a rental car", "description: a hired car")
+    assert pack_digest(load_pack(variant_folder)) != digest  # the base is part of the digest
+
+
+def test_an_extending_pack_needs_its_own_name_and_checked_values(
+    tmp_path: Path, pack_copy: Path
+) -> None:
+    for body, says in [
+        ("entities: {}\n", "pack: a pack that extends another needs its own name"),
+        ("pack: car-rental\n", "pack: a pack that extends another needs its own name"),
+        ("pack: v\nentities: {car: {slots: {transmission: {values: [manual]}}}}\n",
+         "row 1: transmission='automatic' is not one of its values"),
+        ("pack: v\nentities: {car: {slots: {category: {values: [economy]}}}}\n",
+         "category.aliases: 'people carrier' -> 'van', not a value"),
+    ]:  # fmt: skip
+        folder = tmp_path / f"v{len(list(tmp_path.iterdir()))}"
+        with pytest.raises(BadInputError) as raised:
+            load_pack(_variant(folder, Path("../pack"), body))
+        assert says in str(raised.value) and "\n" not in str(raised.value), raised.value
+
+
+def test_a_time_slot_without_pattern_or_check_takes_any_time(pack_copy: Path) -> None:
+    _edit(pack_copy, 'time: {description: "pick-up time (HH:MM)", type: time}',
+          'time: {description: "pick-up time", type: time, pattern: false}')  # fmt: skip
+    params = world_of(pack_task_set(pack_copy)).tool_parameters()
+    assert "pattern" not in params["bookcar"]["properties"]["time"]
+    assert load_pack(pack_copy).normalise("car", "time", "9:05") == "09:05"
+
+
+@pytest.mark.parametrize("task_set", ["test", "dev", "synthetic", "unrealistic"])
 def test_multiwoz_is_three_packs_with_nothing_changed(task_set: str) -> None:
-    """The test and dev sets play in the world of MultiWOZ's three packs: tools byte for byte,
-    the validator's values, the protocols' field tables and every database row equal to the
-    schema module's (which synthetic and unrealistic still use)."""
+    """Every MultiWOZ set plays in the world of three packs (test and dev: MultiWOZ's;
+    synthetic and unrealistic: variants extending them): tools byte for byte, the validator's
+    values, the protocols' field tables and every database row equal to the schema module's."""
     packed, constants = world_of(task_set), multiwoz_world(task_set)
     assert json.dumps(packed.tools) == json.dumps(constants.tools)
     for field in ("entities", "db_tools", "booking_tools", "informable", "book_slots",
@@ -179,16 +265,32 @@ def test_multiwoz_is_three_packs_with_nothing_changed(task_set: str) -> None:
     for domain in packed.entities:
         assert ours.rows(domain) == theirs.rows(domain)
     for slot, value in [("type", "Guest House"), ("parking", "free"), ("trainid", "tr1234"),
-                        ("leaveat", "9:15"), ("people", " 2 "), ("food", "Italian")]:  # fmt: skip
+                        ("leaveat", "9:15"), ("people", " 2 "), ("food", "Italian"),
+                        ("internet", "Free WiFi"), ("stars", "3^8"), ("people", "6L"),
+                        ("stay", " 5Long"), ("day", "RainyDay"), ("arriveby", "1000:1000"),
+                        ("leaveat", "07:3X"), ("area", "Middle of Ocean")]:  # fmt: skip
         assert packed.normalise_value(slot, value) == constants.normalise_value(slot, value)
     assert not packed.from_pack  # MultiWOZ keeps its controls' conventions
 
 
-def test_multiwoz_packs_check_like_any_pack(capsys: pytest.CaptureFixture[str]) -> None:
-    for folder in multiwoz_pack_folders():
+def test_the_packs_of_one_world_offer_the_same_operators() -> None:
+    test, unrealistic = multiwoz_pack_folders("test"), multiwoz_pack_folders("unrealistic")
+    with pytest.raises(BadInputError, match="the packs offer different operators"):
+        packs_world((test[0], unrealistic[1], test[2]), "mixed")
+
+
+@pytest.mark.parametrize(
+    ("task_set", "rows"),
+    [("test", ("train   2828", "hotel   33")), ("synthetic", ("train   60", "hotel   68")),
+     ("unrealistic", ("train   60", "hotel   60", "restaurant  60"))],
+)  # fmt: skip
+def test_multiwoz_packs_check_like_any_pack(
+    task_set: str, rows: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    for folder in multiwoz_pack_folders(task_set):
         assert main(["data", "domain", folder, "--check"]) == 0
     out = capsys.readouterr().out
-    assert "train   2828" in out and "hotel   33" in out
+    assert all(r in out for r in rows), out
 
 
 def test_the_llm_user_plays_a_pack_from_its_goal_message(tmp_path: Path) -> None:

@@ -1,9 +1,14 @@
 """Which world a task set plays in (:class:`~.world.World`; one per process and task set).
 
-MultiWOZ's ``test`` and ``dev`` sets play in the world of its three domain packs
-(``data/multiwoz/packs/{restaurant,hotel,train}``: the tools, the validator's values and the
-database are generated from them, identical to :mod:`.schema`'s, which a test checks);
-``synthetic`` and ``unrealistic`` (their own data, values and operators) keep :mod:`.schema`'s.
+Every MultiWOZ task set plays in the world of three domain packs, its restaurant, hotel and
+train (the tools, the validator's values and the database are generated from them, identical
+to :func:`.world.multiwoz_world`'s from :mod:`.schema` and :mod:`.db`, which a test checks):
+
+* ``test`` and ``dev`` -- ``data/multiwoz/packs/{restaurant,hotel,train}`` (MultiWOZ's
+  database);
+* ``synthetic`` -- ``packs/synthetic/*``: those packs (``extends``) on the synthetic database;
+* ``unrealistic`` -- ``packs/unrealistic/*``: those packs with the set's own values, its
+  database, only ``=`` to search with and no ``HH:MM`` pattern.
 """
 
 from __future__ import annotations
@@ -13,28 +18,32 @@ from importlib import resources
 from pathlib import Path
 
 from todeval.benchmarks.booking.domains.world import pack_world, packs_world
-from todeval.benchmarks.booking.world import PACK_PREFIX, World, is_pack, multiwoz_world
+from todeval.benchmarks.booking.world import PACK_PREFIX, World, is_pack
 
 MULTIWOZ_PACKS = ("restaurant", "hotel", "train")
-PACKED_SETS = ("test", "dev")
-"""The MultiWOZ task sets played in the world of its packs."""
+PACKED_SETS = ("test", "dev", "synthetic", "unrealistic")
+"""The MultiWOZ task sets played in the world of its packs (all of them)."""
+_VARIANTS = {"test": "", "dev": "", "synthetic": "synthetic", "unrealistic": "unrealistic"}
+"""task set -> the folder under ``packs/`` holding its three packs (``""``: ``packs/``)"""
 
 
-def multiwoz_pack_folders() -> tuple[str, ...]:
-    """The folders of MultiWOZ's three packs (package data)."""
+def multiwoz_pack_folders(task_set: str = "test") -> tuple[str, ...]:
+    """The folders of the three packs a MultiWOZ task set plays (package data)."""
     node = resources.files("todeval") / "data" / "multiwoz" / "packs"
+    if _VARIANTS[task_set]:
+        node = node / _VARIANTS[task_set]
     return tuple(str(Path(str(node / name)).resolve()) for name in MULTIWOZ_PACKS)
 
 
 @cache
 def world_of(task_set: str) -> World:
-    """The world of a task set: MultiWOZ's for ``test``, ``dev``, ``synthetic`` and
+    """The world of a task set: MultiWOZ's packs' for ``test``, ``dev``, ``synthetic`` and
     ``unrealistic`` (KeyError for another name), a domain pack's for ``pack:<folder>``."""
     if is_pack(task_set):
         return pack_world(task_set[len(PACK_PREFIX) :])
-    if task_set in PACKED_SETS:
-        return packs_world(multiwoz_pack_folders(), task_set, from_pack=False)
-    return multiwoz_world(task_set)
+    if task_set not in PACKED_SETS:
+        raise KeyError(task_set)
+    return packs_world(multiwoz_pack_folders(task_set), task_set, from_pack=False)
 
 
 __all__ = ["MULTIWOZ_PACKS", "PACKED_SETS", "multiwoz_pack_folders", "world_of"]

@@ -33,6 +33,19 @@ spellings onto them), ``text``, ``integer`` (digits, kept as text like every val
 ``search: false`` keeps a slot out of the search tool (it still identifies a booking). A booking
 is looked up with the informable slots it gives and succeeds when exactly one row matches.
 
+A pack's ``operators`` (default all five; ``'='`` always among them) are the comparisons a
+search may use on its ``operators: true`` slots (``operators: ['=']``: equality only). Per slot,
+``check_values: false`` lets the data hold values outside the slot's type and values (and its
+aliases map onto them; the tool's enum is still ``values``), and ``pattern: false`` leaves a
+time slot's ``HH:MM`` pattern out of the tools (a value is still zero-padded).
+
+A pack may change another: ``extends: ../base`` (a folder, relative to this pack's) reads this
+file over the base's as a JSON merge patch (RFC 7386: mappings merge key by key, ``null``
+removes a field, any other value -- a list too -- replaces the base's). It needs its own
+``pack`` name; data paths it inherits stay relative to the base's folder, those it writes are
+relative to its own; its digest covers the base's schema file. MultiWOZ's ``synthetic`` and
+``unrealistic`` task sets play such variants (``data/multiwoz/packs/{synthetic,unrealistic}``).
+
 :func:`load_pack` reads and checks a pack; every problem is a one-line
 :class:`~todeval.errors.BadInputError` naming the file and the field.
 """
@@ -41,6 +54,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 import sqlite3
 from functools import cache
@@ -53,6 +67,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from todeval.errors import BadInputError
 
 SlotType = Literal["categorical", "text", "integer", "time"]
+Operator = Literal["=", ">=", "<=", ">", "<"]
+ALL_OPERATORS: tuple[Operator, ...] = ("=", ">=", "<=", ">", "<")
 TIME_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
 _NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 _SHORT_TIME = re.compile(r"^\d:[0-5]\d$")
@@ -87,6 +103,12 @@ class Slot(_Strict):
         description="the comparison a user's value means to a system that searches with it "
         "(a departure time: '>=', leave at or after); needs operators: true",
     )
+    check_values: bool = Field(
+        True,
+        description="the data's values are checked against the type and values (false: the "
+        "data may hold others, and aliases may map onto them)",
+    )
+    pattern: bool = Field(True, description="a time slot's tool argument carries the HH:MM pattern")
 
     def normalise(self, value: Any) -> str:
         """One value in the pack's spelling (stripped, cased, aliased, times zero-padded)."""
@@ -138,14 +160,21 @@ class Entity(_Strict):
 
 
 class PackSchema(_Strict):
-    """The whole ``domain.yaml``."""
+    """The whole ``domain.yaml`` (merged over the pack it ``extends``)."""
 
     pack: str
+    extends: str | None = Field(
+        None, description="the folder of a pack this one changes (relative to this pack's)"
+    )
     description: str = ""
     service: str | None = Field(
         None,
         description="who the assistant is, completing 'You are the booking assistant of ...' "
-        "in the LLM players' prompts (default: the description)",
+        "in the LLM players' prompts (default: 'a <pack name> service')",
+    )
+    operators: list[Operator] = Field(
+        default_factory=lambda: list(ALL_OPERATORS),
+        description="the comparisons a search may use on a slot with operators: true",
     )
     entities: dict[str, Entity]
 
@@ -158,6 +187,8 @@ class DomainPack(BaseModel):
     schema_: PackSchema = Field(alias="schema")
     folder: Path
     rows: dict[str, list[dict[str, str]]]
+    bases: tuple[Path, ...] = ()
+    """the schema files of the packs it extends, nearest first"""
 
     @property
     def name(self) -> str:
@@ -166,6 +197,10 @@ class DomainPack(BaseModel):
     @property
     def entities(self) -> dict[str, Entity]:
         return self.schema_.entities
+
+    @property
+    def operators(self) -> tuple[str, ...]:
+        return tuple(self.schema_.operators)
 
     def search_tool(self, entity: str) -> str:
         return self.entities[entity].search_tool or f"search{entity}"
@@ -187,7 +222,7 @@ class DomainPack(BaseModel):
 
     @property
     def service(self) -> str:
-        return self.schema_.service or self.schema_.description or self.name
+        return self.schema_.service or f"a {self.name.replace('-', ' ')} service"
 
     def slot(self, entity: str, name: str) -> Slot | None:
         e = self.entities[entity]
@@ -213,17 +248,71 @@ def _schema_file(folder: Path) -> Path:
     raise _fail(folder, f"no {' or '.join(SCHEMA_FILES)} in the folder")
 
 
-def _read_schema(path: Path) -> PackSchema:
+def _read_raw(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
-        raw = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        return json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (OSError, UnicodeDecodeError) as exc:
         raise _fail(path, f"cannot read it ({exc})") from None
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise _fail(path, f"not valid {path.suffix.lstrip('.').upper()}: {first}") from None
+
+
+def merge_patch(base: Any, patch: Any) -> Any:
+    """``patch`` over ``base`` as a JSON merge patch (RFC 7386): mappings merge key by key,
+    ``null`` removes a key, any other value (a list too) replaces the base's."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(base) if isinstance(base, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_patch(out.get(key), value)
+    return out
+
+
+def _rebased(raw: Any, base: Path, folder: Path) -> Any:
+    """A base pack's schema with its data paths relative to the extending pack's folder."""
+    entities = raw.get("entities") if isinstance(raw, dict) else None
+    if not isinstance(entities, dict):
+        return raw
+    moved = {}
+    for name, entity in entities.items():
+        if isinstance(entity, dict) and isinstance(entity.get("data"), str):
+            file, sep, table = entity["data"].partition("#")
+            entity = {**entity, "data": os.path.relpath(base / file, folder) + sep + table}
+        moved[name] = entity
+    return {**raw, "entities": moved}
+
+
+def _resolve(path: Path, seen: tuple[Path, ...]) -> tuple[Any, tuple[Path, ...]]:
+    """The raw schema in ``path`` merged over the packs it extends, and their schema files."""
+    raw = _read_raw(path)
+    if not isinstance(raw, dict) or raw.get("extends") is None:
+        return raw, ()
+    extends = raw["extends"]
+    folder = path.parent.resolve()
+    base = (folder / str(extends)).resolve()
+    if not isinstance(extends, str) or not base.is_dir():
+        raise _fail(path, f"extends: {extends!r} is not a pack folder (relative to this one)")
+    if base in (folder, *seen):
+        raise _fail(path, f"extends: {extends!r} extends this pack again")
+    if "pack" not in raw:
+        raise _fail(path, "pack: a pack that extends another needs its own name")
+    base_path = _schema_file(base)
+    base_raw, bases = _resolve(base_path, (*seen, folder))
+    if isinstance(base_raw, dict) and raw["pack"] == base_raw.get("pack"):
+        raise _fail(path, "pack: a pack that extends another needs its own name")
+    merged = merge_patch(_rebased(base_raw, base, folder), raw)
+    return merged, (base_path, *bases)
+
+
+def _read_schema(path: Path) -> tuple[PackSchema, tuple[Path, ...]]:
+    raw, bases = _resolve(path, ())
     try:
-        return PackSchema.model_validate(raw)
+        return PackSchema.model_validate(raw), bases
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(p) for p in error["loc"]) or "the file"
@@ -272,10 +361,14 @@ def _check_entity(path: Path, name: str, e: Entity) -> None:
             if slot.type == "categorical" and not slot.values:
                 raise _fail(path, f"{where}: a categorical slot needs values")
             for alias, target in slot.aliases.items():
-                if slot.values and target not in slot.values:
+                if slot.values and slot.check_values and target not in slot.values:
                     raise _fail(path, f"{where}.aliases: {alias!r} -> {target!r}, not a value")
             if slot.compare != "=" and not slot.operators:
                 raise _fail(path, f"{where}.compare: {slot.compare!r} needs operators: true")
+            if not slot.check_values and slot.type == "text":
+                raise _fail(path, f"{where}.check_values: a text slot's values are not checked")
+            if not slot.pattern and slot.type != "time":
+                raise _fail(path, f"{where}.pattern: only a time slot has a pattern")
     both = sorted(set(e.slots) & set(e.booking))
     if both:
         raise _fail(path, f"{at}: {', '.join(both)} both a slot and a booking slot")
@@ -325,7 +418,7 @@ def _check_rows(
             else:
                 text = str(value).strip().lower() if e.lowercase else str(value).strip()
             row[str(column)] = text
-            if slot is None or text == "":
+            if slot is None or text == "" or not slot.check_values:
                 continue
             if slot.type == "categorical" and slot.values and text not in slot.values:
                 raise _fail(where, f"row {i}: {column}={text!r} is not one of its values")
@@ -347,9 +440,11 @@ def load_pack(folder: str | Path) -> DomainPack:
     """The pack in ``folder``, read and checked (one-line errors)."""
     folder = Path(folder)
     path = _schema_file(folder)
-    schema = _read_schema(path)
+    schema, bases = _read_schema(path)
     if not re.match(r"^[a-z0-9][a-z0-9-]*$", schema.pack):
         raise _fail(path, "pack: a pack name is lower-case letters, digits and -")
+    if "=" not in schema.operators or len(set(schema.operators)) < len(schema.operators):
+        raise _fail(path, "operators: '=' and each other comparison at most once")
     if not schema.entities:
         raise _fail(path, "entities: a pack needs at least one entity")
     tools: dict[str, str] = {}
@@ -363,7 +458,7 @@ def load_pack(folder: str | Path) -> DomainPack:
         where = f"{folder / entity.data.partition('#')[0]} (entity {name})"
         raw = _read_rows(folder, name, entity.data)
         rows[name] = _check_rows(where, entity, raw, entity.attributes)
-    return DomainPack(schema=schema, folder=folder.resolve(), rows=rows)
+    return DomainPack(schema=schema, folder=folder.resolve(), rows=rows, bases=bases)
 
 
 @cache
@@ -373,6 +468,7 @@ def cached_pack(folder: str) -> DomainPack:
 
 
 __all__ = [
+    "ALL_OPERATORS",
     "SCHEMA_FILES",
     "DomainPack",
     "Entity",
@@ -381,4 +477,5 @@ __all__ = [
     "SlotType",
     "cached_pack",
     "load_pack",
+    "merge_patch",
 ]

@@ -39,12 +39,16 @@ _TIMES = [f"{h:02d}:{m:02d}" for h in range(8, 20) for m in (0, 15, 30, 45)]
 
 
 def pack_digest(pack: DomainPack) -> str:
-    """SHA-256 over the pack's schema file and data files (what its tasks were drawn from)."""
+    """SHA-256 over the pack's schema file, those of the packs it extends and its data files
+    (what its tasks were drawn from)."""
     h = hashlib.sha256()
     for name in SCHEMA_FILES:
         if (pack.folder / name).is_file():
             h.update((pack.folder / name).read_bytes())
             break
+    for base in pack.bases:
+        h.update(b"\0")
+        h.update(base.read_bytes())
     for entity in pack.entities.values():
         h.update(b"\0")
         h.update((pack.folder / entity.data.partition("#")[0]).read_bytes())

@@ -1,10 +1,12 @@
 """A domain pack's :class:`~todeval.benchmarks.booking.world.World`: its tools, generated.
 
 Per entity, a search tool (every slot with ``search: true``; a slot with ``operators: true``
-takes ``{"operator": ..., "value": ...}``) and a booking tool (the searchable slots, the booking
-slots, the other informable slots, then the attributes; ``required`` as declared), plus the
-game master's ``followup``. Enums come from categorical slots' values, ``HH:MM`` patterns from
-time slots. The database is the pack's rows in the same in-memory SQLite store MultiWOZ's use.
+takes ``{"operator": ..., "value": ...}``, the operator one of the pack's ``operators``) and a
+booking tool (the searchable slots, the booking slots, the other informable slots, then the
+attributes; ``required`` as declared), plus the game master's ``followup``. Enums come from
+categorical slots' values, ``HH:MM`` patterns from time slots (unless ``pattern: false``). The
+database is the pack's rows in the same in-memory SQLite store MultiWOZ's use. The packs of one
+world offer the same operators.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 from todeval.benchmarks.booking.db import VenueDatabase
 from todeval.benchmarks.booking.domains.pack import TIME_PATTERN, DomainPack, Slot, cached_pack
-from todeval.benchmarks.booking.schema import FOLLOWUP, OPERATORS, function_tool, object_schema
+from todeval.benchmarks.booking.schema import FOLLOWUP, function_tool, object_schema
 from todeval.benchmarks.booking.world import PACK_PREFIX, World
 from todeval.errors import BadInputError
 
@@ -25,12 +27,12 @@ def _property(slot: Slot, description: str) -> dict[str, Any]:
     prop: dict[str, Any] = {"type": "string", "description": description}
     if slot.type == "categorical" and slot.values:
         prop["enum"] = list(slot.values)
-    if slot.type == "time":
+    if slot.type == "time" and slot.pattern:
         prop["pattern"] = TIME_PATTERN
     return prop
 
 
-def _search_property(slot: Slot) -> dict[str, Any]:
+def _search_property(slot: Slot, operators: tuple[str, ...]) -> dict[str, Any]:
     description = slot.search_description or slot.description
     if not slot.operators:
         return _property(slot, description)
@@ -38,7 +40,7 @@ def _search_property(slot: Slot) -> dict[str, Any]:
         "type": "object",
         "description": description,
         "properties": {
-            "operator": {"type": "string", "description": "comparison", "enum": list(OPERATORS)},
+            "operator": {"type": "string", "description": "comparison", "enum": list(operators)},
             "value": _property(slot, "value to compare with"),
         },
         "required": ["operator", "value"],
@@ -64,7 +66,7 @@ def _followup() -> dict[str, Any]:
 
 def _search_tool(pack: DomainPack, name: str) -> dict[str, Any]:
     e = pack.entities[name]
-    search = {n: _search_property(s) for n, s in e.slots.items() if s.search}
+    search = {n: _search_property(s, pack.operators) for n, s in e.slots.items() if s.search}
     return function_tool(
         pack.search_tool(name),
         e.search_tool_description or f"Search the {name} database ({e.description}).",
@@ -116,6 +118,9 @@ def packs_world(folders: Sequence[str], name: str, *, from_pack: bool = True) ->
             if entity in of:
                 raise BadInputError(f"{pack.folder}: entity {entity!r} is in two packs")
             of[entity] = pack
+    operators = {pack.operators for pack in packs}
+    if len(operators) > 1:
+        raise BadInputError(f"{', '.join(folders)}: the packs offer different operators")
     entities = tuple(of)
     spec = {n: of[n].entities[n] for n in entities}
     accepted: dict[str, list[str]] = {}
@@ -162,7 +167,7 @@ def packs_world(folders: Sequence[str], name: str, *, from_pack: bool = True) ->
         operator_slots={
             n: tuple(k for k, s in e.slots.items() if s.operators) for n, e in spec.items()
         },
-        operators=OPERATORS,
+        operators=packs[0].operators,
         accepted=accepted,
         tools=tuple(pack_tools(packs)),
         normalise_value=normalise,
