@@ -103,3 +103,8 @@ def test_validate_booking_holds_under_both_protocols(tmp_path: Path) -> None:
             assert results[f"{floor}/{protocol}"]["value"] <= 0.05
         assert results[f"oracle/{protocol}"]["value"] >= 0.95
         assert results[f"oracle/{protocol}"]["n"] == 117
+        for name in ("silent", "echo", "first-row", "copy-example"):  # the example domain pack
+            assert results[f"{name}/{protocol}/car-rental"]["value"] <= 0.05
+        for name in ("oracle", "rule"):
+            assert results[f"{name}/{protocol}/car-rental"]["value"] >= 0.95
+            assert results[f"{name}/{protocol}/car-rental"]["n"] == 60

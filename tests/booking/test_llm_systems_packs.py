@@ -220,3 +220,17 @@ def test_a_pack_run_reads_the_world_wording(tmp_path: Path) -> None:
     record = json.loads((other / "episodes.jsonl").read_text().splitlines()[0])
     calls = [e for e in record["events"] if e["kind"] == "model_call"]
     assert "You rent cars. Use the tools." in json.dumps(calls[0]["data"])
+
+
+def test_copy_example_copies_the_pack_wording_example(tmp_path: Path) -> None:
+    """The copy-example control searches with the example the pack's AutoTOD wording shows
+    (not MultiWOZ's hotel query, which a pack's tools would refuse outright)."""
+    assert "e.g. category = 'economy' AND seats >= '2'" in PROMPTS.render("autotod")
+    out = tmp_path / "copy"
+    argv = ["run", "booking", "--domain", "car-rental", "--system", "copy-example",
+            "--limit", "1", "--quiet", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    record = json.loads((out / "episodes.jsonl").read_text().splitlines()[0])
+    (query,) = [e["data"] for e in record["events"] if e["kind"] == "db_query"]
+    assert query["arguments"] == {"category": "economy", "seats": {"operator": ">=", "value": "2"}}
+    assert record["metrics"]["booking.booking_accuracy"] == 0.0

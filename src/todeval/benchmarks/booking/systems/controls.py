@@ -6,10 +6,12 @@ Floors (they see only the system's view, as any system under test):
 * ``echo`` -- says the user's message back, never a tool;
 * ``first-row`` -- books without asking: on the first turn it searches each booking domain with
   no constraint and books the first row it finds, with booking details of its own (1 person,
-  Monday, 12:00, 1 night), then passes the references on;
+  Monday, 12:00, 1 night; a pack's: the first value each booking slot declares), then passes
+  the references on;
 * ``copy-example`` -- copies the examples our prompts show: the AutoTOD prompt's example query
-  (hotels, ``area = 'north' AND stars >= '4'``) as a search, then the follow-up prompt's
-  example answer, ``<your message>``, word for word, every turn.
+  (MultiWOZ: hotels, ``area = 'north' AND stars >= '4'``; a pack: the example its wording
+  shows) as a search, then the follow-up prompt's example answer, ``<your message>``, word for
+  word, every turn.
 
 Ceiling (privileged: handed :class:`~todeval.benchmarks.booking.messages.SystemStart`, the goal
 included, so it is a control and never ranked beside systems under test):
@@ -21,9 +23,10 @@ included, so it is a control and never ranked beside systems under test):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any, Literal
 
+from todeval.benchmarks.booking.llm_systems.prompts import world_values
+from todeval.benchmarks.booking.llm_systems.sql import SqlWhereError, where_to_arguments
 from todeval.benchmarks.booking.messages import (
     BookingResult,
     DbResult,
@@ -34,28 +37,49 @@ from todeval.benchmarks.booking.messages import (
     ToolCall,
     UserMessage,
 )
-from todeval.benchmarks.booking.schema import (
-    BOOKING_TOOLS,
-    DB_TOOLS,
-    FOLLOWUP,
-)
+from todeval.benchmarks.booking.schema import FOLLOWUP
 from todeval.benchmarks.booking.tasks import BookingTask
 from todeval.benchmarks.booking.world import World
 from todeval.benchmarks.booking.worlds import world_of
 
-_DB_TOOL = {domain: tool for tool, domain in DB_TOOLS.items()}
-_BOOK_TOOL = {domain: tool for tool, domain in BOOKING_TOOLS.items()}
 _MADE_UP = {"people": "1", "day": "monday", "time": "12:00", "stay": "1"}
-_OPERATOR = {"stars": "=", "arriveby": "<=", "leaveat": ">="}
+_MULTIWOZ_EXAMPLE = ("hotel", {"area": "north", "stars": {"operator": ">=", "value": "4"}})
+"""The package's AutoTOD template's example query (``area = 'north' AND stars >= '4'``)."""
 
 
-def _query(info: dict[str, str], compared: Iterable[str] = ()) -> dict[str, Any]:
-    """A goal's constraints as search arguments (times and stars with their operator; a domain
-    pack's ``compared`` slots with ``=``)."""
-    operators = {**{k: "=" for k in compared}, **_OPERATOR}
+def _query(world: World, domain: str, info: dict[str, str]) -> dict[str, Any]:
+    """A goal's constraints as search arguments: a comparable slot with the operator its value
+    means (MultiWOZ: stars ``=``, arrive by ``<=``, leave at ``>=``)."""
+    compared = world.operator_slots.get(domain, ())
+    means = world.compare.get(domain, {})
     return {
-        k: {"operator": operators[k], "value": v} if k in operators else v for k, v in info.items()
+        k: {"operator": means.get(k, "="), "value": v} if k in compared else v
+        for k, v in info.items()
     }
+
+
+def made_up_details(world: World, domain: str) -> dict[str, str]:
+    """Booking details of the control's own: MultiWOZ's 1 person, Monday, 12:00, 1 night; a
+    pack's booking slot gets the first value it declares (a time 12:00, a number 1)."""
+    props = world.tool_parameters()[world.booking_tool(domain)]["properties"]
+    details = dict(_MADE_UP)
+    for k in world.booking_details(domain):
+        prop = props.get(k, {})
+        first = prop["enum"][0] if "enum" in prop else "12:00" if "pattern" in prop else "1"
+        details.setdefault(k, first)
+    return details
+
+
+def example_query(world: World) -> tuple[str, dict[str, Any]]:
+    """The AutoTOD prompt's example query as (entity, search arguments) in ``world``."""
+    if world.service is None:
+        return _MULTIWOZ_EXAMPLE
+    entity = world.entities[0]
+    params = world.tool_parameters()[world.search_tool(entity)]
+    try:
+        return entity, where_to_arguments(world_values(world)["example_where"], params)
+    except SqlWhereError:
+        return entity, {}
 
 
 def followup(message: str) -> SystemOutput:
@@ -94,8 +118,8 @@ class CopyExampleSystem(SilentSystem):
     async def respond(self, observation: Observation) -> SystemOutput:
         if not self.searched:
             self.searched = True
-            stars = {"operator": ">=", "value": "4"}
-            return call(_DB_TOOL["hotel"], {"area": "north", "stars": stars})
+            entity, arguments = example_query(world_of(self.context.task_set))
+            return call(world_of(self.context.task_set).search_tool(entity), arguments)
         return followup("<your message>")
 
 
@@ -168,7 +192,10 @@ class FirstRowSystem(_Booker):
         self.world = world_of(context.task_set)
 
     def plan(self) -> list[tuple[str, dict[str, Any], dict[str, str]]]:
-        return [(domain, {}, dict(_MADE_UP)) for domain in self.world.booking_tools.values()]
+        return [
+            (domain, {}, made_up_details(self.world, domain))
+            for domain in self.world.booking_tools.values()
+        ]
 
 
 class OracleSystem(_Booker):
@@ -185,8 +212,7 @@ class OracleSystem(_Booker):
         out = []
         for domain, goal in self.task.domains.items():
             if domain in self.world.booking_tools.values() and goal.book:
-                compared = self.world.operator_slots.get(domain, ()) if self.world.from_pack else ()
-                out.append((domain, _query(goal.info, compared), dict(goal.book)))
+                out.append((domain, _query(self.world, domain, goal.info), dict(goal.book)))
         return out
 
     def asked(self, domain: str) -> list[str]:
@@ -204,27 +230,40 @@ _WHAT: dict[str, tuple[Literal["floor", "ceiling"], str]] = {
 }
 
 
+EXAMPLE_PACK = "car-rental"
+"""The shipped domain pack whose controls ``todeval validate booking`` plays too."""
+
+
 def _suite() -> Any:
     from todeval.validation import Control, ControlSuite
 
-    controls = [
-        Control(
-            name=f"{system}/{protocol}",
+    def control(system: str, protocol: str, domain: str | None) -> Control:
+        kind, what = _WHAT[system]
+        run = {"system": system, "user": "agenda", "protocol": protocol}
+        return Control(
+            name=f"{system}/{protocol}" + (f"/{domain}" if domain else ""),
             kind=kind,
             description=what,
             metric="booking.booking_accuracy",
             low=0.0 if kind == "floor" else 0.95,
             high=0.05 if kind == "floor" else 1.0,
-            run={"system": system, "user": "agenda", "protocol": protocol},
-            group=protocol,
+            run=run if domain is None else {**run, "domain": domain},
+            group=protocol if domain is None else domain,
         )
+
+    controls = [
+        control(system, protocol, domain)
+        for domain in (None, EXAMPLE_PACK)
         for protocol in ("clemtodd", "strict")
-        for system, (kind, what) in _WHAT.items()
+        for system in _WHAT
     ]
     return ControlSuite(
         name="booking",
         controls=tuple(controls),
-        notes=("Booking accuracy over the 117 test goals against the agenda user.",),
+        notes=(
+            "Booking accuracy over the 117 test goals against the agenda user; the car-rental "
+            "group: the example domain pack's 60 tasks.",
+        ),
     )
 
 
