@@ -214,7 +214,7 @@ class UserReply(BaseModel):
 class SystemContext:
     """What a dialogue system knows when an episode starts: never the user's goal.
 
-    ``task_set`` names the world it operates in (``load_database(task_set)`` in :mod:`.db` gives
+    ``task_set`` names the world it operates in (``world_of(task_set)`` in :mod:`.worlds` gives
     a system its own back-end data, as a deployed system would have); ``tools`` are the task
     set's tool definitions. ``rng`` is the system's own stream, derived from (run seed, task id,
     trial, "system"): use it for every random choice.

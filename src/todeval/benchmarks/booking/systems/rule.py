@@ -17,7 +17,7 @@ It acts only through the benchmark's tools. Per user turn it
 
 Its own outputs are checked against the task set's tool schema before they are sent, so it never
 commits a format violation. It never sees the user's goal. The vocabulary for reading the user
-comes from the task set's DB (``load_database``) and schema; every venue fact it tells the user
+comes from the task set's DB (its world's database) and schema; every venue fact it tells the user
 comes from a DB result it received.
 """
 

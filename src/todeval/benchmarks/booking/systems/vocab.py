@@ -15,10 +15,10 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from todeval.benchmarks.booking.db import load_database
 from todeval.benchmarks.booking.schema import slot_values
 from todeval.benchmarks.booking.systems.text import normalise_text
 from todeval.benchmarks.booking.tasks import read_json
+from todeval.benchmarks.booking.worlds import world_of
 
 MULTIWOZ_AREAS = {
     "centre": ("centre", "center", "central", "centrally", "city centre", "city center",
@@ -322,7 +322,7 @@ def _name_phrases(
 
 def build_vocabulary(task_set: str) -> Vocabulary:
     """Collect every phrase of a task set (see the module docstring)."""
-    db = load_database(task_set)
+    db = world_of(task_set).database()
     sv = slot_values(task_set)
     unrealistic = task_set == "unrealistic"
     phrases: list[Phrase] = []

@@ -23,7 +23,6 @@ import random
 from collections.abc import Iterable
 
 import todeval.benchmarks.booking.users.phrasing as ph
-from todeval.benchmarks.booking.db import load_database
 from todeval.benchmarks.booking.messages import UserContext, UserReply
 from todeval.benchmarks.booking.schema import BOOK_SLOTS, INFORMABLE, slot_values
 from todeval.benchmarks.booking.tasks import PACK_PREFIX, BookingTask
@@ -42,6 +41,7 @@ from todeval.benchmarks.booking.users.reading import (
     read_message,
 )
 from todeval.benchmarks.booking.users.venues import VenueNotes
+from todeval.benchmarks.booking.worlds import world_of
 from todeval.errors import UsageError
 
 DONE = "done"
@@ -96,7 +96,7 @@ def _vocabulary(task_set: str, domain: str) -> dict[str, list[str]]:
     recognisable). It never looks up a venue's properties.
     """
     values = slot_values(task_set)
-    db = load_database(task_set)
+    db = world_of(task_set).database()
     vocab = {"area": list(values.area), "pricerange": list(values.pricerange)}
     if domain == "restaurant":
         vocab["food"] = db.values("restaurant", "food")
@@ -116,7 +116,7 @@ def _vocabulary(task_set: str, domain: str) -> dict[str, list[str]]:
 
 
 def _venue_names(task_set: str) -> list[str]:
-    db = load_database(task_set)
+    db = world_of(task_set).database()
     return [*db.values("restaurant", "name"), *db.values("hotel", "name")]
 
 
