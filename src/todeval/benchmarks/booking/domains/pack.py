@@ -6,6 +6,7 @@ entities; a task draws its goals from the entities of one pack. The format::
 
     pack: car-rental                 # [a-z0-9-]+
     description: Cars to rent at three branches.
+    service: Fenland Car Hire, which rents cars at three branches  # for the LLM players
     entities:
       car:
         description: a rental car
