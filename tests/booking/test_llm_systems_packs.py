@@ -234,3 +234,19 @@ def test_copy_example_copies_the_pack_wording_example(tmp_path: Path) -> None:
     (query,) = [e["data"] for e in record["events"] if e["kind"] == "db_query"]
     assert query["arguments"] == {"category": "economy", "seats": {"operator": ">=", "value": "2"}}
     assert record["metrics"]["booking.booking_accuracy"] == 0.0
+
+
+def test_a_pack_wording_written_out_reads_back_as_overrides(tmp_path: Path) -> None:
+    """``todeval data domain PACK --write-prompts DIR`` writes every template in the pack's
+    wording; a run takes the folder back with ``--prompts DIR`` (placeholders intact)."""
+    out = tmp_path / "prompts"
+    assert main(["data", "domain", "car-rental", "--write-prompts", str(out)]) == 0
+    written = {p.stem: p.read_text() for p in out.glob("*.txt")}
+    assert set(written) == set(PROMPTS.templates)
+    assert written["monolithic"].startswith("You are the booking assistant of Fenland Car Hire")
+    assert PromptSet.load(PACKAGE, {k: v.removesuffix("\n") for k, v in written.items()},
+                          defaults=world_prompts(WORLD)).templates == PROMPTS.templates  # fmt: skip
+    run = tmp_path / "run"
+    argv = ["run", "booking", "--domain", "car-rental", "--prompts", str(out), "--limit", "1",
+            "--quiet", "--out", str(run)]  # fmt: skip
+    assert main(argv) == 0

@@ -1,4 +1,5 @@
-"""``todeval data domain PACK``: check a domain pack, or draw tasks from it.
+"""``todeval data domain PACK``: check a domain pack, draw tasks from it, or write the LLM
+players' prompt templates in its wording (to read, edit and pass back with ``--prompts DIR``).
 
 ``PACK`` is a pack folder, or the name of a pack the package ships (``car-rental``).
 """
@@ -51,12 +52,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="task file to write (default <pack>-tasks-n<N>-s<seed>.json)",
     )
+    parser.add_argument(
+        "--write-prompts",
+        default=None,
+        metavar="DIR",
+        help="write the LLM players' templates in the pack's wording to DIR (edit them and "
+        "run with --prompts DIR)",
+    )
 
 
 def run_command(args: argparse.Namespace) -> int:
     folder = pack_folder(args.pack)
     pack = cached_pack(str(folder))
-    if args.generate_tasks is None or args.check:
+    if args.check or (args.generate_tasks is None and args.write_prompts is None):
         from todeval.benchmarks.booking.world import pack_task_set
         from todeval.benchmarks.booking.worlds import world_of
 
@@ -90,4 +98,22 @@ def run_command(args: argparse.Namespace) -> int:
             f"wrote {kept} tasks to {out} (sha256 {digest}; {kept} of {drawn} drawn goals "
             "were bookable by a perfect system)"
         )
+    if args.write_prompts is not None:
+        _write_prompts(folder, Path(args.write_prompts))
     return 0
+
+
+def _write_prompts(folder: Path, out: Path) -> None:
+    from todeval.benchmarks.booking.llm_systems.prompts import PACKAGE, world_prompts
+    from todeval.benchmarks.booking.world import pack_task_set
+    from todeval.benchmarks.booking.worlds import world_of
+    from todeval.dialogue.prompts import PromptSet
+
+    prompts = PromptSet.load(PACKAGE, defaults=world_prompts(world_of(pack_task_set(folder))))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for name, text in prompts.templates.items():
+            write_atomic(out / f"{name}.txt", text + "\n")
+    except OSError as exc:
+        raise BadInputError(f"{out}: cannot write ({exc.strerror or exc})") from None
+    print(f"wrote {len(prompts.templates)} templates to {out} (run with --prompts {out})")

@@ -40,6 +40,12 @@ search may use on its ``operators: true`` slots (``operators: ['=']``: equality 
 aliases map onto them; the tool's enum is still ``values``), and ``pattern: false`` leaves a
 time slot's ``HH:MM`` pattern out of the tools (a value is still zero-padded).
 
+Three fields speak only to the built-in systems: a pack's ``service`` (who the assistant is,
+in the LLM players' prompts; default "a <pack name> service"), a comparable slot's ``compare``
+(the comparison a user's value means to a system that searches with it: ``'>='`` for a
+departure time; default ``'='``) and an entity's ``reported`` (the row's columns a system tells
+the user after a booking; default the key and the attributes).
+
 A pack may change another: ``extends: ../base`` (a folder, relative to this pack's) reads this
 file over the base's as a JSON merge patch (RFC 7386: mappings merge key by key, ``null``
 removes a field, any other value -- a list too -- replaces the base's). It needs its own
