@@ -317,7 +317,10 @@ def test_the_llm_user_plays_a_pack_from_its_goal_message(tmp_path: Path) -> None
         "day": "monday", "days": "3", "time": "10:00"
     }  # fmt: skip
     calls = [e for e in record["events"] if e["kind"] == "model_call"]
-    assert "You are looking for a rental car" in json.dumps(calls[0]["data"])
+    briefing = json.dumps(calls[0]["data"])
+    assert "You are looking for a rental car" in briefing
+    assert "the booking assistant of Fenland Car Hire" in briefing  # the pack's wording
+    assert "Cambridge" not in briefing
 
 
 def test_the_standalone_tool_server_serves_a_pack() -> None:
