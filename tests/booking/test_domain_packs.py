@@ -5,6 +5,7 @@ protocols by the agenda user and the rule system."""
 from __future__ import annotations
 
 import json
+import random
 import shutil
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from todeval.benchmarks.booking.domains.tasks import (
     pack_digest,
 )
 from todeval.benchmarks.booking.domains.world import packs_world
+from todeval.benchmarks.booking.environment import BookingEnvironment
 from todeval.benchmarks.booking.world import multiwoz_world, pack_task_set
 from todeval.benchmarks.booking.worlds import multiwoz_pack_folders, world_of
 from todeval.cli import main
@@ -337,3 +339,15 @@ def test_the_standalone_tool_server_serves_a_pack() -> None:
     assert json.loads(answer.answer.text)["total"] > 0
     rejected = sandbox.new_episode()("searchcars", {"category": "tank"})
     assert rejected.answer.is_error and "call rejected" in rejected.answer.text
+
+
+def test_the_validator_checks_a_packs_own_booking_slots() -> None:
+    """A pack's booking slots are validated by their own names (``days``, not only MultiWOZ's
+    people/day/stay/time)."""
+    world = world_of(pack_task_set(PACK))
+    env = BookingEnvironment(world, ["car"], random.Random(1))
+    row = world.database().rows("car")[0]
+    good = {"carid": row["carid"], "day": "monday", "days": "3", "time": "10:00"}
+    assert env.book("car", good).ok
+    refused = env.book("car", {**good, "days": "99"})
+    assert not refused.ok and "days" in refused.message

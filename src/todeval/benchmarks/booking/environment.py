@@ -21,8 +21,9 @@ from todeval.benchmarks.booking.tasks import normalise_key
 from todeval.benchmarks.booking.world import World
 
 REFERENCE_ALPHABET = string.ascii_uppercase + string.digits
-# schema possible-values key for a booking argument, per domain ("<domain>-<key>")
-_SCHEMA_KEY = {"people": "book{}", "day": "book{}", "stay": "book{}", "time": "book{}"}
+_MULTIWOZ_BOOK_KEYS = frozenset({"people", "day", "stay", "time"})
+"""MultiWOZ's validator looks these up as booking slots (``<domain>-book<key>``) in every domain,
+so a train's day is never checked against the train's values (kept for its worlds)."""
 
 
 class Booking(BaseModel):
@@ -84,8 +85,12 @@ class BookingEnvironment:
     def _invalid_values(self, domain: str, slots: dict[str, str]) -> list[str]:
         bad = []
         for key, value in slots.items():
-            pattern = _SCHEMA_KEY.get(key, "{}")
-            allowed = self.world.accepted.get(f"{domain}-{pattern.format(key)}")
+            booking = key in self.world.book_slots[domain]
+            if not self.world.from_pack:
+                booking = booking or key in _MULTIWOZ_BOOK_KEYS
+            allowed = self.world.accepted.get(
+                f"{domain}-book{key}" if booking else f"{domain}-{key}"
+            )
             if allowed is None or value in DONTCARE:
                 continue
             normalised = {self.world.normalise_value(key, v) for v in allowed}
@@ -94,18 +99,19 @@ class BookingEnvironment:
         return bad
 
     def _lookup_conditions(self, domain: str, slots: dict[str, str]) -> list[Condition]:
-        # Train times identify a train by comparison (a booking may give the user's bound);
-        # where the schema allows only "=" (unrealistic set), they must match exactly.
+        # A slot the world compares (MultiWOZ's train times) identifies a row by comparison (a
+        # booking may give the user's bound); where only "=" is offered (the unrealistic set),
+        # it must match exactly.
         ordered = len(self.world.operators) > 1
+        compare = self.world.compare.get(domain, {})
         constraints: dict[str, Any] = {}
         for key in self.world.informable[domain]:
             if key not in slots:
                 continue
             value = slots[key]
-            if ordered and key == "leaveat":
-                constraints[key] = {"operator": ">=", "value": value}
-            elif ordered and key == "arriveby":
-                constraints[key] = {"operator": "<=", "value": value}
+            operator = compare.get(key, "=")
+            if ordered and operator != "=":
+                constraints[key] = {"operator": operator, "value": value}
             else:
                 constraints[key] = value
         return self.db.conditions(domain, constraints)
