@@ -351,3 +351,31 @@ def test_the_validator_checks_a_packs_own_booking_slots() -> None:
     assert env.book("car", good).ok
     refused = env.book("car", {**good, "days": "99"})
     assert not refused.ok and "days" in refused.message
+
+
+def test_a_slot_the_pack_compares_is_compared_everywhere(pack_copy: Path) -> None:
+    """``compare: '>='`` on the seats: systems search with it, the game master looks a booking
+    up with it, and scoring accepts a car with more seats than the goal asked for."""
+    from todeval.benchmarks.booking.domains.world import pack_world
+    from todeval.benchmarks.booking.environment import Booking
+    from todeval.benchmarks.booking.scoring import score_domain
+    from todeval.benchmarks.booking.tasks import DomainGoal
+
+    _edit(
+        pack_copy, "        operators: true\n", "        operators: true\n        compare: '>='\n"
+    )
+    world = pack_world(str(pack_copy.resolve()))
+    assert world.compare["car"] == {"seats": ">="}
+    assert world.user_operator("car", "seats") == ">=" and world.user_operator("car", "fuel") == "="
+    row = next(r for r in world.database().rows("car") if r["seats"] == "7")
+    env = BookingEnvironment(world, ["car"], random.Random(1))
+    booking = {"carid": row["carid"], "seats": "5", "day": "monday", "days": "2", "time": "10:00"}
+    assert env.book("car", booking).ok  # 7 seats is at least 5
+    goal = DomainGoal(info={"seats": "5"}, book={"day": "monday"})
+    booked = Booking(domain="car", reference="X", info={"seats": "7"}, book={"day": "monday"},
+                     reqt={}, arguments={})  # fmt: skip
+    assert score_domain(goal, booked, world.compare["car"]).inform
+    assert not score_domain(goal, booked, {}).inform  # compared as equal: 7 is not 5
+    _edit(pack_copy, "compare: '>='", "compare: '>'")
+    with pytest.raises(BadInputError, match="compare"):
+        load_pack(pack_copy)

@@ -10,6 +10,7 @@ validator. A goal is feasible when every booking domain can be booked that way (
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -35,15 +36,13 @@ class GoalAudit(BaseModel):
     domains: list[DomainAudit]
 
 
-def _goal_constraints(info: dict[str, str]) -> dict[str, Any]:
+def _goal_constraints(info: dict[str, str], compare: Mapping[str, str]) -> dict[str, Any]:
+    """A goal's constraints as the DB reads them: a slot the world compares (MultiWOZ's train
+    times) with its comparison."""
     out: dict[str, Any] = {}
     for key, value in info.items():
-        if key == "leaveat":
-            out[key] = {"operator": ">=", "value": value}
-        elif key == "arriveby":
-            out[key] = {"operator": "<=", "value": value}
-        else:
-            out[key] = value
+        operator = compare.get(key, "=")
+        out[key] = value if operator == "=" else {"operator": operator, "value": value}
     return out
 
 
@@ -57,7 +56,8 @@ def _try_book(
 ) -> tuple[DomainAudit, dict[str, str] | None]:
     world = world_of(task.task_set)
     tool = {d: name for name, d in world.booking_tools.items()}[domain]
-    rows = db.select(domain, db.conditions(domain, _goal_constraints(info)))
+    compare = world.compare.get(domain, {})
+    rows = db.select(domain, db.conditions(domain, _goal_constraints(info, compare)))
     problem = "no row matches" if not rows else ""
     for row in rows:
         args = {k: row[k] for k in world.informable[domain] if k in row}
@@ -78,9 +78,11 @@ def _try_book(
 def _audit_domain(
     task: BookingTask, domain: str, goal: DomainGoal
 ) -> tuple[DomainAudit, dict[str, str] | None]:
-    db = world_of(task.task_set).database()
+    world = world_of(task.task_set)
+    db = world.database()
     if not goal.book and not goal.fail_book:  # it only asks for information: a match will do
-        rows = db.select(domain, db.conditions(domain, _goal_constraints(goal.info)))
+        compare = world.compare.get(domain, {})
+        rows = db.select(domain, db.conditions(domain, _goal_constraints(goal.info, compare)))
         problem = "" if rows else "no row matches"
         return DomainAudit(
             domain=domain, matching_rows=len(rows), bookable=bool(rows), problem=problem

@@ -1,8 +1,9 @@
 """Per-episode booking metrics (the clem:todd definitions).
 
 * **Inform**: every informable slot of every goal domain equals the booked row's value, or the
-  goal's ``fail_info`` value; ``leaveat`` matches when the booked time is equal or later than the
-  goal's, ``arriveby`` when equal or earlier.
+  goal's ``fail_info`` value; a slot the world compares matches by its comparison (MultiWOZ:
+  ``leaveat`` when the booked time is equal or later than the goal's, ``arriveby`` when equal or
+  earlier; a pack's ``compare``).
 * **Booking accuracy**: Inform, and every goal booking slot (people, day, time, stay) equals the
   booked value or the ``fail_book`` value.
 * **Attributes**: every requested attribute was passed on in the booking (1 when none requested).
@@ -20,11 +21,15 @@ booked by name has the right value.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 
 from pydantic import BaseModel
 
 from todeval.benchmarks.booking.environment import Booking
 from todeval.benchmarks.booking.tasks import BookingTask, DomainGoal
+from todeval.benchmarks.booking.worlds import world_of
+
+_MULTIWOZ_COMPARE = {"leaveat": ">=", "arriveby": "<="}
 
 _TIME = re.compile(r"^(\d{1,2}):(\d{2})$")
 
@@ -36,19 +41,37 @@ def _minutes(value: str) -> int | None:
     return int(m.group(1)) * 60 + int(m.group(2))
 
 
-def slot_matches(key: str, booked: str | None, goal: str, fallback: str | None = None) -> bool:
-    """Does a booked value satisfy a goal value (or its fail_* fallback)?"""
+def _ordered(booked: str, wanted: str) -> tuple[int, int] | None:
+    """Two times in minutes, or two whole numbers; None when they are not of one kind."""
+    times = _minutes(booked), _minutes(wanted)
+    if times[0] is not None and times[1] is not None:
+        return times[0], times[1]
+    if booked.strip().isdigit() and wanted.strip().isdigit():
+        return int(booked), int(wanted)
+    return None
+
+
+def slot_matches(
+    key: str,
+    booked: str | None,
+    goal: str,
+    fallback: str | None = None,
+    operator: str | None = None,
+) -> bool:
+    """Does a booked value satisfy a goal value (or its fail_* fallback)? ``operator``: the
+    comparison the goal value means (default MultiWOZ's: ``leaveat`` ``>=``, ``arriveby``
+    ``<=``, anything else ``=``)."""
     if booked is None:
         return False
+    compare = _MULTIWOZ_COMPARE.get(key, "=") if operator is None else operator
     for wanted in (goal, fallback):
         if wanted is None:
             continue
         if booked == wanted:
             return True
-        if key in ("leaveat", "arriveby"):
-            b, w = _minutes(booked), _minutes(wanted)
-            if b is not None and w is not None and (b >= w if key == "leaveat" else b <= w):
-                return True
+        pair = _ordered(booked, wanted) if compare in (">=", "<=") else None
+        if pair is not None and (pair[0] >= pair[1] if compare == ">=" else pair[0] <= pair[1]):
+            return True
     return False
 
 
@@ -59,7 +82,12 @@ class DomainScore(BaseModel):
     mismatches: list[str]
 
 
-def score_domain(goal: DomainGoal, booking: Booking | None) -> DomainScore:
+def score_domain(
+    goal: DomainGoal, booking: Booking | None, compare: Mapping[str, str] | None = None
+) -> DomainScore:
+    """One domain's scores; ``compare``: slot -> the comparison its goal value means (default
+    MultiWOZ's)."""
+    means = _means(compare)
     if booking is None:
         return DomainScore(
             inform=False, booked=False, attributes=not goal.reqt, mismatches=["no booking"]
@@ -67,13 +95,13 @@ def score_domain(goal: DomainGoal, booking: Booking | None) -> DomainScore:
     mismatches = []
     for key, value in goal.info.items():
         booked = booking.info.get(key, booking.arguments.get(key))
-        if not slot_matches(key, booked, value, goal.fail_info.get(key)):
+        if not slot_matches(key, booked, value, goal.fail_info.get(key), means(key)):
             mismatches.append(f"info.{key}: wanted {value!r}, booked {booked!r}")
     inform = not mismatches
     book_ok = inform
     for key, value in goal.book.items():
         booked = booking.book.get(key)
-        if not slot_matches(key, booked, value, goal.fail_book.get(key)):
+        if not slot_matches(key, booked, value, goal.fail_book.get(key), means(key)):
             mismatches.append(f"book.{key}: wanted {value!r}, booked {booked!r}")
             book_ok = False
     attributes = all(k in booking.reqt for k in goal.reqt)
@@ -89,7 +117,10 @@ class EpisodeScore(BaseModel):
 
 def score_episode(task: BookingTask, bookings: dict[str, Booking], completed: bool) -> EpisodeScore:
     """Scores of one episode; ``completed`` is False after an abort or the turn cap."""
-    domains = {d: score_domain(g, bookings.get(d)) for d, g in task.domains.items()}
+    compare = world_of(task.task_set).compare
+    domains = {
+        d: score_domain(g, bookings.get(d), compare.get(d, {})) for d, g in task.domains.items()
+    }
     return _episode(domains, completed)
 
 
@@ -104,8 +135,17 @@ def _episode(domains: dict[str, DomainScore], completed: bool) -> EpisodeScore:
     )
 
 
-def score_domain_from_calls(goal: DomainGoal, generated: dict[str, str] | None) -> DomainScore:
+def _means(compare: Mapping[str, str] | None) -> Callable[[str], str | None]:
+    if compare is None:
+        return lambda key: None
+    return lambda key: compare.get(key, "=")
+
+
+def score_domain_from_calls(
+    goal: DomainGoal, generated: dict[str, str] | None, compare: Mapping[str, str] | None = None
+) -> DomainScore:
     """One domain under the original's rule: the goal's slots against the calls' arguments."""
+    means = _means(compare)
     if generated is None:
         return DomainScore(
             inform=False, booked=False, attributes=not goal.reqt, mismatches=["no booking"]
@@ -113,13 +153,13 @@ def score_domain_from_calls(goal: DomainGoal, generated: dict[str, str] | None) 
     mismatches = []
     for key, value in goal.info.items():
         given = generated.get(key)
-        if not slot_matches(key, given, value, goal.fail_info.get(key)):
+        if not slot_matches(key, given, value, goal.fail_info.get(key), means(key)):
             mismatches.append(f"info.{key}: wanted {value!r}, the booking calls gave {given!r}")
     inform = not mismatches
     book_ok = inform
     for key, value in goal.book.items():
         given = generated.get(key)
-        if not slot_matches(key, given, value, goal.fail_book.get(key)):
+        if not slot_matches(key, given, value, goal.fail_book.get(key), means(key)):
             mismatches.append(f"book.{key}: wanted {value!r}, the booking calls gave {given!r}")
             book_ok = False
     attributes = all(k in generated for k in goal.reqt)
@@ -130,5 +170,9 @@ def score_episode_from_calls(
     task: BookingTask, generated: dict[str, dict[str, str]], completed: bool
 ) -> EpisodeScore:
     """Scores of one episode from the booking calls' merged arguments (``clemtodd``)."""
-    domains = {d: score_domain_from_calls(g, generated.get(d)) for d, g in task.domains.items()}
+    compare = world_of(task.task_set).compare
+    domains = {
+        d: score_domain_from_calls(g, generated.get(d), compare.get(d, {}))
+        for d, g in task.domains.items()
+    }
     return _episode(domains, completed)
