@@ -379,3 +379,23 @@ def test_a_slot_the_pack_compares_is_compared_everywhere(pack_copy: Path) -> Non
     _edit(pack_copy, "compare: '>='", "compare: '>'")
     with pytest.raises(BadInputError, match="compare"):
         load_pack(pack_copy)
+
+
+@pytest.mark.parametrize("system", ["echo", "silent"])
+def test_who_failed_on_a_pack_blames_the_system_that_never_offers(
+    tmp_path: Path, system: str
+) -> None:
+    """The review reads a pack's dialogue with the pack's own language: a system that never
+    offers anything is the one that failed (the user said its booking details while it waited;
+    an entity the user never got to cannot have ended early; "victoria square car park" names a
+    car park, not a car)."""
+    out = tmp_path / system
+    argv = ["run", "booking", "--domain", "car-rental", "--system", system, "--limit", "20",
+            "--quiet", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    records = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert {r["labels"]["who_failed"] for r in records} == {"agent"}
+    kinds = {f["kind"] for r in records for f in r["review"]["faults"]}
+    assert kinds == {"gave_up"}
+    said = [e["data"]["text"] for e in records[0]["events"] if e["kind"] == "user_message"]
+    assert any("I want to book it for" in text for text in said)

@@ -31,13 +31,21 @@ so old run directories are reviewed without re-running them: ``todeval review RU
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
+from todeval.benchmarks.booking.domains.language import (
+    entity_mentioned,
+    pack_of,
+    read_slot,
+    shared_values,
+)
 from todeval.benchmarks.booking.scoring import slot_matches
 from todeval.benchmarks.booking.tasks import BookingTask, normalise_value
+from todeval.benchmarks.booking.worlds import world_of
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord, Manifest
 from todeval.errors import BadInputError
@@ -120,7 +128,86 @@ def mentions(text: str, names: Iterable[str] = ()) -> dict[str, set[str]]:
     return found
 
 
-def _goal_values(task: BookingTask, slot: str, domain: str | None = None) -> set[str] | None:
+@dataclass(frozen=True)
+class _Language:
+    """How the review reads a task's dialogue: the values a user message states, the slots a
+    stated value outside the goal is a fault for, the booking slots a user must give, and the
+    system's questions for them."""
+
+    read: Callable[[str, set[str]], dict[str, set[str]]]
+    stated_only: frozenset[str]
+    booking: Callable[[str], tuple[str, ...]]
+    asks: Mapping[str, re.Pattern[str]]
+    normalise: Callable[[str, Any], str] = normalise_value
+    reached: Callable[[str], bool] = lambda domain: True
+    """whether the user got to a goal domain (one it never got to cannot have ended early)"""
+
+
+_MULTIWOZ = _Language(
+    read=mentions,
+    stated_only=frozenset(_STATED_ONLY),
+    booking=lambda domain: ("people", "day", "stay"),
+    asks=_ASKS,
+)
+
+
+def _pack_language(task: BookingTask) -> _Language:
+    """A domain pack's reading (:mod:`.domains.language`, as its rule system reads): a message
+    is about the entity it names, else the one talked about last; the slots of that entity."""
+    pack = pack_of(task.task_set)
+    current = [next(iter(task.domains))]
+    talked_about = {current[0]}
+
+    keys = {str(r[e.key]) for d in task.domains for e in [pack.entities[d]] for r in pack.rows[d]}
+
+    def read(text: str, names: set[str]) -> dict[str, set[str]]:
+        unnamed = text.lower()
+        for name in sorted(keys | names, key=len, reverse=True):
+            if len(name) > 3:  # "victoria square car park" names a car park, not a car
+                unnamed = unnamed.replace(name.lower(), " ")
+        mentioned = entity_mentioned(pack, unnamed)
+        if mentioned in task.domains:
+            current[0] = mentioned
+            talked_about.add(mentioned)
+        entity = pack.entities[current[0]]
+        goal = task.domains[current[0]]
+        shared = shared_values(entity)
+        found: dict[str, set[str]] = {}
+        for name, slot in {**entity.slots, **entity.booking}.items():
+            known = [p[name] for p in (goal.info, goal.fail_info) if name in p]
+            value = read_slot(slot, text, known if slot.type == "text" else (), shared)
+            if value is not None:
+                found.setdefault(name, set()).add(value)
+        return found
+
+    entities = [pack.entities[d] for d in task.domains if d in pack.entities]
+    asks = {
+        name: re.compile(r"\btell me\b[^.?!]*\b" + re.escape(slot.description.lower()))
+        for e in entities
+        for name, slot in e.booking.items()
+    }
+    return _Language(
+        read=read,
+        stated_only=frozenset(
+            n for e in entities for n, s in e.slots.items() if s.type == "categorical"
+        ),
+        booking=lambda domain: tuple(pack.entities[domain].booking),
+        asks=asks,
+        normalise=world_of(task.task_set).normalise_value,
+        reached=lambda domain: domain in talked_about,
+    )
+
+
+def _language(task: BookingTask) -> _Language:
+    return _pack_language(task) if world_of(task.task_set).from_pack else _MULTIWOZ
+
+
+def _goal_values(
+    task: BookingTask,
+    slot: str,
+    domain: str | None = None,
+    normalise: Callable[[str, Any], str] = normalise_value,
+) -> set[str] | None:
     """Every value the goal allows for ``slot`` (info, fail_info, book, fail_book of every
     domain, or of ``domain``); None when none constrains it; ``dontcare`` allows anything."""
     values: set[str] = set()
@@ -129,7 +216,7 @@ def _goal_values(task: BookingTask, slot: str, domain: str | None = None) -> set
             continue
         for part in (goal.info, goal.fail_info, goal.book, goal.fail_book):
             if slot in part:
-                values.add(normalise_value(slot, part[slot]))
+                values.add(normalise(slot, part[slot]))
     return values or None
 
 
@@ -149,6 +236,7 @@ def _booked(events: list[Any]) -> set[str]:
 
 def review_episode(task: BookingTask, record: EpisodeRecord) -> Review:
     """The review of one episode (see the module)."""
+    language = _language(task)
     events = list(record.events)
     faults: list[Fault] = []
     names = _names(task, events)
@@ -164,12 +252,12 @@ def review_episode(task: BookingTask, record: EpisodeRecord) -> Review:
     for e in events:
         if e.kind == "user_message":
             text = str(e.data.get("text", ""))
-            for slot, values in mentions(text, names).items():
+            for slot, values in language.read(text, names).items():
                 said.setdefault(slot, set()).update(values)
-                allowed = _goal_values(task, slot)
+                allowed = _goal_values(task, slot, normalise=language.normalise)
                 for value in sorted(values):
                     if allowed is None:
-                        if slot in _STATED_ONLY:
+                        if slot in language.stated_only:
                             faults.append(
                                 Fault(
                                     side="simulator", kind="not_in_goal", turn=e.turn, evidence=text
@@ -189,7 +277,7 @@ def review_episode(task: BookingTask, record: EpisodeRecord) -> Review:
                         )
         elif e.kind == "system_message":
             text = str(e.data.get("text", ""))
-            for slot, pattern in _ASKS.items():
+            for slot, pattern in language.asks.items():
                 if pattern.search(text.lower()):
                     asked.append((slot, e.turn, text))
             if _REFUSAL.search(text.lower()):
@@ -200,16 +288,20 @@ def review_episode(task: BookingTask, record: EpisodeRecord) -> Review:
                         Fault(side="agent", kind="invented_reference", turn=e.turn, evidence=text)
                     )
         elif e.kind in ("db_query", "booking_request"):
-            faults += _call_faults(task, e, stated, said)
+            faults += _call_faults(task, e, stated, said, language)
     if record.outcome is not Outcome.SUCCESS:
-        faults += _unbooked(task, record, events, stated, asked)
+        faults += _unbooked(task, record, events, stated, asked, language)
         faults += _refused(task, events, refusals)
         faults += _ending(record)
     return review_of(record, faults)
 
 
 def _call_faults(
-    task: BookingTask, event: Any, stated: dict[str, set[str]], said: dict[str, set[str]]
+    task: BookingTask,
+    event: Any,
+    stated: dict[str, set[str]],
+    said: dict[str, set[str]],
+    language: _Language = _MULTIWOZ,
 ) -> list[Fault]:
     """A search or booking in a domain that drops or contradicts what the user said of it: an
     argument outside the domain's goal values where the user had stated one of them (a value
@@ -220,7 +312,7 @@ def _call_faults(
         return []
     out = []
     for slot, values in stated.items():
-        allowed = _goal_values(task, slot, domain)
+        allowed = _goal_values(task, slot, domain, language.normalise)
         told = values & allowed if allowed else set()
         if not told or (allowed and "dontcare" in allowed):
             continue
@@ -228,7 +320,7 @@ def _call_faults(
         if isinstance(given, dict):  # a search operator: {"operator": "=", "value": ...}
             given = given.get("value")
         if given is None:
-            if event.kind == "booking_request" and slot in ("people", "day", "stay"):
+            if event.kind == "booking_request" and slot in language.booking(domain):
                 call = (
                     f"booking_request {domain} without {slot} (user said {', '.join(sorted(said))})"
                 )
@@ -236,7 +328,7 @@ def _call_faults(
                     Fault(side="agent", kind="missing_slots", turn=event.turn, evidence=call)
                 )
             continue
-        value = normalise_value(slot, given)
+        value = language.normalise(slot, given)
         followed = value in said.get(slot, set())
         if not followed and not any(slot_matches(slot, value, v) for v in allowed or ()):
             call = f"{event.kind} {domain}: {slot}={given} (user said {', '.join(sorted(told))})"
@@ -252,24 +344,28 @@ def _unbooked(
     events: list[Any],
     stated: dict[str, set[str]],
     asked: list[tuple[str, int, str]],
+    language: _Language = _MULTIWOZ,
 ) -> list[Fault]:
     """Faults about goal domains left without a booking, and values the system asked for that
     the goal holds (as a constraint or a booking slot) and the user never gave."""
     out: list[Fault] = []
     for slot, turn, text in asked:
-        held = _goal_values(task, slot)
+        held = _goal_values(task, slot, normalise=language.normalise)
         if held and "dontcare" not in held and not stated.get(slot, set()) & held:
             out.append(Fault(side="simulator", kind="withheld_value", turn=turn, evidence=text))
     booked = _booked(events)
     last = max((e.turn for e in events), default=0)
     for domain, goal in task.domains.items():
-        needed = [s for s in (goal.book or goal.fail_book) if s in ("people", "day", "stay")]
+        needed = [s for s in (goal.book or goal.fail_book) if s in language.booking(domain)]
         if not (goal.book or goal.fail_book) or domain in booked:
             continue
         missing = [
-            s for s in needed if not stated.get(s, set()) & (_goal_values(task, s, domain) or set())
+            s
+            for s in needed
+            if not stated.get(s, set())
+            & (_goal_values(task, s, domain, language.normalise) or set())
         ]
-        if missing and record.termination == "done":
+        if missing and record.termination == "done" and language.reached(domain):
             said = f"{domain} unbooked; never given: {', '.join(missing)}"
             out.append(Fault(side="simulator", kind="early_done", turn=last, evidence=said))
         elif not missing and record.outcome is Outcome.FAILURE:

@@ -5,7 +5,9 @@ stays in :mod:`.agenda`). It works through its goal's entities in order: it asks
 one with the constraints it tries first (``fail_info`` when the goal has them), switches to the
 final ones when the system finds nothing, accepts the first offer, then gives its booking
 details and asks for what the goal requests; a reference number for the entity's booking closes
-it. It says ``done`` when every entity is closed, or after ``patience`` turns without progress.
+it. When the system offers nothing for a turn it says its booking details along with its
+constraints (so a system that never offers has been told everything it needs). It says ``done``
+when every entity is closed, or after ``patience`` turns without progress.
 Values are worded by :mod:`todeval.benchmarks.booking.domains.language`.
 """
 
@@ -133,7 +135,10 @@ class PackUser:
             return self._finish(EndReason.GAVE_UP_NO_PROGRESS)
         goal.offered = goal.offered or bool(_OFFER.search(low) and not _NOTHING.search(low))
         if not goal.offered:
-            return f"I would like one with {self._say(goal.entity, goal.constraints)}."
+            wanted = f"I would like one with {self._say(goal.entity, goal.constraints)}."
+            if goal.book and self.stalled >= 1:
+                wanted += f" I want to book it for {self._say(goal.entity, goal.book)}."
+            return wanted
         parts = []
         if goal.book:
             goal.book_asks += 1
