@@ -194,7 +194,7 @@ def packs_world(folders: Sequence[str], name: str, *, from_pack: bool = True) ->
         },
         reported={n: tuple(of[n].reported(n)) for n in entities},
         descriptions={n: e.description for n, e in spec.items()},
-        service=packs[0].service if from_pack and len(packs) == 1 else None,
+        service="; ".join(p.service for p in packs) if from_pack else None,
         from_pack=from_pack,
     )
 
