@@ -175,7 +175,10 @@ def _pack_language(task: BookingTask) -> _Language:
         found: dict[str, set[str]] = {}
         for name, slot in {**entity.slots, **entity.booking}.items():
             known = [p[name] for p in (goal.info, goal.fail_info) if name in p]
-            value = read_slot(slot, text, known if slot.type == "text" else (), shared)
+            if slot.type == "text":  # a name is read where it is said
+                value = read_slot(slot, text, known, shared)
+            else:  # a value inside a name ("station square car park") is no value
+                value = read_slot(slot, unnamed, (), shared)
             if value is not None:
                 found.setdefault(name, set()).add(value)
         return found
