@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from todeval.dialogue.chat import JsonChat
     from todeval.dialogue.episode import EpisodeEnd, EpisodeLog, Termination, guarded
     from todeval.dialogue.human import TerminalParticipant
-    from todeval.dialogue.participants import Participant, PlayerOptions, Role
+    from todeval.dialogue.participants import Participant, PlayerOptions, Role, with_params
     from todeval.dialogue.prompts import PromptSet
     from todeval.dialogue.reply import JsonReply
     from todeval.dialogue.views import same_view
@@ -26,9 +26,12 @@ if TYPE_CHECKING:
     from todeval.runner.options import GenerationSettings, RunSettings
     from todeval.spec.build import BenchmarkSpec
     from todeval.spec.declare import AgentSeat, Episode, RoleSpec, RunContext, Tasks
-    from todeval.validation import Control
+    from todeval.validation import AdversaryFamily, AdversaryJob, Control
+    from todeval.validation.search import play_run
 
 _WHERE = {
+    "AdversaryFamily": "todeval.validation",
+    "AdversaryJob": "todeval.validation",
     "AgentSeat": "todeval.spec.declare",
     "BenchmarkProfile": "todeval.results.profile",
     "BenchmarkSpec": "todeval.spec.build",
@@ -56,7 +59,9 @@ _WHERE = {
     "Termination": "todeval.dialogue.episode",
     "drive": "todeval.driver",
     "guarded": "todeval.dialogue.episode",
+    "play_run": "todeval.validation.search",
     "same_view": "todeval.dialogue.views",
+    "with_params": "todeval.dialogue.participants",
 }
 """Each name's module: imported on first use, so that a plug-in's spec module (imported when
 its profile is read) pulls in only what it touches."""
@@ -66,6 +71,8 @@ __getattr__ = lazy_attributes(globals(), _WHERE)
 
 
 __all__ = [
+    "AdversaryFamily",
+    "AdversaryJob",
     "AgentSeat",
     "BenchmarkProfile",
     "BenchmarkSpec",
@@ -93,5 +100,7 @@ __all__ = [
     "Termination",
     "drive",
     "guarded",
+    "play_run",
     "same_view",
+    "with_params",
 ]

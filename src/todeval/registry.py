@@ -188,7 +188,7 @@ class Registry:
         else:
             self.add("run", _spec_command(name, help, spec))
             profile = profile or f"{spec}.profile"
-            controls = controls or f"{spec}.controls"
+            controls = controls or spec  # the spec's controls and adversary families
         self.benchmarks[name] = BenchmarkEntry(name, help, spec)
         if profile is not None:
             self.profile(profile, benchmark=name)

@@ -88,7 +88,7 @@ def test_limit_is_said_in_the_table(tmp_path: Path, capsys: pytest.CaptureFixtur
     ("argv", "message"),
     [
         (["validate", "nope"], "unknown control suite 'nope'"),
-        (["validate", "toy", "--only", "nope"], "unknown control 'nope'"),
+        (["validate", "toy", "--only", "nope"], "unknown control or family 'nope'"),
         (["validate", "toy", "--limit", "0"], "--limit must be at least 1"),
     ],
 )

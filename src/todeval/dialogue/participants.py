@@ -4,7 +4,11 @@ Every player of every benchmark -- a system under test and its user simulator, a
 seeker and its provider, a seller labelling intents -- is a :class:`Participant`: it is started
 once per episode with a context, then answers each observation with one output. A benchmark
 names its roles with :class:`Role` (the role's name, the Protocol its players satisfy, its
-built-in players), and a player is found by name or as ``package.module:Class``.
+built-in players), and a player is found by name or as ``package.module:Class``. Either may
+carry parameters as a query, ``NAME?key=value&key=value``: the player is handed them as
+``PlayerOptions.params`` (strings), and since they are part of the player's name they are part
+of the run's identity (config hash, manifest). Adversary families (``todeval validate``) name
+their agents this way.
 
 Optional hooks are small Protocols of their own, checked with ``isinstance``:
 
@@ -73,6 +77,8 @@ class PlayerOptions:
     prompts: PromptSet | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     privileged: Mapping[str, Any] = field(default_factory=dict)
+    params: Mapping[str, str] = field(default_factory=dict)
+    """The parameters the player's name carried (``NAME?key=value&...``)."""
 
     def require_model(self, player: str, flag: str) -> Backend:
         """The main model; a one-line usage error naming ``flag`` when none was configured."""
@@ -152,6 +158,7 @@ class PlayerFactory(Generic[P]):
     role: Role[P]
     name: str
     cls: type
+    params: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def privileged(self) -> bool:
@@ -161,10 +168,17 @@ class PlayerFactory(Generic[P]):
     def build(self, options: PlayerOptions) -> P:
         if options.privileged and not self.privileged:
             options = replace(options, privileged={})
+        if self.params:
+            options = replace(options, params=dict(self.params))
         if isinstance(self.cls, ConfiguredByOptions):
             obj = self.cls.from_options(options)
         elif _takes_options(self.cls):
             obj = self.cls(options)  # ``__init__(self, options: PlayerOptions)``
+        elif self.params:
+            raise UsageError(
+                f"{self.role.noun} player {self.name!r} takes no parameters "
+                "(its class is built without the run's options)"
+            )
         else:
             obj = self.cls()
         return self.role.check(obj, self.name)
@@ -201,17 +215,19 @@ class Role(Generic[P]):
         await player.start(self.context_for(player, context))
 
     def resolve(self, name: str) -> PlayerFactory[P]:
-        """The player class for a built-in name or a ``package.module:Class`` reference."""
-        if name in self.builtins:
-            reference = self.builtins[name]
-        elif is_reference(name):
-            reference = name
+        """The player class for a built-in name or a ``package.module:Class`` reference, either
+        with parameters (``NAME?key=value&...``)."""
+        base, params = split_params(name, what=f"{self.noun} player")
+        if base in self.builtins:
+            reference = self.builtins[base]
+        elif is_reference(base):
+            reference = base
         else:
-            raise choice_error(self.noun, name, [*self.builtins, "package.module:Class"])
+            raise choice_error(self.noun, base, [*self.builtins, "package.module:Class"])
         cls = load_reference(reference, what=f"{self.noun} player")
         if not isinstance(cls, type):
             raise UsageError(f"{self.noun} player {name!r} is not a class")
-        return PlayerFactory(self, name, cls)
+        return PlayerFactory(self, name, cls, params)
 
     def check(self, obj: object, name: str) -> P:
         """``obj`` as a player of this role; a usage error when it lacks the Protocol's methods."""
@@ -219,6 +235,34 @@ class Role(Generic[P]):
             wanted = ", ".join(_protocol_methods(self.protocol))
             raise UsageError(f"{self.noun} player {name!r} does not implement {wanted}")
         return obj  # type: ignore[return-value]
+
+
+def split_params(name: str, *, what: str = "player") -> tuple[str, dict[str, str]]:
+    """``NAME?key=value&key=value`` -> ``("NAME", {"key": "value", ...})``; a name without a
+    query has no parameters. A malformed query is a one-line usage error."""
+    from urllib.parse import parse_qsl
+
+    base, sep, query = name.partition("?")
+    if not sep:
+        return name, {}
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True)
+    except ValueError:
+        raise UsageError(f"{what} {name!r}: parameters must read key=value&key=value") from None
+    keys = [k for k, _ in pairs]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:
+        raise UsageError(f"{what} {name!r}: parameter {twice[0]!r} given twice")
+    return base, dict(pairs)
+
+
+def with_params(name: str, params: Mapping[str, object]) -> str:
+    """``name`` carrying ``params`` (``NAME?key=value&...``, keys in the given order)."""
+    from urllib.parse import urlencode
+
+    if not params:
+        return name
+    return f"{name}?{urlencode({k: str(v) for k, v in params.items()})}"
 
 
 def _protocol_methods(protocol: type) -> list[str]:

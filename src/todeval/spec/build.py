@@ -25,6 +25,7 @@ from todeval.spec.declare import Episode, RoleSpec, RunContext, Tasks
 if TYPE_CHECKING:
     from todeval.results.profile import BenchmarkProfile
     from todeval.validation.controls import Control
+    from todeval.validation.search import AdversaryFamily
 
 C = TypeVar("C", bound=RunSettings)
 T = TypeVar("T")
@@ -50,6 +51,9 @@ class BenchmarkSpec(Generic[C, T]):
     report imports light, leaves it out)."""
     controls: Sequence[Control] = ()
     """Its floor and ceiling controls (``todeval validate NAME``)."""
+    adversaries: Sequence[AdversaryFamily] = ()
+    """Its families of skill-less agents, searched by ``todeval validate NAME`` for the best
+    (:mod:`todeval.validation.search`)."""
     prompts: str | None = None
     """The package whose ``prompts/`` folder holds the templates (``None``: no templates)."""
     prompt_defaults: Callable[[C], Mapping[str, str] | None] | None = None

@@ -9,6 +9,10 @@ benchmark. A control is a player (or a prediction file) whose score is known in 
 * a **ceiling** control has the answer (an oracle, the gold) and must score *high*: it shows
   the benchmark can be won at all.
 
+A benchmark also declares *families* of skill-less agents with parameters
+(:class:`AdversaryFamily`); ``validate`` searches each within a budget of episodes and fails
+when the best agent it finds scores above the family's floor band (:mod:`.search`).
+
 ``todeval validate NAME`` plays every control of the suite (offline, seeded; each run
 concurrent over its episodes), prints one table (control, headline with its 95% CI, band,
 PASS/FAIL), writes the results as JSON with ``-o`` and exits 4 (refused) when a control falls
@@ -22,5 +26,15 @@ from todeval.validation.controls import (
     ControlSuite,
     ValidationReport,
 )
+from todeval.validation.search import AdversaryFamily, AdversaryJob, AdversaryResult
 
-__all__ = ["Control", "ControlJob", "ControlResult", "ControlSuite", "ValidationReport"]
+__all__ = [
+    "AdversaryFamily",
+    "AdversaryJob",
+    "AdversaryResult",
+    "Control",
+    "ControlJob",
+    "ControlResult",
+    "ControlSuite",
+    "ValidationReport",
+]

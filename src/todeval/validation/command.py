@@ -32,6 +32,7 @@ from todeval.validation.controls import (
     ControlSuite,
     ValidationReport,
 )
+from todeval.validation.search import AdversaryFamily, AdversaryResult, describe, run_family
 
 ScoreFunction = Callable[[ControlJob], Summary]
 
@@ -55,7 +56,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", metavar="DIR", help="keep every control's run directory under DIR")
     parser.add_argument("-o", "--output", metavar="FILE", help="write the results as JSON here")
-    parser.add_argument("--list", action="store_true", help="list the controls and exit")
+    parser.add_argument(
+        "--budget",
+        type=int,
+        metavar="EPISODES",
+        help="episodes each adversary family's search may spend (default: the family's own)",
+    )
+    parser.add_argument(
+        "--no-search",
+        action="store_true",
+        help="play the named controls only, without searching the adversary families",
+    )
+    parser.add_argument(
+        "--list", action="store_true", help="list the controls and adversary families and exit"
+    )
     parser.add_argument("--quiet", action="store_true", help=QUIET_HELP)
 
 
@@ -66,7 +80,13 @@ def load_suite(name: str, registry: Registry | None = None) -> ControlSuite:
         raise choice_error("control suite", name, sorted(suites))
     suite = load_reference(suites[name], what="control suite")
     if isinstance(suite, tuple | list) and all(isinstance(c, Control) for c in suite):
-        suite = ControlSuite(name=name, controls=tuple(suite))  # a spec's own controls
+        suite = ControlSuite(name=name, controls=tuple(suite))  # a list of controls
+    elif not isinstance(suite, ControlSuite) and hasattr(suite, "adversaries"):  # a spec
+        suite = ControlSuite(
+            name=name,
+            controls=tuple(getattr(suite, "controls", ())),
+            adversaries=tuple(suite.adversaries),
+        )
     if not isinstance(suite, ControlSuite) or suite.name != name:
         raise UsageError(f"{suites[name]} is not the control suite {name!r}")
     return suite
@@ -74,14 +94,28 @@ def load_suite(name: str, registry: Registry | None = None) -> ControlSuite:
 
 def select(suite: ControlSuite, only: str | None) -> list[Control]:
     """The controls ``--only`` names (by name or group); every control without it."""
+    return _chosen(suite, only)[0]
+
+
+def select_families(suite: ControlSuite, only: str | None) -> list[AdversaryFamily]:
+    """The adversary families ``--only`` names (by name or group); every family without it."""
+    return _chosen(suite, only)[1]
+
+
+def _chosen(suite: ControlSuite, only: str | None) -> tuple[list[Control], list[AdversaryFamily]]:
     if not only:
-        return list(suite.controls)
+        return list(suite.controls), list(suite.adversaries)
     wanted = [w.strip() for w in only.split(",") if w.strip()]
-    known = {c.name for c in suite.controls} | {c.group for c in suite.controls if c.group}
+    pairs = [(c.name, c.group) for c in suite.controls]
+    pairs += [(f.name, f.group) for f in suite.adversaries]
+    known = {name for name, _ in pairs} | {group for _, group in pairs if group}
     unknown = [w for w in wanted if w not in known]
     if unknown:
-        raise choice_error("control", unknown[0], sorted(known))
-    return [c for c in suite.controls if c.name in wanted or c.group in wanted]
+        raise choice_error("control or family", unknown[0], sorted(known))
+    return (
+        [c for c in suite.controls if c.name in wanted or c.group in wanted],
+        [f for f in suite.adversaries if f.name in wanted or f.group in wanted],
+    )
 
 
 def headline(summary: Summary, control: Control) -> Estimate:
@@ -162,8 +196,11 @@ def validate(
     max_concurrency: int = 8,
     workdir: Path,
     progress: Callable[[str], None] | None = None,
+    families: Sequence[AdversaryFamily] = (),
+    budget: int | None = None,
 ) -> ValidationReport:
-    """Play ``controls`` of ``suite`` one after the other and judge each."""
+    """Play ``controls`` of ``suite`` one after the other and judge each; then search each of
+    ``families`` (``budget`` episodes each, default the family's) and judge its best agent."""
     results: list[ControlResult] = []
     for i, control in enumerate(controls, 1):
         started = time.monotonic()
@@ -184,12 +221,35 @@ def validate(
         if progress is not None:
             verdict = "PASS" if result.passed else "FAIL"
             progress(f"[{i}/{len(controls)}] {control.name}: {_value(result)} {verdict}")
+    searched: list[AdversaryResult] = []
+    for i, family in enumerate(families, 1):
+
+        def step(line: str, i: int = i) -> None:
+            if progress is not None:
+                progress(f"[search {i}/{len(families)}] {line}")
+
+        found = run_family(
+            family,
+            benchmark=suite.name,
+            seed=seed,
+            budget=budget,
+            limit=limit,
+            max_concurrency=max_concurrency,
+            workdir=workdir / "search",
+            progress=step,
+        )
+        searched.append(found)
+        if progress is not None:
+            best = describe(found.best.params) if found.best else f"error: {found.error}"
+            verdict = "PASS" if found.passed else "FAIL"
+            progress(f"[search {i}/{len(families)}] {family.name}: best {best} {verdict}")
     return ValidationReport(
         suite=suite.name,
         seed=seed,
         limit=limit,
-        passed=all(r.passed for r in results),
+        passed=all(r.passed for r in results) and all(a.passed for a in searched),
         results=results,
+        adversaries=searched,
         notes=list(suite.notes),
     )
 
@@ -197,9 +257,15 @@ def validate(
 def _value(result: ControlResult) -> str:
     if result.value is None:
         return f"error: {result.error}" if result.error else "-"
-    if result.ci_low is None or result.ci_high is None:
-        return f"{result.value:.3f}"
-    return f"{result.value:.3f} [{result.ci_low:.3f}, {result.ci_high:.3f}]"
+    return _value_of(result.value, result.ci_low, result.ci_high)
+
+
+def _value_of(value: float | None, low: float | None, high: float | None) -> str:
+    if value is None:
+        return "-"
+    if low is None or high is None:
+        return f"{value:.3f}"
+    return f"{value:.3f} [{low:.3f}, {high:.3f}]"
 
 
 def table(report: ValidationReport) -> str:
@@ -222,22 +288,68 @@ def table(report: ValidationReport) -> str:
     failed_n = sum(not r.passed for r in report.results)
     verdict = (
         f"{report.suite}: all {len(report.results)} controls inside their bands"
-        if report.passed
+        if failed_n == 0
         else f"{report.suite}: {failed_n} of {len(report.results)} controls FAILED"
     )
     limit = [f"(--limit {report.limit}: bands are set for full runs)"] if report.limit else []
-    return "\n".join([render_rows(header, rows), *report.notes, *limit, verdict])
+    parts = [render_rows(header, rows), *report.notes, *limit, verdict]
+    if report.adversaries:
+        parts += ["", family_table(report.adversaries)]
+    return "\n".join(parts)
+
+
+def family_table(searched: Sequence[AdversaryResult]) -> str:
+    """The adversary search's table: family, the best agent found, its headline, band, verdict."""
+    from todeval.console.tables import render_rows
+
+    header = [
+        "family",
+        "agents",
+        "played",
+        "best agent found",
+        "headline [95% CI]",
+        "band",
+        "verdict",
+    ]
+    rows = []
+    for a in searched:
+        best = a.best
+        shown = _value_of(best.value, best.ci_low, best.ci_high) if best else f"error: {a.error}"
+        rows.append(
+            [
+                a.name,
+                str(a.size),
+                f"{len(a.trials)} ({a.episodes} ep.)",
+                describe(best.params) if best else "-",
+                shown,
+                f"[{a.low:g}, {a.high:g}]",
+                "PASS" if a.passed else "FAIL",
+            ]
+        )
+    failed_n = sum(not a.passed for a in searched)
+    verdict = (
+        f"adversary search: the best agent of each of {len(searched)} families is inside its band"
+        if failed_n == 0
+        else f"adversary search: {failed_n} of {len(searched)} families FAILED"
+    )
+    return "\n".join([render_rows(header, rows), verdict])
 
 
 def run_command(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)
     controls = select(suite, args.only)
+    families = [] if args.no_search else select_families(suite, args.only)
     if args.list:
         from todeval.console.tables import render_rows
 
         rows = [[c.name, c.kind, c.group, c.band, c.description] for c in controls]
+        rows += [
+            [f.name, f"family ({f.size} agents)", f.group, f.band, f.description] for f in families
+        ]
         print(render_rows(["control", "kind", "group", "band", "what it does"], rows))
         return EXIT_OK
+    if args.budget is not None and args.budget < 1:
+        raise UsageError("--budget must be at least 1 episode")
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be at least 1")
     if args.max_concurrency < 1:
@@ -256,6 +368,8 @@ def run_command(args: argparse.Namespace) -> int:
             max_concurrency=args.max_concurrency,
             workdir=workdir,
             progress=say,
+            families=families,
+            budget=args.budget,
         )
 
     if args.out:
@@ -270,9 +384,10 @@ def run_command(args: argparse.Namespace) -> int:
         print(table(report))
     else:
         failed = [r.name for r in report.results if not r.passed]
+        failed += [a.name for a in report.adversaries if not a.passed]
         if failed:
             print(
-                f"todeval: validate {suite.name}: {len(failed)} control(s) FAIL: "
+                f"todeval: validate {suite.name}: {len(failed)} control(s) or family(ies) FAIL: "
                 + ", ".join(failed),
                 file=sys.stderr,
             )
@@ -281,4 +396,14 @@ def run_command(args: argparse.Namespace) -> int:
     return EXIT_OK if report.passed else EXIT_REFUSED
 
 
-__all__ = ["add_arguments", "headline", "load_suite", "run_command", "select", "table", "validate"]
+__all__ = [
+    "add_arguments",
+    "family_table",
+    "headline",
+    "load_suite",
+    "run_command",
+    "select",
+    "select_families",
+    "table",
+    "validate",
+]

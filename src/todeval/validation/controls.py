@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from todeval.validation.search import AdversaryFamily, AdversaryResult
+
 Kind = Literal["floor", "ceiling"]
 Aggregate = Literal["micro", "macro"]
 
@@ -53,18 +55,23 @@ class Control(_Frozen):
 
 
 class ControlSuite(_Frozen):
-    """A benchmark's controls (the suite's name is what ``todeval validate NAME`` takes)."""
+    """A benchmark's controls and adversary families (the suite's name is what ``todeval
+    validate NAME`` takes)."""
 
     name: str
     controls: tuple[Control, ...]
+    adversaries: tuple[AdversaryFamily, ...] = ()
+    """Families of skill-less agents ``validate`` searches for the best (:mod:`.search`)."""
     notes: tuple[str, ...] = ()
 
     @model_validator(mode="after")
     def _unique(self) -> ControlSuite:
-        names = [c.name for c in self.controls]
+        names = [c.name for c in self.controls] + [f.name for f in self.adversaries]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
-            raise ValueError(f"suite {self.name!r}: controls named twice: {', '.join(twice)}")
+            raise ValueError(
+                f"suite {self.name!r}: controls or families named twice: {', '.join(twice)}"
+            )
         return self
 
 
@@ -109,4 +116,6 @@ class ValidationReport(BaseModel):
     limit: int | None = None
     passed: bool
     results: list[ControlResult]
+    adversaries: list[AdversaryResult] = Field(default_factory=list)
+    """Each searched family's best agent (empty with ``--no-search``)."""
     notes: list[str] = Field(default_factory=list)

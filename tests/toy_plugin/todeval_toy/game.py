@@ -9,6 +9,8 @@ import random
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
+from todeval_toy.adversaries import FAMILY
+
 import todeval.author as td
 
 
@@ -250,6 +252,7 @@ SPEC = td.BenchmarkSpec(
     episode=play,
     profile=PROFILE,
     controls=CONTROLS,
+    adversaries=(FAMILY,),
     prompts="todeval_toy",
     protocols=("standard", "strict"),
 )
