@@ -151,12 +151,29 @@ def test_score_episode_zero_when_not_completed() -> None:
     bookings = {"hotel": _booking("hotel", {"area": "north"}, {"people": "2"})}
     assert score_episode(task, bookings, completed=True).booking_accuracy == 1.0
     aborted = score_episode(task, bookings, completed=False)
-    assert aborted.booking_accuracy == aborted.inform == aborted.attributes == 0.0
+    assert aborted.booking_accuracy == aborted.inform == 0.0
+    assert aborted.attributes is None  # no attribute requested: nothing to measure
 
 
-def test_attributes_vacuous_without_requests() -> None:
-    goal = DomainGoal(info={"area": "north"})
-    assert score_domain(goal, _booking("hotel", {"area": "north"}, {})).attributes
+def test_attributes_not_applicable_without_requests() -> None:
+    """A goal that requests no attribute has no attributes score (not a free 1.0): the episode
+    leaves the metric out, so its mean and n count only the goals that request one."""
+    goal = DomainGoal(info={"area": "north"}, book={"people": "2"})
+    assert score_domain(goal, _booking("hotel", {"area": "north"}, {})).attributes  # per domain
+    task = BookingTask(
+        task_id="t/0", task_set="test", index=0, filename="x.json", message="",
+        dialogue_type="single", domains={"hotel": goal},
+    )  # fmt: skip
+    booked = {"hotel": _booking("hotel", {"area": "north"}, {"people": "2"})}
+    for completed in (True, False):
+        assert score_episode(task, booked, completed=completed).attributes is None
+    asked = task.model_copy(
+        update={"domains": {"hotel": goal.model_copy(update={"reqt": {"phone": None}})}}
+    )
+    assert score_episode(asked, booked, completed=True).attributes == 0.0
+    assert score_episode(asked, booked, completed=False).attributes == 0.0
+    told = {"hotel": _booking("hotel", {"area": "north"}, {"people": "2"}, {"phone": "0122"})}
+    assert score_episode(asked, told, completed=True).attributes == 1.0
 
 
 @pytest.mark.parametrize("stay", ["0", "3.75", "8seasons"])

@@ -248,7 +248,6 @@ class GameMaster:
         metrics = {
             "booking.inform": score.inform,
             "booking.booking_accuracy": score.booking_accuracy,
-            "booking.attributes": score.attributes,
             "booking.aborted": float(outcome is Outcome.ABORTED),
             "booking.turn_cap": float(end.termination is Termination.TURN_CAP),
             "booking.format_violations": float(n_violations),
@@ -258,6 +257,8 @@ class GameMaster:
             "booking.db_queries": float(self.log.count("db_query")),
             "booking.booking_attempts": float(self.log.count("booking_request")),
         }
+        if score.attributes is not None:  # not applicable: no goal domain requests one
+            metrics["booking.attributes"] = score.attributes
         failure_class = classify(
             outcome, end.termination, end.completed, self.env.bookings, self.task,
             self.log.violations,

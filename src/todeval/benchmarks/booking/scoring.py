@@ -6,10 +6,13 @@
   earlier; a pack's ``compare``).
 * **Booking accuracy**: Inform, and every goal booking slot (people, day, time, stay) equals the
   booked value or the ``fail_book`` value.
-* **Attributes**: every requested attribute was passed on in the booking (1 when none requested).
+* **Attributes**: every requested attribute was passed on in the booking. Not applicable (None,
+  left out of the episode's metrics, so out of the mean and its n) when no goal domain requests
+  an attribute: there is nothing to measure, and a free 1 would reward any system that does not
+  abort (MultiWOZ's test and dev goals request none).
 
 All three are 0 when the episode aborted or hit the turn cap (including a ``done`` on the 15th
-turn, as in the original).
+turn, as in the original); attributes only where applicable.
 
 Two readings of "booked", one per protocol: ``strict`` scores the booked **row** (what the
 DB holds for the entity booked); ``clemtodd`` scores what the original scores, the booking
@@ -111,7 +114,8 @@ def score_domain(
 class EpisodeScore(BaseModel):
     inform: float
     booking_accuracy: float
-    attributes: float
+    attributes: float | None = None
+    """None when no goal domain requests an attribute (not applicable)."""
     domains: dict[str, DomainScore]
 
 
@@ -121,16 +125,22 @@ def score_episode(task: BookingTask, bookings: dict[str, Booking], completed: bo
     domains = {
         d: score_domain(g, bookings.get(d), compare.get(d, {})) for d, g in task.domains.items()
     }
-    return _episode(domains, completed)
+    return _episode(task, domains, completed)
 
 
-def _episode(domains: dict[str, DomainScore], completed: bool) -> EpisodeScore:
+def _episode(task: BookingTask, domains: dict[str, DomainScore], completed: bool) -> EpisodeScore:
+    requested = any(g.reqt for g in task.domains.values())
     if not completed:
-        return EpisodeScore(inform=0.0, booking_accuracy=0.0, attributes=0.0, domains=domains)
+        return EpisodeScore(
+            inform=0.0,
+            booking_accuracy=0.0,
+            attributes=0.0 if requested else None,
+            domains=domains,
+        )
     return EpisodeScore(
         inform=float(all(s.inform for s in domains.values())),
         booking_accuracy=float(all(s.booked for s in domains.values())),
-        attributes=float(all(s.attributes for s in domains.values())),
+        attributes=float(all(s.attributes for s in domains.values())) if requested else None,
         domains=domains,
     )
 
@@ -175,4 +185,4 @@ def score_episode_from_calls(
         d: score_domain_from_calls(g, generated.get(d), compare.get(d, {}))
         for d, g in task.domains.items()
     }
-    return _episode(domains, completed)
+    return _episode(task, domains, completed)

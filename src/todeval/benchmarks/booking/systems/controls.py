@@ -164,6 +164,11 @@ class _Booker:
                 required += [k for k in self.world.clemtodd_search[domain] if k in self.row]
             args = {k: self.row.get(k, details.get(k, "")) for k in required}
             args.update({k: v for k, v in details.items() if k in args})
+            # the attributes asked for are passed on in the booking (as the rule systems do)
+            offered = self.world.tool_parameters()[tool]["properties"]
+            args.update(
+                {k: self.row[k] for k in self.asked(domain) if k in offered and k in self.row}
+            )
             return call(tool, args)
         if isinstance(observation, BookingResult):
             domain, _, _ = self.todo.pop(0)

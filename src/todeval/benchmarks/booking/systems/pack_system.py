@@ -4,8 +4,9 @@
 phrasing stay in :mod:`.rule`). It reads each user turn with
 :mod:`todeval.benchmarks.booking.domains.language` (the entity talked about, the values of its
 slots and booking slots, requested attributes), searches with the constraints it has, offers the
-first match, books with the offered row and the booking details once it has them all, and
-answers requested attributes from the row. It never sees the goal.
+first match, books with the offered row and the booking details once it has them all (passing
+on the attributes the user asked for, from the row, as the booking tool's optional arguments),
+and answers requested attributes from the row. It never sees the goal.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ class _State:
     reference: str | None = None
     wants_booking: bool = False
     failure: str | None = None
+    asked: list[str] = field(default_factory=list)
+    """The attributes the user asked for about this entity (passed on in its booking)."""
 
 
 class PackSystem:
@@ -116,6 +119,7 @@ class PackSystem:
         if " book " in low or " reserve " in low:
             state.wants_booking = True
         self.asked = [a for a in e.attributes if f" {a} " in low]
+        state.asked += [a for a in self.asked if a not in state.asked]
         if _REJECT.search(low) and state.rows and state.offered + 1 < len(state.rows):
             state.offered += 1
         if state.constraints and state.constraints != state.searched:
@@ -140,6 +144,7 @@ class PackSystem:
         row = state.rows[state.offered]
         args = {k: row[k] for k in e.slots if row.get(k)}
         args.update(state.book)
+        args.update({a: row[a] for a in state.asked if row.get(a)})
         state.wants_booking = False
         return ToolCall(name=self.pack.book_tool(self.entity), arguments=args)
 

@@ -138,17 +138,25 @@ class PackUser:
             wanted = f"I would like one with {self._say(goal.entity, goal.constraints)}."
             if goal.book and self.stalled >= 1:
                 wanted += f" I want to book it for {self._say(goal.entity, goal.book)}."
+                wanted += self._ask_reqt(goal)
             return wanted
         parts = []
         if goal.book:
             goal.book_asks += 1
             parts.append(f"Please book it for {self._say(goal.entity, goal.book)}.")
         if goal.reqt and not goal.asked_reqt:
-            goal.asked_reqt = True
-            parts.append(f"Also, what is its {' and '.join(goal.reqt)}?")
+            parts.append(self._ask_reqt(goal).strip())
         if not parts:
             return self._next_goal()
         return " ".join(parts)
+
+    def _ask_reqt(self, goal: _Goal) -> str:
+        """The goal's attributes, asked once, with its booking details (so a system books with
+        them: a booking closes the entity)."""
+        if not goal.reqt or goal.asked_reqt:
+            return ""
+        goal.asked_reqt = True
+        return f" Also, what is its {' and '.join(goal.reqt)}?"
 
 
 __all__ = ["PackUser"]
