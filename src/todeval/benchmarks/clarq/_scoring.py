@@ -9,7 +9,12 @@ readers only build those records. Metrics (micro value = the headline):
 * ``clarq.aqd`` -- AQD, provider answers after the first + 1 - gold lines (r_0 included):
   signed, negative when the seeker stops before all information could be given;
 * ``clarq.aql`` -- AQL, the dialogue's mean seeker utterance length: spaces (English) or
-  characters (Chinese), the language detected from the first seeker utterance.
+  characters (Chinese), the language detected from the first seeker utterance;
+* ``clarq.success_economy`` -- SPQ, success weighted by question economy (ours, not the
+  paper's; after SPL in navigation): S x q* / max(q, q*), q the questions the seeker asked
+  (:func:`._questions.questions_asked`: every question of every answered turn, so a one-turn
+  shotgun pays for each) and q* = n + 1 the oracle's (one for the opening, one per required
+  response). S itself is computed exactly as the original evaluator does.
 
 A task without a dialogue counts 0 on all three. Each dialogue of a task is one episode (the
 released files have one per task, so the mean over episodes is the original's sum / 260).
@@ -40,9 +45,10 @@ from todeval.benchmarks.clarq._matching import (
     leftover_forms,
     match_dialogue,
 )
+from todeval.benchmarks.clarq._questions import economy, questions_asked
 from todeval.benchmarks.clarq._stats import cluster_bootstrap
 from todeval.benchmarks.clarq._tasks import depth_group
-from todeval.benchmarks.clarq._text import detect_language, utterance_length
+from todeval.benchmarks.clarq._text import LANGUAGES, Language, detect_language, utterance_length
 from todeval.benchmarks.clarq._transcripts import (
     ClarqTranscript,
     provider_answers,
@@ -56,7 +62,8 @@ from todeval.stats.bootstrap import (
     bootstrap_mean,
 )
 
-METRICS = {"clarq.success": "S", "clarq.aqd": "AQD", "clarq.aql": "AQL"}
+ECONOMY = "clarq.success_economy"
+METRICS = {ECONOMY: "SPQ", "clarq.success": "S", "clarq.aqd": "AQD", "clarq.aql": "AQL"}
 CI_METHOD = (
     "percentile bootstrap over task types (clusters: every task of a drawn type); per type, "
     "over its tasks; per depth, over the types restricted to that depth; Wilson for S"
@@ -76,6 +83,10 @@ class EpisodeScore(BaseModel):
     aql: float
     predictions: int = Field(description="provider answers after the first")
     gold_lines: int = Field(description="gold responses 0..n")
+    questions: int = Field(0, description="questions the seeker asked in answered turns")
+    economy: float | None = Field(
+        None, description="SPQ: success x q* / max(questions, q*), q* = gold lines; None: unjudged"
+    )
     judge_steps: list[JudgeStep] = Field(default_factory=list)
 
 
@@ -155,6 +166,15 @@ def dialogue_aql(record: ClarqTranscript) -> float:
     return sum(utterance_length(u, language) for u in utterances) / len(utterances)
 
 
+def transcript_language(record: ClarqTranscript) -> Language:
+    """The language a transcript's questions are read in: its task id's, else its gold's."""
+    prefix = record.task_id.split("/", 1)[0]
+    for lang in LANGUAGES:
+        if prefix == lang:
+            return lang
+    return detect_language(record.gold[1] if len(record.gold) > 1 else "")
+
+
 def release_aware(record: ClarqTranscript, ask: AskJudge) -> AskJudge:
     """``ask``, except that a question no verdict answers (unjudged: no judge model to ask)
     about a gold sentence whose response the game master never released is decided "no" by
@@ -186,19 +206,30 @@ async def score_episode(
     }
     if record.messages is None:
         return EpisodeScore(
-            route="missing", success=False, aqd=0.0, aql=0.0, predictions=0, **common
+            route="missing",
+            success=False,
+            aqd=0.0,
+            aql=0.0,
+            predictions=0,
+            economy=0.0,
+            **common,
         )
     predictions = provider_answers(record.messages)
     ask: AskJudge = judge.answer
     if release_rule and record.released is not None:
         ask = release_aware(record, judge.answer)
     result = await match_dialogue(record.gold, record.purposes, predictions, ask)
+    asked = questions_asked(record.messages, transcript_language(record))
     return EpisodeScore(
         route=result.route,
         success=result.success,
         aqd=dialogue_aqd(record),
         aql=dialogue_aql(record),
         predictions=len(predictions),
+        questions=asked,
+        economy=None
+        if result.success is None
+        else economy(result.success, asked, len(record.gold)),
         judge_steps=result.steps,
         **common,
     )
@@ -223,6 +254,8 @@ def count_routes(episodes: Sequence[EpisodeScore]) -> RouteCounts:
 def _metric_values(episodes: Sequence[EpisodeScore], name: str) -> list[tuple[EpisodeScore, float]]:
     if name == "clarq.success":
         return [(e, float(e.success)) for e in episodes if e.success is not None]
+    if name == ECONOMY:
+        return [(e, e.economy) for e in episodes if e.economy is not None]
     return [(e, e.aqd if name == "clarq.aqd" else e.aql) for e in episodes]
 
 
@@ -431,6 +464,7 @@ def score_transcripts(
 
 __all__ = [
     "CI_METHOD",
+    "ECONOMY",
     "METRICS",
     "ClarqScore",
     "ClarqSummary",

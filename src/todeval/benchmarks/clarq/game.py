@@ -297,6 +297,8 @@ def episode_metrics(task: ClarqTask, score: EpisodeScore, released: int) -> dict
     if score.success is not None:
         metrics["clarq.success"] = float(score.success)
         metrics[depth_metric(task)] = float(score.success)
+    if score.economy is not None:
+        metrics["clarq.success_economy"] = score.economy
     return metrics
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from todeval.agents.hub import AGENT
 from todeval.backends.pool import ModelPool
@@ -88,6 +88,18 @@ class ClarqConfig(RunSettings):
     max_messages: int = Field(
         MAX_MESSAGES, ge=2, description="message cap (22, the protocol's; lower for smoke tests)"
     )
+    seeker_params: dict[str, Any] | None = Field(
+        None,
+        description="parameters handed to the seeker player (options.extra['params']; the "
+        "adversary families' sweep seeker); left out of the config, and its hash, when unset",
+    )
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_params(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("seeker_params", 0) is None:
+            del data["seeker_params"]
+        return data
 
     def default_out(self) -> str:
         seeker = self.seeker + (f"-{self.seeker_mode}" if self.seeker == "llm" else "")
@@ -237,6 +249,8 @@ def _prepare(run: RunContext[ClarqConfig, ClarqTask]) -> ClarqRun:
 def _seeker_options(run: RunContext[ClarqConfig, ClarqTask]) -> dict[str, Any]:
     config = run.config
     extra: dict[str, Any] = {"mode": config.seeker_mode}
+    if config.seeker_params is not None:
+        extra["params"] = dict(config.seeker_params)
     if config.seeker_replay is not None:
         extra["replay"] = load_replay(config.seeker_replay, config.lang)
         if not any(f"{i}#0" in extra["replay"] for i in run.tasks):

@@ -265,10 +265,19 @@ def _turn_round_en(text: str) -> str:
     return "".join(out)
 
 
+_INNER_END: dict[Language, re.Pattern[str]] = {
+    "en": re.compile(r"(?<=[A-Za-z0-9)'\"])[.!?;]\s+(?=\S)"),
+    "zh": re.compile("[。！？；]+(?=.)"),
+}
+_INNER_JOIN: dict[Language, str] = {"en": "; ", "zh": "，"}
+
+
 def oracle_question(node: ResponseNode, lang: Language, attempt: int) -> str:
-    """The oracle's question for ``node``: its text as the seeker's own statement, in one of
-    three templates (``attempt`` 0, 1, 2)."""
+    """The oracle's question for ``node``: its text as the seeker's own statement (its
+    sentences joined into one, so that it is one question), in one of three templates
+    (``attempt`` 0, 1, 2)."""
     text = strip_provider_prefix(node.text).rstrip("。！？.!? ")
+    text = _INNER_END[lang].sub(_INNER_JOIN[lang], text)  # one question, one sentence
     if lang == "en":
         clause = _turn_round_en(text)
         first = clause.split(" ", 1)[0]

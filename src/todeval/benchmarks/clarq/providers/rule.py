@@ -62,6 +62,7 @@ from enum import StrEnum
 import numpy as np
 import numpy.typing as npt
 
+from todeval.benchmarks.clarq._questions import is_question, is_vague, sentences
 from todeval.benchmarks.clarq._tasks import ClarqTask, ResponseNode
 from todeval.benchmarks.clarq._text import Language
 from todeval.benchmarks.clarq.protocol import (
@@ -145,37 +146,6 @@ TAG_WORDS = 4
 ECHO_SHARE = 0.6
 """A statement sharing this share of its words with one provider message repeats it."""
 
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？?!])|\n+")
-_LIST_MARK = re.compile(r"^\s*(?:[-*•]+|\d+[.)、]|[(（]\d+[)）])?\s*[*_\"'“]*")
-
-_QUESTION_START_EN = re.compile(
-    r"^(?:how|where|which|what|who|whom|whose|when|why|could|can|would|should|do|does|did|"
-    r"is|are|was|were|will|may|shall|please|tell me|any idea)\b",
-    re.IGNORECASE,
-)
-_QUESTION_INSIDE_EN = re.compile(
-    r"\b(?:tell me|let me know|i (?:still |also |just )?(?:need|want|would like|'d like) to "
-    r"(?:know|find out|understand)|i wonder|i(?:'m| am) (?:not sure|unsure)|clarify|explain)\b",
-    re.IGNORECASE,
-)
-_VAGUE_EN = re.compile(
-    r"\b(?:anything else|any (?:additional|other|further|more) "
-    r"(?:precautions?|strategies|strategy|dangers?|obstacles?|risks?|preparations?|tips?|"
-    r"signs?|indicators?|challenges?|considerations?)|"
-    r"any other (?:details?|information|tips?|steps?|advice|things?|"
-    r"questions?|concerns?|preparations?|considerations?|requirements?|points?)|"
-    r"anything (?:more|additional|further|i should|i need)|"
-    r"is there anything|additional (?:steps?|tips?|details?|information)|what else|"
-    r"next steps?|other details?|what now)\b",
-    re.IGNORECASE,
-)
-_QUESTION_ZH = re.compile(
-    "吗|呢|哪|什么|怎么|怎样|如何|是否|能否|可否|多少|谁|为什么|请问|告诉我|想知道|请说明"
-)
-_VAGUE_ZH = re.compile(
-    "还有什么|还有其他|还有别的|其他(?:的)?(?:细节|信息|问题|事情|需要)|别的(?:细节|信息|问题)|"
-    "需要注意|下一步|接下来(?:怎么|做什么|该)|还需要(?:做|准备|知道)什么"
-)
 _GOODBYE = {
     "en": re.compile(r"\b(?:good\s*-?\s*bye|bye)\b", re.IGNORECASE),
     "zh": re.compile("再见|拜拜"),
@@ -184,29 +154,6 @@ _TASK_CUE = {
     "en": re.compile(r"\b(?:task|mission|quest|job|assignment|help|assist)\b", re.IGNORECASE),
     "zh": re.compile("任务|帮"),
 }
-
-
-def sentences(text: str) -> list[str]:
-    """The sentences of an utterance (split at sentence marks followed by space, CJK sentence
-    marks and line breaks), without list markers."""
-    out = []
-    for part in _SENTENCE_SPLIT.split(text):
-        cleaned = _LIST_MARK.sub("", part).strip()
-        if cleaned:
-            out.append(cleaned)
-    return out
-
-
-def is_question(sentence: str, lang: Language) -> bool:
-    if sentence.endswith(("?", "？")):
-        return True
-    if lang == "en":
-        return bool(_QUESTION_START_EN.match(sentence) or _QUESTION_INSIDE_EN.search(sentence))
-    return bool(_QUESTION_ZH.search(sentence))
-
-
-def is_vague(sentence: str, lang: Language) -> bool:
-    return bool((_VAGUE_EN if lang == "en" else _VAGUE_ZH).search(sentence))
 
 
 @dataclass(frozen=True)
