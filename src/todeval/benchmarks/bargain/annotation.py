@@ -23,6 +23,7 @@ from todeval.benchmarks.bargain.data import (
     candidates,
     labels_of,
     load_track,
+    public_key,
     task_set_name,
 )
 from todeval.errors import UsageError
@@ -46,7 +47,9 @@ def dialogue_items(dialogue: Dialogue, k: int, seed: int, source: str) -> list[G
     labels = labels_of(dialogue.track)
     out = []
     for turn in dialogue.turns:
-        ids = candidates(dialogue.dialogue_id, turn, list(labels), k, seed)
+        ids = candidates(
+            dialogue.dialogue_id, turn, list(labels), k, seed, public_key("annotation", seed)
+        )
         shown = dialogue.utterances[: turn.index + 1]
         item = Item(
             id=f"{dialogue.dialogue_id}:{turn.index}",

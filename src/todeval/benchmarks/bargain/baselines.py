@@ -124,6 +124,7 @@ class Fitted:
     majority: tuple[str, ...]  # the most frequent gold label set
     examples: tuple[tuple[str, tuple[str, ...]], ...]
     labels: tuple[str, ...]
+    dialogues: tuple[Dialogue, ...] = ()  # the training dialogues (text-free baselines)
 
     @cached_property
     def keyword(self) -> KeywordModel:
@@ -146,6 +147,7 @@ def fit(dialogues: Sequence[Dialogue], labels: Sequence[str], source: str) -> Fi
         majority=majority,
         examples=tuple(examples),
         labels=tuple(labels),
+        dialogues=tuple(dialogues),
     )
 
 

@@ -18,8 +18,12 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import hmac
 import json
+import math
 import random
+import secrets
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
@@ -363,10 +367,68 @@ def task_set_name(track: Track, split: Split, scripted: str | None = None) -> st
 
 # -- candidate lists -------------------------------------------------------------------------
 
+CANDIDATE_SCHEME = "keyed-v2"
+"""How candidate lists are drawn (part of every task's content, so of the task-set hash): from
+a per-run secret key, in the label set's order. ``v1`` (before issue 41) drew them from public
+values and shuffled them; the shuffle could be inverted to read the gold off the list."""
+KEY_BYTES = 32
+HARD_MIN_PER_PARENT = 3
+"""A hard list holds at least this many intents of every parent: the most intents a scripted
+turn holds (so every gold set fits in any hard list)."""
 
-def _rng(*parts: object) -> random.Random:
-    digest = hashlib.sha256("|".join(str(p) for p in parts).encode()).digest()
-    return random.Random(int.from_bytes(digest[:8], "big"))
+
+def new_key() -> bytes:
+    """A fresh secret candidate key (``secrets.token_bytes``)."""
+    return secrets.token_bytes(KEY_BYTES)
+
+
+def public_key(purpose: str, seed: int) -> bytes:
+    """A key anyone can recompute, for tools where no labeller under test reads the lists (the
+    annotation export, the set checks, an llm-mode verifier): never for a run."""
+    return hashlib.sha256(f"bargain-public-key|{purpose}|{seed}".encode()).digest()
+
+
+def key_fingerprint(key: bytes) -> str:
+    """What a record says about the key its lists came from (a one-way digest)."""
+    return hashlib.sha256(b"bargain-candidate-key|" + key).hexdigest()[:16]
+
+
+def _keyed_rng(key: bytes, *parts: object) -> random.Random:
+    message = "|".join(str(p) for p in parts).encode()
+    digest = hmac.new(key, message, hashlib.sha256).digest()
+    return random.Random(int.from_bytes(digest, "big"))
+
+
+def hard_quota(labels: Sequence[str], groups: Mapping[str, str], k: int) -> dict[str, int]:
+    """``--distractors hard``: how many intents of each parent a list holds -- the same number
+    for every parent (``max(3, ceil(k / parents))``, capped at the parent's size), whatever the
+    gold: 21 for the 7 parents of the hierarchy at any ``k`` up to 21."""
+    sizes = Counter(groups.get(label, "") for label in labels)
+    per = max(HARD_MIN_PER_PARENT, -(-k // len(sizes)))
+    return {parent: min(per, n) for parent, n in sizes.items()}
+
+
+def list_inclusion(
+    gold: Sequence[str], labels: Sequence[str], k: int, groups: Mapping[str, str] | None = None
+) -> float:
+    """The probability that a list drawn *without* the gold would hold every label of ``gold``
+    (uniform: C(L-g, s-g) / C(L, s); hard: the product over parents). A turn's list is that
+    gold-free draw conditioned on holding the gold, so what a list alone says of the gold is
+    P(G | list) ∝ P(G) / list_inclusion(G) over the G it holds: the in-list prior."""
+    g = len(set(gold))
+    if groups:
+        quota = hard_quota(labels, groups, k)
+        sizes = Counter(groups.get(label, "") for label in labels)
+        mine = Counter(groups.get(label, "") for label in set(gold))
+        p = 1.0
+        for parent, n in sizes.items():
+            m, t = mine.get(parent, 0), quota[parent]
+            if m > t:
+                return 0.0
+            p *= math.comb(n - m, t - m) / math.comb(n, t)
+        return p
+    size = max(min(k, len(labels)), g)
+    return math.comb(len(labels) - g, size - g) / math.comb(len(labels), size)
 
 
 def candidates(
@@ -375,69 +437,59 @@ def candidates(
     labels: Sequence[str],
     k: int,
     seed: int,
-    near: Sequence[str] = (),
+    key: bytes,
     groups: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """The turn's candidate list: every gold label plus distractors, ``min(k, len(labels))``
-    ids in all (never fewer than the gold), drawn and shuffled from ``seed``, the dialogue and
-    the turn only -- so every model gets the same lists.
+    """The turn's candidate list, in the label set's order: every gold label plus distractors,
+    ``min(k, len(labels))`` ids in all (never fewer than the gold).
 
-    Distractors are uniform over the other labels. With ``groups`` (``--distractors hard``:
-    label -> parent) the list is parent-balanced: the gold's parents and as many other parents
-    as fill the list each hold the same number of labels (the gold's siblings among them), so
-    the gold's parent is never more frequent than another -- a list carries no parent signal.
-    With ``near`` alone, distractors are drawn from ``near`` first and the rest uniformly."""
-    size = max(min(k, len(labels)), len(turn.gold))
-    rng = _rng("bargain-candidates", seed, dialogue_id, turn.index)
-    need = size - len(turn.gold)
+    The distractors are drawn with a generator keyed by ``key`` (HMAC-SHA256 of the scheme,
+    ``seed``, the dialogue and the turn): a run's key is a secret no labeller can reach, so
+    the draw cannot be replayed, and the order is the label set's, so it says nothing. The list
+    is a *gold-free* draw conditioned on holding the gold: uniform over the other labels, or,
+    with ``groups`` (``--distractors hard``: label -> parent), the same number of intents of
+    every parent (:func:`hard_quota`; the gold's siblings fill its parent). With the default
+    ``k`` on craigslist and casino a list is every label: it does not depend on the gold."""
+    gold = list(dict.fromkeys(turn.gold))
+    order = {label: i for i, label in enumerate(labels)}
+    unknown = [g for g in gold if g not in order]
+    if unknown:
+        raise BadInputError(f"{dialogue_id} turn {turn.index}: unknown label {unknown[0]!r}")
+    rng = _keyed_rng(key, "bargain-candidates", CANDIDATE_SCHEME, seed, dialogue_id, turn.index)
     if groups:
-        chosen = _balanced(turn.gold, labels, groups, size, rng)
-    elif near:
-        close = [label for label in dict.fromkeys(near) if label not in turn.gold]
-        picked = rng.sample(close, min(need, len(close)))
-        rest = [label for label in labels if label not in turn.gold and label not in picked]
-        chosen = list(turn.gold) + picked + rng.sample(rest, need - len(picked))
+        chosen = _balanced(gold, labels, groups, k, rng, f"{dialogue_id} turn {turn.index}")
     else:
-        others = [label for label in labels if label not in turn.gold]
-        chosen = list(turn.gold) + rng.sample(others, need)
-    rng.shuffle(chosen)
-    return chosen
+        size = max(min(k, len(labels)), len(gold))
+        others = [label for label in labels if label not in gold]
+        chosen = gold + rng.sample(others, size - len(gold))
+    return sorted(chosen, key=order.__getitem__)
 
 
 def _balanced(
     gold: Sequence[str],
     labels: Sequence[str],
     groups: Mapping[str, str],
-    size: int,
+    k: int,
     rng: random.Random,
+    where: str,
 ) -> list[str]:
-    """Parent-balanced candidates: every parent in the list holds ``per`` labels (the gold's
-    parents first, their siblings filling them), the rest of the list from other parents in
-    random order; a parent short of ``per`` labels is never one of the gold's."""
+    """Parent-balanced candidates: every parent holds its :func:`hard_quota` of intents (the
+    gold's own, then siblings drawn uniformly), so the list's shape never depends on the gold."""
+    quota = hard_quota(labels, groups, k)
     by_parent: dict[str, list[str]] = {}
     for label in labels:
         by_parent.setdefault(groups.get(label, ""), []).append(label)
-    gold_parents = list(dict.fromkeys(groups.get(g, "") for g in gold))
-    per = max(
-        max(sum(groups.get(g, "") == p for g in gold) for p in gold_parents),
-        -(-size // len(by_parent)),  # ceil: as few labels per parent as fill the list
-    )
-    others = [p for p in by_parent if p not in gold_parents]
-    rng.shuffle(others)
-    chosen = list(gold)
-    for parent in gold_parents:
-        siblings = [x for x in by_parent[parent] if x not in chosen]
-        room = per - sum(groups.get(g, "") == parent for g in gold)
-        chosen += rng.sample(siblings, min(room, len(siblings)))
-    for parent in others:
-        if len(chosen) >= size:
-            break
-        pool = by_parent[parent]
-        chosen += rng.sample(pool, min(per, len(pool), size - len(chosen)))
-    rest = [x for x in labels if x not in chosen]
-    if len(chosen) < size:  # fewer parents than the list needs: fill uniformly
-        chosen += rng.sample(rest, size - len(chosen))
-    return chosen[:size] if len(gold) <= size else chosen
+    chosen: list[str] = []
+    for parent, members in by_parent.items():
+        mine = [g for g in gold if groups.get(g, "") == parent]
+        if len(mine) > quota[parent]:
+            raise BadInputError(
+                f"{where}: {len(mine)} gold intents of parent {parent!r}; a hard list holds "
+                f"{quota[parent]} (raise --k)"
+            )
+        rest = [x for x in members if x not in mine]
+        chosen += mine + rng.sample(rest, quota[parent] - len(mine))
+    return chosen
 
 
 def parent_groups(track: Track) -> dict[str, str]:
@@ -447,15 +499,8 @@ def parent_groups(track: Track) -> dict[str, str]:
     return default_hierarchy().parent_of()
 
 
-def near_labels(track: Track, gold: Sequence[str]) -> list[str]:
-    """``--distractors hard``: the siblings (same parent) of the gold intents."""
-    if track != "scripted":
-        raise UsageError("--distractors hard needs an intent hierarchy (--track scripted)")
-    h = default_hierarchy()
-    return [s for g in gold for s in h.siblings(g)]
-
-
 __all__ = [
+    "CANDIDATE_SCHEME",
     "CASINO_LABELS",
     "CRAIGSLIST_LABELS",
     "DEFAULT_K",
@@ -472,9 +517,13 @@ __all__ = [
     "candidates",
     "casino_dialogues",
     "craigslist_dialogues",
+    "hard_quota",
+    "key_fingerprint",
     "labels_of",
+    "list_inclusion",
     "load_track",
-    "near_labels",
+    "new_key",
+    "public_key",
     "scripted_dialogue",
     "scripted_dialogues",
     "scripted_set",

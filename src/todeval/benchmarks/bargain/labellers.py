@@ -142,6 +142,8 @@ LABELLER: Role[Labeller] = Role(
         "parser": "todeval.benchmarks.bargain.labellers:ParserLabeller",
         "agent": "todeval.benchmarks.bargain.agent_labeller:AgentLabeller",
         "copy-example": "todeval.benchmarks.bargain.labellers:CopyExampleLabeller",
+        "prior": "todeval.benchmarks.bargain.textfree:PriorLabeller",
+        "text-blind": "todeval.benchmarks.bargain.textfree:TextBlindLabeller",
     },
     view=labeller_view,
 )

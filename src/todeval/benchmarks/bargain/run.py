@@ -10,9 +10,6 @@ P/R/F1 (micro over turns, macro over labels, by depth) with CIs from resampling 
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -21,6 +18,7 @@ from pydantic import Field
 from todeval.agents.hub import AGENT
 from todeval.benchmarks.bargain.baselines import Fits, random_expectation
 from todeval.benchmarks.bargain.data import (
+    CANDIDATE_SCHEME,
     DEFAULT_K,
     PAPER_STRATEGIES,
     PROVENANCE,
@@ -36,6 +34,7 @@ from todeval.benchmarks.bargain.data import (
     scripted_set,
     task_set_name,
 )
+from todeval.benchmarks.bargain.keys import SessionKey, session_key
 from todeval.benchmarks.bargain.labellers import (
     LABELLER,
     LabellerContext,
@@ -138,13 +137,13 @@ class BargainSummary(Summary):
 
 
 def _turn_views(
-    dialogue: Dialogue, k: int, seed: int, distractors: Distractors = "uniform"
+    dialogue: Dialogue, k: int, seed: int, key: bytes, distractors: Distractors = "uniform"
 ) -> list[tuple[TurnView, list[str]]]:
     labels = list(labels_of(dialogue.track))
     groups = parent_groups(dialogue.track) if distractors == "hard" else None
     out = []
     for turn in dialogue.turns:
-        cands = candidates(dialogue.dialogue_id, turn, labels, k, seed, groups=groups)
+        cands = candidates(dialogue.dialogue_id, turn, labels, k, seed, key, groups=groups)
         view = TurnView(
             index=turn.index,
             speaker=turn.speaker,
@@ -201,38 +200,43 @@ Views = dict[str, list[tuple[TurnView, list[str]]]]
 @dataclass(frozen=True)
 class BargainRun:
     """The run-wide parts of a bargain run: the selected dialogues' turn views (candidate
-    lists), the baselines fitted on every dialogue of the track, and the track's labels
-    (id -> meaning)."""
+    lists, drawn with the session's secret key), the baselines fitted on every dialogue of the
+    track, the track's labels (id -> meaning) and the key (:mod:`.keys`)."""
 
     views: Views
     fits: Fits
     labels: dict[str, str]
+    key: SessionKey
 
 
 def _prepare(run: RunContext[BargainConfig, Dialogue]) -> BargainRun:
     config = run.config
+    key = session_key(run.runtime.out)
+    run.closers.append(key.restore)  # the key file goes back even when the run is refused
     views = {
-        i: _turn_views(d, config.k, config.candidate_seed, config.distractors)
+        i: _turn_views(d, config.k, config.candidate_seed, key.key, config.distractors)
         for i, d in run.tasks.items()
     }
     return BargainRun(
         views=views,
         fits=Fits(config.track, run.available, config.split),
         labels=labels_of(config.track),
+        key=key,
     )
 
 
 def _task_key(run: RunContext[BargainConfig, Dialogue], dialogue: Dialogue) -> list[Any]:
-    """What a dialogue's results depend on: its labelled turns' candidate lists and gold."""
+    """What a dialogue's results depend on: its labelled turns' gold and list sizes, and how
+    the lists are drawn. Never the lists themselves: they come from the run's secret key, so
+    two runs of one config (two models) have the same task set, and the manifest says nothing
+    of a key."""
     shared: BargainRun = run.shared
     views = shared.views[dialogue.dialogue_id]
-    return [dialogue.dialogue_id, [[v.index, v.candidates, g] for v, g in views]]
-
-
-def _legacy_hash(run: RunContext[BargainConfig, Dialogue], dialogues: Iterable[Dialogue]) -> str:
-    """The task-set hash before the spec (one JSON array), so older run directories resume."""
-    task_key = [_task_key(run, d) for d in dialogues]
-    return hashlib.sha256(json.dumps(task_key).encode()).hexdigest()[:16]
+    return [
+        dialogue.dialogue_id,
+        CANDIDATE_SCHEME,
+        [[v.index, g, len(v.candidates)] for v, g in views],
+    ]
 
 
 def _labeller_options(run: RunContext[BargainConfig, Dialogue]) -> dict[str, Any]:
@@ -249,6 +253,7 @@ async def _episode(ep: Episode[BargainConfig, Dialogue]) -> EpisodeRecord:
     views = shared.views[dialogue.dialogue_id]
     labels = shared.labels
     log = EpisodeLog()
+    shared.key.used = True
     context = LabellerContext(
         view=LabellerView(
             track=config.track,
@@ -342,6 +347,7 @@ async def _episode(ep: Episode[BargainConfig, Dialogue]) -> EpisodeRecord:
             "track": config.track,
             "provenance": PROVENANCE[config.track],
             "context": dict(dialogue.context),
+            "candidate_key": shared.key.fingerprint,  # which key drew the lists (one-way)
             "turns": [s.model_dump(mode="json") for s in scored],
             "confusion": score_turns(scored, list(labels)).confusion,
         },
@@ -352,6 +358,7 @@ def _finalize(
     run: RunContext[BargainConfig, Dialogue], records: list[EpisodeRecord]
 ) -> BargainSummary:
     shared: BargainRun = run.shared
+    shared.key.record({str(r.details.get("candidate_key", "")) for r in records} - {""})
     return finalize_run(records, run.config, list(run.tasks.values()), shared.fits)
 
 
@@ -378,7 +385,6 @@ SPEC: BenchmarkSpec[BargainConfig, Dialogue] = BenchmarkSpec(
         set_name=lambda config: task_set_name(config.track, config.split, config.scripted_set),
         ids=lambda config: config.ids,
         content=_task_key,
-        legacy_hash=_legacy_hash,
         noun="dialogue",
         grouped_jobs=False,  # the bootstrap resamples dialogues, not their groups
     ),

@@ -27,6 +27,7 @@ from todeval.benchmarks.bargain.data import (
     Dialogue,
     candidates,
     labels_of,
+    public_key,
     scripted_dialogue,
 )
 from todeval.benchmarks.bargain.hierarchy import default_hierarchy
@@ -85,7 +86,9 @@ def keyword_scores(dialogues: Sequence[Dialogue], seed: int = 0) -> dict[str, li
         model = fits.for_dialogue(d.dialogue_id).keyword
         scored = []
         for turn in d.turns:
-            cands = candidates(d.dialogue_id, turn, labels, DEFAULT_K, seed)
+            cands = candidates(
+                d.dialogue_id, turn, labels, DEFAULT_K, seed, public_key("check", seed)
+            )
             text = d.utterances[turn.index].text
             scored.append(
                 score_turn(
@@ -131,7 +134,7 @@ def unseen_template_f1(seed: int, *, n: int = 500, resamples: int = 1000) -> Est
     for d in test:
         turns = []
         for turn in d.turns:
-            cands = candidates(d.dialogue_id, turn, labels, DEFAULT_K, 0)
+            cands = candidates(d.dialogue_id, turn, labels, DEFAULT_K, 0, public_key("check", 0))
             guess = model.predict(d.utterances[turn.index].text, cands)
             turns.append(score_turn(turn.index, turn.speaker, turn.depth, cands, turn.gold, guess))
         scored[d.dialogue_id] = turns
@@ -205,7 +208,9 @@ def modal_parent_rate(dialogues: Sequence[Dialogue], distractors: str, k: int = 
     n = 0
     for d in dialogues:
         for turn in d.turns:
-            cands = candidates(d.dialogue_id, turn, labels, k, 0, groups=groups)
+            cands = candidates(
+                d.dialogue_id, turn, labels, k, 0, public_key("check", 0), groups=groups
+            )
             counts = Counter(parent[c] for c in cands)
             top = max(counts.values())
             modal = [p for p, c in counts.items() if c == top]

@@ -28,6 +28,7 @@ from todeval.benchmarks.bargain.data import (
     Utterance,
     candidates,
     parent_groups,
+    public_key,
 )
 from todeval.benchmarks.bargain.hierarchy import Hierarchy, default_hierarchy
 from todeval.benchmarks.bargain.labellers import LABELS_SCHEMA
@@ -179,7 +180,13 @@ class _Weaver:
         turn = LabelledTurn(len(shown) - 1, "Buyer", tuple(gold), 0)
         groups = parent_groups("scripted") if self.s.distractors == "hard" else None
         cands = candidates(
-            dialogue_id, turn, list(self.labels), self.s.k, self.s.candidate_seed, groups=groups
+            dialogue_id,
+            turn,
+            list(self.labels),
+            self.s.k,
+            self.s.candidate_seed,
+            public_key("verifier", self.s.candidate_seed),
+            groups=groups,
         )
         text = self.prompts.render(
             "scripted",
