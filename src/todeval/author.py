@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from todeval.spec.build import BenchmarkSpec
     from todeval.spec.declare import AgentSeat, Episode, RoleSpec, RunContext, Tasks
     from todeval.validation import AdversaryFamily, AdversaryJob, Control
-    from todeval.validation.search import play_run
+    from todeval.validation.play import play_run
 
 _WHERE = {
     "AdversaryFamily": "todeval.validation",
@@ -59,7 +59,7 @@ _WHERE = {
     "Termination": "todeval.dialogue.episode",
     "drive": "todeval.driver",
     "guarded": "todeval.dialogue.episode",
-    "play_run": "todeval.validation.search",
+    "play_run": "todeval.validation.play",
     "same_view": "todeval.dialogue.views",
     "with_params": "todeval.dialogue.participants",
 }

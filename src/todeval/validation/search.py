@@ -135,27 +135,6 @@ class AdversaryResult(BaseModel):
     error: str | None = None
 
 
-def play_run(job: AdversaryJob, config: Mapping[str, Any]) -> Summary:
-    """Play ``config`` as a run of ``job.benchmark`` quietly into a fresh directory under
-    ``job.workdir``, with the job's seed, limit and concurrency; the run's summary. A family's
-    ``play`` usually ends with this."""
-    from todeval import api
-
-    where = job.workdir / point_slug(job.params)
-    run_config: dict[str, Any] = {"seed": job.seed, **dict(config)}
-    if job.limit is not None:
-        run_config.setdefault("limit", job.limit)
-    result = api.run(
-        job.benchmark,
-        run_config,
-        out=where,
-        max_concurrency=job.max_concurrency,
-        quiet=True,
-        review=False,  # an adversary fails by design: whose fault is not the question
-    )
-    return result.summary
-
-
 def point_slug(params: Mapping[str, Any]) -> str:
     """A directory name for one point of a space."""
     text = "_".join(f"{k}-{v}" for k, v in sorted(params.items()))
@@ -390,7 +369,6 @@ __all__ = [
     "best_of",
     "describe",
     "neighbours",
-    "play_run",
     "point_slug",
     "run_family",
     "search",
