@@ -13,6 +13,7 @@ Two kinds: ``multi-choice`` (a context and a candidate list; choose one, or seve
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -25,7 +26,9 @@ from typing import IO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from todeval.core.appendlog import repair_tail
 from todeval.core.files import write_output
+from todeval.core.lock import hold, lock_path_for
 from todeval.errors import BadInputError, UsageError
 
 Kind = Literal["multi-choice", "pairwise"]
@@ -316,18 +319,33 @@ def merge_answers(paths: Sequence[Path]) -> dict[str, dict[str, frozenset[str]]]
 
 
 class AnswerLog:
-    """An annotator's answer file: every answer appended and flushed (and fsynced) at once."""
+    """An annotator's answer file: every answer appended and flushed (and fsynced) at once.
+
+    One writer at a time: the file's lock (``.<name>.lock``, :mod:`todeval.core.lock`) is held
+    until :meth:`close`, so a second server on the same file is refused (exit 4). A torn last
+    line (a kill mid-write) is moved to ``<name>.torn`` before the first append
+    (:func:`todeval.core.appendlog.repair_tail`; ``set_aside`` names it)."""
 
     def __init__(self, path: Path, annotator: str, export: str) -> None:
         self.path = path
         self.annotator = annotator
         self.export = export
         self.answers: dict[str, Answer] = {}
-        if path.exists():
-            for (item, who), a in latest(read_answers(path)).items():
-                if who == annotator:
-                    self.answers[item] = a
-        self._fh: IO[str] = path.open("a", encoding="utf-8")
+        self._lock = contextlib.ExitStack()
+        self._lock.enter_context(hold(lock_path_for(path), f"answer file {path}"))
+        try:
+            self.set_aside = repair_tail(path)
+            if path.exists():
+                for (item, who), a in latest(read_answers(path)).items():
+                    if who == annotator:
+                        self.answers[item] = a
+            self._fh: IO[str] = path.open("a", encoding="utf-8")
+        except OSError as exc:
+            self._lock.close()
+            raise BadInputError(f"{path}: cannot append ({exc.strerror or exc})") from None
+        except BaseException:
+            self._lock.close()
+            raise
 
     def record(self, item: str, choice: Sequence[str]) -> Answer:
         import os
@@ -342,7 +360,10 @@ class AnswerLog:
         return answer
 
     def close(self) -> None:
-        self._fh.close()
+        try:
+            self._fh.close()
+        finally:
+            self._lock.close()
 
 
 def gold_for(paths: Sequence[Path]) -> Path | None:

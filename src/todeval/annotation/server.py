@@ -17,6 +17,7 @@ never granted) and, when it names an ``Origin``, come from the page's own.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -239,6 +240,12 @@ def serve_items(
             f"cannot listen on {host}:{port} ({exc.strerror or exc}); choose another --port"
         ) from None
     bound = int(server.server_address[1])
+    if state.log.set_aside is not None:
+        print(
+            f"note: the torn last line of {state.log.path} (a write cut short) was moved to "
+            f"{state.log.set_aside}",
+            file=sys.stderr,
+        )
     done = len(state.log.answers)
     print(
         f"serving {len(state.items)} item(s) at http://{host}:{bound}/ for {annotator} "

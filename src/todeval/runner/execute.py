@@ -11,6 +11,7 @@ task set is refused, and so is a directory holding episodes this run could not h
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import socket
 import subprocess
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from todeval import __version__
 from todeval.core.clock import utc_now
 from todeval.core.health import UNREACHABLE_AFTER_EPISODES, RunHealth, watching
+from todeval.core.lock import RUN_LOCK, hold
 from todeval.core.outcome import Outcome
 from todeval.core.records import (
     SCHEMA_VERSION,
@@ -171,6 +173,12 @@ async def _run_jobs(
     written; ``state.stop`` then says why.
     """
     writer = store.open_appender()
+    if writer.set_aside is not None:
+        print(
+            f"note: the torn last line of {store.episodes_path} (a write cut short) was moved "
+            f"to {writer.set_aside}",
+            file=sys.stderr,
+        )
     pending = iter(jobs)
     tasks: list[asyncio.Task[None]] = []
 
@@ -337,6 +345,38 @@ def execute_plan(
     if max_concurrency < 1:
         release_plan(plan)
         raise UsageError("--max-concurrency must be at least 1")
+    with contextlib.ExitStack() as stack:
+        try:  # one writer per run directory, for the life of the run (a second is refused)
+            _check_out(run_dir)
+            RunDirectory(run_dir).make()
+            stack.enter_context(hold(run_dir / RUN_LOCK, f"run directory {run_dir}"))
+        except TodevalError:
+            release_plan(plan)
+            raise
+        return _execute_locked(
+            plan,
+            run_dir,
+            max_concurrency=max_concurrency,
+            quiet=quiet,
+            command=command,
+            executor=executor,
+            ray_address=ray_address,
+            review=review,
+        )
+
+
+def _execute_locked(
+    plan: RunPlan,
+    run_dir: Path,
+    *,
+    max_concurrency: int,
+    quiet: bool,
+    command: list[str] | None,
+    executor: str,
+    ray_address: str | None,
+    review: bool,
+) -> RunResult:
+    """:func:`execute_plan` once the run directory's lock is held."""
     store = RunDirectory(run_dir)
     wanted = {job.key for job in plan.jobs}
     session = Session(

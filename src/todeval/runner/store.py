@@ -2,9 +2,11 @@
 
 Episodes are appended one line at a time and flushed to disk when each episode ends, so a
 killed run loses at most the episodes in flight. A torn last line (a kill mid-write) is ignored
-on reading and cut off before the next append. The manifest and the summary are replaced whole
-(a temporary file renamed over them). Every line and file is redacted of API keys. The driver
-is the only writer.
+on reading and, before the next append, moved to ``episodes.jsonl.torn`` (never dropped). The
+manifest and the summary are replaced whole (a temporary file renamed over them). Every line
+and file is redacted of API keys. The driver is the only writer, and holds the directory's lock
+(``.todeval.lock``, :mod:`todeval.core.lock`) for the life of the run, so a second run into the
+same directory is refused.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import IO
 
 from pydantic import BaseModel, ValidationError
 
+from todeval.core.appendlog import repair_tail
 from todeval.core.files import write_atomic
 from todeval.core.records import EpisodeRecord, Manifest, Summary
 from todeval.core.redact import redact
@@ -95,6 +98,10 @@ class RunDirectory:
             return path.exists() and (not path.is_file() or path.stat().st_size > 0)
         except OSError:
             return True
+
+    def make(self) -> None:
+        """Create the directory (and its parents); the one-line error when it cannot be."""
+        self._mkdir()
 
     def _mkdir(self) -> None:
         try:
@@ -175,25 +182,24 @@ class RunDirectory:
                     record.details = {}
                 yield number, record
 
-    def repair_tail(self) -> None:
-        """Cut a torn last line so the next append starts on a fresh line."""
-        path = self.episodes_path
-        if not path.exists():
-            return
-        data = path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            cut = data.rfind(b"\n") + 1
-            with path.open("r+b") as fh:
-                fh.truncate(cut)
+    def repair_tail(self) -> Path | None:
+        """Make ``episodes.jsonl`` end on a whole line before the next append: a torn last
+        line (a kill mid-write) is moved to ``episodes.jsonl.torn``, whose path is returned
+        (:func:`todeval.core.appendlog.repair_tail`)."""
+        return repair_tail(self.episodes_path)
 
     def open_appender(self) -> EpisodeWriter:
+        """The episode log opened for appending, its torn tail repaired first (the writer's
+        ``set_aside`` names the file a fragment was moved to)."""
         self._mkdir()
         try:
-            self.repair_tail()
+            set_aside = self.repair_tail()
             fh = self.episodes_path.open("a", encoding="utf-8")
         except OSError as exc:
             raise cannot_write(self.episodes_path, exc) from None
-        return EpisodeWriter(fh, path=self.episodes_path)
+        writer = EpisodeWriter(fh, path=self.episodes_path)
+        writer.set_aside = set_aside
+        return writer
 
 
 class EpisodeWriter:
@@ -211,6 +217,8 @@ class EpisodeWriter:
         self._path = path or Path(getattr(fh, "name", "episodes.jsonl"))
         self._interval = fsync_interval_s
         self._last_sync = time.monotonic()
+        self.set_aside: Path | None = None
+        """Where a torn last line found on opening was moved (``None``: there was none)."""
 
     def append(self, record: EpisodeRecord) -> None:
         line = redact(record.model_dump_json())  # no API key a server echoed, ever
