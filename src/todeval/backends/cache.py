@@ -33,6 +33,7 @@ from todeval.backends.types import (
     ToolCallOut,
 )
 from todeval.core.records import CallUsage
+from todeval.core.redact import redact
 from todeval.errors import BadInputError
 
 CACHE_FORMAT = 1
@@ -112,7 +113,7 @@ class ResponseCache:
     def put(self, key: str, reply: CachedReply) -> None:
         self._db.execute(
             "INSERT OR REPLACE INTO replies (key, value) VALUES (?, ?)",
-            (key, reply.model_dump_json()),
+            (key, redact(reply.model_dump_json())),  # no key a reply or a spec carried
         )
 
     def __len__(self) -> int:

@@ -43,7 +43,7 @@ from todeval.backends.types import (
     SchemaMode,
     ToolMode,
 )
-from todeval.core.redact import add_secret_variables
+from todeval.core.redact import add_secret, add_secret_variables, url_credentials
 from todeval.errors import BadInputError, UsageError, choice_error
 
 DEFAULT_OPENAI_URL = "https://api.openai.com/v1"
@@ -75,6 +75,27 @@ def _slash_form(spec: str) -> str:
     return spec
 
 
+def _split_url(rest: str) -> tuple[str, str, str]:
+    """``model@URL`` -> (model, "@", URL), split before the URL's scheme (a URL may hold an
+    ``@`` of its own); without a URL, at the last ``@`` as before (its check names it)."""
+    for scheme in ("@http://", "@https://"):
+        at = rest.find(scheme)
+        if at >= 0:
+            return rest[:at], "@", rest[at + 1 :]
+    return rest.rpartition("@")
+
+
+def _refuse_userinfo(url: str) -> None:
+    """A base URL with ``user:password@`` is refused: credentials belong in the environment."""
+    authority = url.split("://", 1)[1].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+    if "@" in authority:
+        raise UsageError(
+            "a model URL carries credentials (user:password@host): todeval does not take "
+            "credentials in URLs; put the key in OPENAI_API_KEY or in a models file's "
+            "api_key_env variable"
+        )
+
+
 def parse_model_spec(spec: str, environ: Mapping[str, str] | None = None) -> ParsedSpec:
     """Split a spec string; :class:`UsageError` with the valid forms when it is not one.
     ``environ`` (default: the process environment) is read for ``OPENAI_BASE_URL``."""
@@ -87,7 +108,7 @@ def parse_model_spec(spec: str, environ: Mapping[str, str] | None = None) -> Par
     if not rest:
         raise UsageError(f"model spec {spec!r} names no model; expected one of {SPEC_FORMS}")
     if backend == "openai":
-        model, at, url = rest.rpartition("@")
+        model, at, url = _split_url(rest)
         if not at:
             env_url = (os.environ if environ is None else environ).get(OPENAI_BASE_URL_ENV, "")
             if env_url.strip():
@@ -102,6 +123,9 @@ def parse_model_spec(spec: str, environ: Mapping[str, str] | None = None) -> Par
             raise UsageError(f"model spec {spec!r}: base URL {url!r} must start with http(s)://")
         if not model:
             raise UsageError(f"model spec {spec!r} names no model before '@'")
+        _refuse_userinfo(url)
+        for value in url_credentials(url):  # ?key=...: redacted wherever it is written
+            add_secret(value)
         return ParsedSpec(backend="openai", target=model, base_url=url.rstrip("/"))
     if backend == "llamacpp" and rest != "smollm2" and not rest.lower().endswith(".gguf"):
         raise UsageError(f"model spec {spec!r}: llamacpp takes 'smollm2' or a path ending in .gguf")

@@ -10,7 +10,11 @@ report, ``view`` and the terminal. :func:`redact` replaces
   not secrets worth the name and are left alone: replacing ``"x"`` everywhere would wreck
   every text);
 * any ``Bearer <token>`` and any ``sk-...`` key, configured or not (a token of at least 8
-  characters holding a digit, so "the bearer of the card" stays as it is),
+  characters holding a digit, so "the bearer of the card" stays as it is);
+* credentials in URLs: the userinfo of ``scheme://user:password@host`` and the value of every
+  query parameter whose name says it holds one (``key``, ``api_key``, ``token``,
+  ``access_token``, ``secret``, ``sig``, ``signature``, ``password``, ``auth``, ... and names
+  ending in them, such as ``subscription-key``), whatever its shape,
 
 with ``[redacted]``. It is applied where server text enters our records (the model backends'
 error messages and replies) and again by the writers (episode lines, every output file, the
@@ -38,6 +42,18 @@ _TOKEN = r"[A-Za-z0-9._~+/=-]"
 _KEYED = rf"(?={_TOKEN}*\d){_TOKEN}{{8,}}"
 _BEARERS = tuple(re.compile(rf"({word}\s+){_KEYED}") for word in ("Bearer", "bearer", "BEARER"))
 _SK_KEY = re.compile(rf"sk-{_KEYED}")
+# A query parameter named like a credential (``&amp;`` too: the report's HTML escapes ``&``),
+# and the userinfo of a URL. Values stop at the characters that end a URL in text or JSON.
+CREDENTIAL_PARAMS = (
+    "api[_-]?key|apikey|key|keys|token|access[_-]?token|id[_-]?token|auth|authorization|"
+    "secret|client[_-]?secret|sig|signature|password|passwd|pwd|pass|credential|credentials"
+)
+_URL_PARAM = re.compile(
+    rf"([?&;](?:amp;)?(?:[A-Za-z0-9_.-]*[_.-])?(?:{CREDENTIAL_PARAMS})=)([^&#\s\"'<>\\]+)",
+    re.IGNORECASE,
+)
+_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#\s@\"'<>\\]+)@")
+_AUTHORITY = re.compile(r"[^/?#\s@\"'<>\\]+@")
 
 
 def _sk_key(match: re.Match[str]) -> str:
@@ -90,7 +106,35 @@ def redact(text: str) -> str:
         text = _SK_KEY.sub(_sk_key, text)
     for bearer in _BEARERS:
         text = bearer.sub(rf"\1{REDACTED}", text)
+    if "=" in text:
+        text = _URL_PARAM.sub(rf"\1{REDACTED}", text)
+    if "://" in text and "@" in text:
+        text = _without_userinfo(text)
     return text
+
+
+def _without_userinfo(text: str) -> str:
+    """``scheme://user:password@host`` -> ``scheme://[redacted]@host``, found from each
+    ``://`` (a regex starting with the scheme's letters would test every position)."""
+    parts: list[str] = []
+    done = 0
+    at = text.find("://")
+    while at >= 0:
+        start = at + 3
+        found = _AUTHORITY.match(text, start)
+        if found is not None and text[start : found.end() - 1] != REDACTED:
+            parts += [text[done:start], REDACTED, "@"]
+            done = found.end()
+        at = text.find("://", start)
+    return "".join([*parts, text[done:]]) if parts else text
+
+
+def url_credentials(url: str) -> list[str]:
+    """The credentials a URL carries: its userinfo and every credential-named query value
+    (what :func:`redact` replaces in it)."""
+    found = [m.group(2) for m in _URL_PARAM.finditer(url)]
+    found += [m.group(2) for m in _USERINFO.finditer(url)]
+    return [v for v in found if v != REDACTED]
 
 
 def redact_bytes(data: bytes) -> bytes:
