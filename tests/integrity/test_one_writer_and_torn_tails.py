@@ -190,3 +190,27 @@ def test_the_annotation_server_refuses_a_second_server_on_its_file(tmp_path: Pat
         except subprocess.TimeoutExpired:
             first.kill()
     time.sleep(0.1)
+
+
+def test_verdict_cache_torn_at_every_byte_of_a_verdict(tmp_path: Path) -> None:
+    from todeval.benchmarks.clarq._judge import VerdictEntry, VerdictStore
+
+    def entry(key: str) -> VerdictEntry:
+        return VerdictEntry(key=key, model="m", language="en", gold="g", purpose="p",
+                            predictions=["x"], match=True)  # fmt: skip
+
+    base = tmp_path / "base.jsonl"
+    store = VerdictStore(path=base)
+    store.put(entry("k1"))
+    store.put(entry("k2"))
+    first, second = base.read_bytes().splitlines(keepends=True)
+    for cut in range(1, len(second)):
+        path = tmp_path / f"verdicts{cut}.jsonl"
+        path.write_bytes(first + second[:cut])
+        VerdictStore(path=path).put(entry("k3"))
+        again = VerdictStore(path=path)
+        whole = cut == len(second) - 1
+        assert again.skipped_lines == 0, cut  # nothing glued to the next verdict
+        assert again.get("k1") and again.get("k3") and bool(again.get("k2")) == whole, cut
+        if not whole:
+            assert torn_path(path).read_bytes() == second[:cut] + b"\n"

@@ -34,6 +34,7 @@ from todeval.benchmarks.clarq._text import (
     with_sentence_end,
 )
 from todeval.core import safejson
+from todeval.core.appendlog import repair_tail
 from todeval.core.records import CallUsage
 from todeval.errors import BadInputError, InfrastructureError
 
@@ -197,6 +198,7 @@ class VerdictStore:
         self._layers = list(layers)
         self.path = Path(path) if path is not None else None
         self._own: dict[str, VerdictEntry] = {}
+        self._repaired = False
         self.skipped_lines = 0
         if self.path is not None and self.path.exists():
             try:
@@ -229,6 +231,9 @@ class VerdictStore:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not self._repaired:  # a torn last line (a kill mid-write) set aside first
+                repair_tail(self.path)
+                self._repaired = True
             with self.path.open("a", encoding="utf-8") as out:
                 out.write(entry.model_dump_json() + "\n")
         except OSError as exc:
