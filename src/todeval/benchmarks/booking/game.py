@@ -2,9 +2,12 @@
 
 Loop (clem:todd protocol): the user speaks first; at most ``max_turns`` user turns; in each turn
 the system may chain DB queries and booking attempts and ends its turn with a follow-up message.
-The user ends the dialogue with ``done``. A system output that is not a valid action is a
-format violation: with ``on_violation='abort'`` (the paper's rule) the episode aborts; with
-``'reprompt'`` the system gets one corrective notice, and a second consecutive violation aborts.
+The user ends the dialogue with ``done``; a user simulator that says it gave up
+(``end_reason``: :data:`~.users.ending.GAVE_UP`) ends it too, but its episode is scored as not
+completed (0): the user left without a booking, whatever the system booked without telling it.
+A system output that is not a valid action is a format violation: with
+``on_violation='abort'`` (the paper's rule) the episode aborts; with ``'reprompt'`` the system
+gets one corrective notice, and a second consecutive violation aborts.
 Every violation is recorded.
 
 What the two rule sets disagree on -- parsing, DB search, booking validation, the inner-loop cap
@@ -46,6 +49,7 @@ from todeval.benchmarks.booking.players import SYSTEM, USER
 from todeval.benchmarks.booking.rules import PROTOCOLS, GameProtocol, get_protocol
 from todeval.benchmarks.booking.tasks import BookingTask
 from todeval.benchmarks.booking.taxonomy import classify, unrealistic_class
+from todeval.benchmarks.booking.users.ending import GAVE_UP
 from todeval.benchmarks.booking.worlds import world_of
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord
@@ -238,7 +242,11 @@ class GameMaster:
         return self._record(end)
 
     def _record(self, end: EpisodeEnd) -> EpisodeRecord:
-        score = self.protocol.score(self.task, self.env, end.completed)
+        # A user that gave up left without its booking: what the system booked without telling
+        # it (no reference the user took) is not scored, however well it fits the goal.
+        user_end = self.user.end_reason if isinstance(self.user, ReportsEndReason) else None
+        scored = end.completed and user_end not in GAVE_UP
+        score = self.protocol.score(self.task, self.env, scored)
         outcome = end.outcome
         if outcome is Outcome.SUCCESS and score.booking_accuracy < 1.0:
             outcome = Outcome.FAILURE
@@ -267,7 +275,6 @@ class GameMaster:
         if self.task.task_set == "unrealistic":
             labels["unrealistic"] = unrealistic_class(self.task, failure_class, self.log.events)
         reason = end.reason
-        user_end = self.user.end_reason if isinstance(self.user, ReportsEndReason) else None
         if user_end:
             reason = f"{reason} ({user_end})"
         return self.log.record(

@@ -21,6 +21,8 @@ SYSTEMS: dict[str, str] = {
     "first-row": f"{_CONTROLS}:FirstRowSystem",
     "copy-example": f"{_CONTROLS}:CopyExampleSystem",
     "oracle": f"{_CONTROLS}:OracleSystem",
+    # the skill-less family todeval validate searches (parameters: the config's adversary)
+    "adversary": "todeval.benchmarks.booking.adversaries:AdversarySystem",
 }
 USERS: dict[str, str] = {
     "agenda": "todeval.benchmarks.booking.users.agenda:AgendaUser",

@@ -239,6 +239,51 @@ EXAMPLE_PACK = "car-rental"
 """The shipped domain pack whose controls ``todeval validate booking`` plays too."""
 
 
+PACK_INFORM_HIGH = 0.25
+"""The car-rental Inform family's band: 1.5 x the best Inform the search finds on MultiWOZ's test
+goals (bench/bench_booking_adversaries.py), so that the pack is no easier to parrot."""
+
+
+def _families() -> tuple[Any, ...]:
+    """The skill-less family (``benchmarks/booking/adversaries.py``) under both protocols, on
+    MultiWOZ's test goals and on the example pack: booking accuracy at most 0.05; on the pack,
+    Inform too (at most :data:`PACK_INFORM_HIGH`)."""
+    from todeval.benchmarks.booking.adversaries import FAMILY_RUNS, SPACE
+    from todeval.validation import AdversaryFamily
+
+    what = (
+        "parrots (schema values in the user's words copied into searches and bookings), "
+        "enumerators (every row, every value) and ask-everything, with their parameters"
+    )
+    families = []
+    for domain in (None, EXAMPLE_PACK):
+        n_tasks = 117 if domain is None else 60
+        for protocol in ("clemtodd", "strict"):
+            metrics = [("booking_accuracy", "booking.booking_accuracy", 0.05)]
+            if domain is not None:
+                metrics.append(("inform", "booking.inform", PACK_INFORM_HIGH))
+            for short, metric, high in metrics:
+                name = "parrot" if short == "booking_accuracy" else "parrot-inform"
+                name += f"/{protocol}" + (f"/{domain}" if domain else "")
+                run: dict[str, Any] = {"user": "agenda", "protocol": protocol}
+                if domain is not None:
+                    run["domain"] = domain
+                FAMILY_RUNS[name] = run
+                families.append(
+                    AdversaryFamily(
+                        name=name,
+                        description=what,
+                        metric=metric,
+                        high=high,
+                        space=SPACE,
+                        play="todeval.benchmarks.booking.adversaries:play",
+                        group=protocol if domain is None else domain,
+                        budget=8 * n_tasks,
+                    )
+                )
+    return tuple(families)
+
+
 def _suite() -> Any:
     from todeval.validation import Control, ControlSuite
 
@@ -265,6 +310,7 @@ def _suite() -> Any:
     return ControlSuite(
         name="booking",
         controls=tuple(controls),
+        adversaries=_families(),
         notes=(
             "Booking accuracy over the 117 test goals against the agenda user; the car-rental "
             "group: the example domain pack's 60 tasks.",

@@ -14,3 +14,7 @@ class EndReason(StrEnum):
     """The system sent the same message ``repeat_limit`` times in a row."""
     CORPUS_REPLAYED = "corpus_replayed"
     """The corpus user ran out of recorded user turns."""
+
+
+GAVE_UP = frozenset({EndReason.GAVE_UP_NO_PROGRESS, EndReason.GAVE_UP_REPEATS})
+"""The user left without what it came for: the episode scores 0 (the game master)."""

@@ -8,7 +8,9 @@ details and asks for what the goal requests; a reference number for the entity's
 it. When the system offers nothing for a turn it says its booking details along with its
 constraints (so a system that never offers has been told everything it needs). It says ``done``
 when every entity is closed, or after ``patience`` turns without progress.
-Values are worded by :mod:`todeval.benchmarks.booking.domains.language`.
+Values are worded by :mod:`todeval.benchmarks.booking.domains.language`, paraphrased as
+MultiWOZ's user words its values (through the pack's aliases, descriptions, number words and
+spoken times), so that copying the schema's values out of its words is not enough.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 
 from todeval.benchmarks.booking.domains.language import (
     description_of,
+    entity_mentioned,
     pack_of,
     say,
     shared_values,
@@ -66,17 +69,28 @@ class PackUser:
         self.goals = [self._goal(name, g) for name, g in context.task.domains.items()]
         self.stalled = 0
         self.finished = False
+        self.wording: dict[tuple[str, str, str], str] = {}
 
     def _goal(self, entity: str, g: DomainGoal) -> _Goal:
         first = dict(g.fail_info) if g.fail_info else dict(g.info)
         return _Goal(entity, first, dict(g.info), dict(g.book), list(g.reqt))
 
     def _say(self, entity: str, slots: dict[str, str]) -> str:
+        """The values in the user's words: paraphrased as MultiWOZ's user does (an alias, a
+        yes/no slot by its description, a value beside one it does not want, numbers and times
+        in words), each worded once and kept for the dialogue (a person sticks to its words)."""
         parts = []
         for name, value in slots.items():
             slot = self.pack.slot(entity, name)
-            shared = shared_values(self.pack.entities[entity])
-            parts.append(say(slot, value, shared) if slot is not None else value)
+            if slot is None:
+                parts.append(value)
+                continue
+            key = (entity, name, value)
+            if key not in self.wording:
+                e = self.pack.entities[entity]
+                contrast = name not in e.booking  # "book it for monday, not friday" is odd
+                self.wording[key] = say(slot, value, shared_values(e), self.rng, contrast=contrast)
+            parts.append(self.wording[key])
         return ", ".join(parts)
 
     def _open(self, goal: _Goal) -> str:
@@ -122,7 +136,11 @@ class PackUser:
 
     def _answer(self, goal: _Goal, message: str) -> str:
         low = message.lower()
-        if goal.book and _REFERENCE.search(message):
+        referenced = self._referenced(message)
+        for other in self.goals:  # "car booked, reference X; parking booked, reference Y"
+            if other is not goal and other.book and other.entity in referenced:
+                other.booked = True
+        if goal.book and (None in referenced or goal.entity in referenced):
             goal.booked = True
             return self._next_goal()
         nothing = _NOTHING.search(low) and not goal.offered
@@ -149,6 +167,15 @@ class PackUser:
         if not parts:
             return self._next_goal()
         return " ".join(parts)
+
+    def _referenced(self, message: str) -> set[str | None]:
+        """The entities a reference number in ``message`` is given for (None: a reference
+        whose sentence names no entity, taken as the current one's)."""
+        found: set[str | None] = set()
+        for sentence in re.split(r"[.;!?]\s+", message):
+            if _REFERENCE.search(sentence):
+                found.add(entity_mentioned(self.pack, sentence))
+        return found
 
     def _ask_reqt(self, goal: _Goal) -> str:
         """The goal's attributes, asked once, with its booking details (so a system books with
