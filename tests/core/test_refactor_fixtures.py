@@ -76,6 +76,9 @@ ALLOWED = {
     r"(summary:|episodes:\d+)/metrics/booking\.attributes": "issue 41: not applicable (left out "
     "of the record and the summary) when no goal domain requests an attribute, as in every "
     "test goal; it was a free 1.0",
+    r"episodes:\d+/events/\d+/data/(outcome|reason|dialogue_outcome|dialogue_reason)": "issue "
+    "42: the episode_end event says the record's outcome and reason (scoring's), how the "
+    "dialogue itself ended beside them",
     r"manifest:/task_set_hash": "one format for every benchmark (issue 28); the recorded value "
     "must be the new plan's hash or its legacy alias (checked below)",
 }

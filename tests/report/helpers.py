@@ -86,7 +86,7 @@ def scripted_llm_run(out: Path, tmp: Path) -> Path:
     return out
 
 
-def _events(p: str) -> list[Event]:
+def _events(p: str, outcome: str = "failure") -> list[Event]:
     def ev(kind: str, actor: str, turn: int, **data: Any) -> Event:
         return Event(t=0.01 * turn, kind=kind, actor=actor, turn=turn, data=data)
 
@@ -108,7 +108,7 @@ def _events(p: str) -> list[Event]:
         ev("booking_result", "game_master", 2, domain="hotel", ok=False, reference=p, message=p),
         ev("violation", "system", 2, reason=p, raw=p),
         ev(p, p, 2, payload=p),
-        ev("episode_end", "game_master", 2, outcome="failure", reason=p),
+        ev("episode_end", "game_master", 2, outcome=outcome, reason=p),
     ]
 
 
@@ -131,7 +131,7 @@ def xss_run(path: Path) -> Path:
                 reason=p,
                 metrics={"booking.booking_accuracy": float(i % 2), "booking.inform": 1.0},
                 turns=2,
-                events=_events(p),
+                events=_events(p, outcome.value),
                 timing=Timing(
                     started_at="2026-01-01T00:00:00Z",
                     ended_at="2026-01-01T00:00:01Z",

@@ -113,8 +113,12 @@ class ViolationPayload(BaseModel):
 class EndPayload(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    outcome: str
+    outcome: str = Field(description="the episode's outcome, as its record says")
     reason: str
+    dialogue_outcome: str | None = Field(
+        None, description="how the dialogue itself ended, when scoring changed the outcome"
+    )
+    dialogue_reason: str | None = None
 
 
 class ExtraPayload(BaseModel):

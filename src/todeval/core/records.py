@@ -433,3 +433,26 @@ class Manifest(BaseModel):
             if self.protocol is None and isinstance(self.config.get("protocol"), str):
                 self.protocol = self.config["protocol"]
         return self
+
+
+def contradictions(record: EpisodeRecord) -> list[str]:
+    """Where ``record`` disagrees with itself (empty when it does not): its last
+    ``episode_end`` event must say its outcome and reason, and a ``who_failed`` label belongs
+    to an episode that did not succeed. Checked on every write of ``episodes.jsonl``."""
+    found: list[str] = []
+    ends = [e for e in record.events if e.kind == "episode_end"]
+    if ends:
+        said = ends[-1].data
+        if said.get("outcome") != record.outcome.value:
+            found.append(
+                f"its episode_end event says {said.get('outcome')!r}, the record "
+                f"{record.outcome.value!r}"
+            )
+        elif said.get("reason") != record.reason:
+            found.append(
+                f"its episode_end event gives the reason {said.get('reason')!r}, the record "
+                f"{record.reason!r}"
+            )
+    if record.outcome.value == "success" and "who_failed" in record.labels:
+        found.append(f"it succeeded but is labelled who_failed={record.labels['who_failed']!r}")
+    return found

@@ -244,6 +244,23 @@ class EpisodeLog:
         data = {"outcome": end.outcome.value, "reason": end.reason}
         self.add_typed("episode_end", "game_master", "end", data)
 
+    def _settle_end(self, outcome: Outcome, reason: str) -> None:
+        """The last ``episode_end`` event carries ``outcome`` and ``reason``."""
+        for i in range(len(self.events) - 1, -1, -1):
+            event = self.events[i]
+            if event.kind != "episode_end":
+                continue
+            said = event.data
+            if said.get("outcome") != outcome.value or said.get("reason") != reason:
+                data = {
+                    "outcome": outcome.value,
+                    "reason": reason,
+                    "dialogue_outcome": said.get("dialogue_outcome", said.get("outcome")),
+                    "dialogue_reason": said.get("dialogue_reason", said.get("reason")),
+                }
+                self.events[i] = event.model_copy(update={"data": data})
+            return
+
     def record(
         self,
         *,
@@ -257,7 +274,14 @@ class EpisodeLog:
         labels: dict[str, str] | None = None,
         details: dict[str, Any] | None = None,
     ) -> EpisodeRecord:
-        """The episode's record; ``outcome``/``reason`` override the end's (after scoring)."""
+        """The episode's record; ``outcome``/``reason`` override the end's (after scoring).
+
+        The closing ``episode_end`` event then says the record's outcome too, with how the
+        dialogue itself ended beside it (``dialogue_outcome``, ``dialogue_reason``): a record
+        never ends its transcript with an outcome it does not have."""
+        final = outcome or end.outcome
+        why = end.reason if reason is None else reason
+        self._settle_end(final, why)
         return EpisodeRecord(
             benchmark=benchmark,
             episode_id=episode_id(streams.task_id, streams.trial),
@@ -265,9 +289,9 @@ class EpisodeLog:
             trial=streams.trial,
             seed=streams.seed,
             group=group,
-            outcome=outcome or end.outcome,
+            outcome=final,
             termination=end.termination.value,
-            reason=end.reason if reason is None else reason,
+            reason=why,
             metrics=metrics or {},
             turns=self.turn,
             events=self.events,

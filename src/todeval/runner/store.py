@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from todeval.core.appendlog import repair_tail
 from todeval.core.files import write_atomic
-from todeval.core.records import EpisodeRecord, Manifest, Summary
+from todeval.core.records import EpisodeRecord, Manifest, Summary, contradictions
 from todeval.core.redact import redact
 from todeval.errors import BadInputError
 
@@ -221,6 +221,9 @@ class EpisodeWriter:
         """Where a torn last line found on opening was moved (``None``: there was none)."""
 
     def append(self, record: EpisodeRecord) -> None:
+        disagree = contradictions(record)
+        if disagree:  # a benchmark's bug: refuse to write a record that contradicts itself
+            raise ValueError(f"episode {record.episode_id} contradicts itself: {disagree[0]}")
         line = redact(record.model_dump_json())  # no API key a server echoed, ever
         json.loads(line)  # never write a line we could not read back
         try:
