@@ -25,6 +25,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from todeval.core.userfiles import read_user_text
 from todeval.errors import BadInputError, UsageError
 
 SUFFIX = ".txt"
@@ -55,19 +56,30 @@ def _package_templates(package: str) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
+MAX_TEMPLATE_BYTES = 1024 * 1024
+"""The largest template file read from ``--prompts DIR`` (1 MiB)."""
+
+
 def read_overrides(directory: str | Path) -> dict[str, str]:
-    """The ``*.txt`` files of an override directory, by template name."""
+    """The ``*.txt`` files of an override directory, by template name.
+
+    Every entry named like a template must be a regular UTF-8 file of at most
+    :data:`MAX_TEMPLATE_BYTES` inside the directory (a symlink may point elsewhere in it):
+    a directory, a dangling or escaping symlink, a device or an unreadable file is a one-line
+    error (exit 3), never skipped and never read from outside."""
     path = Path(directory)
     if not path.is_dir():
         raise BadInputError(f"{path}: --prompts must name a directory of <template>.txt files")
     try:
-        return {
-            f.name[: -len(SUFFIX)]: _template_text(f.read_text(encoding="utf-8"))
-            for f in sorted(path.iterdir())
-            if f.name.endswith(SUFFIX) and f.is_file()
-        }
-    except (OSError, UnicodeDecodeError) as exc:
+        entries = sorted(f for f in path.iterdir() if f.name.endswith(SUFFIX))
+    except OSError as exc:
         raise BadInputError(f"{path}: cannot read the prompt templates ({exc})") from None
+    return {
+        f.name[: -len(SUFFIX)]: _template_text(
+            read_user_text(f, what="prompt template", folder=path, max_bytes=MAX_TEMPLATE_BYTES)
+        )
+        for f in entries
+    }
 
 
 class PromptSet:
