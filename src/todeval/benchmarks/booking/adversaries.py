@@ -29,7 +29,9 @@ Parameters (:data:`SPACE`, every choice in order, the first the default):
 * ``domains`` -- ``all``: every entity it can book; ``mentioned``: the entities whose tool
   description shares a word with the user's message (every one when none does);
 * ``compare`` -- ``equal``: a comparable parameter is searched with ``=``; ``guess``: a time after
-  "after", "from" or "leav..." with ``>=``, after "by" or "before" with ``<=``.
+  "after", "from" or "leav..." with ``>=``, after "by" or "before" with ``<=``;
+* ``pick`` -- when a message holds several values of one parameter: the ``last`` or the
+  ``first`` said.
 
 The parameters ride in the system's name, ``--system 'adversary?strategy=parrot&rows=2'`` (a
 parameter left out takes its first choice). :func:`play` plays one point of a family for
@@ -69,6 +71,7 @@ SPACE: dict[str, tuple[Any, ...]] = {
     "memory": ("dialogue", "turn"),
     "domains": ("all", "mentioned"),
     "compare": ("equal", "guess"),
+    "pick": ("last", "first"),
 }
 """Every parameter's choices in order (the first is the default)."""
 
@@ -178,7 +181,9 @@ class AdversarySystem:
                 (m.start(), f"{int(m.group(1)):02d}:{m.group(2)}") for m in _TIME.finditer(low)
             ]
             times = [(at, t) for at, t in times if _cued(param, low, at) or len(times) == 1]
-            return times[-1][1] if times else None
+            if not times:
+                return None
+            return times[0][1] if self.p["pick"] == "first" else times[-1][1]
         if param.numeric:
             for m in re.finditer(r"\b(\d{1,2})\s+([a-z]+)", low):
                 allowed = m.group(1) in param.enum or not param.enum
@@ -188,12 +193,13 @@ class AdversarySystem:
         candidates = param.enum or sorted(seen)
         best: tuple[int, str] | None = None
         for value in sorted(candidates, key=len, reverse=True):
-            at = low.rfind(f" {value.lower()} ")
+            spelled = f" {value.lower()} "
+            at = low.find(spelled) if self.p["pick"] == "first" else low.rfind(spelled)
             if not value or at < 0:
                 continue
             if value in shared and not _cued(param, low, at):
                 continue
-            if best is None or at > best[0]:
+            if best is None or (at < best[0] if self.p["pick"] == "first" else at > best[0]):
                 best = (at, value)
         return best[1] if best else None
 

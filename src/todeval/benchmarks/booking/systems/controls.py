@@ -126,7 +126,8 @@ class CopyExampleSystem(SilentSystem):
 class _Booker:
     """Plays a list of (domain, constraints, booking details) one after the other: a search,
     then a booking of the first row with the required arguments from the row and the details;
-    then one follow-up with the references (and the asked-for attributes of the rows)."""
+    then a follow-up with the references (and the asked-for attributes of the rows), said
+    again every turn after (a user that asks for one domain at a time finds each one's)."""
 
     started: bool = False
     row: dict[str, str]
@@ -142,14 +143,24 @@ class _Booker:
     def asked(self, domain: str) -> list[str]:
         return []
 
+    one_at_a_time = False
+    """Book one domain a user turn, in the plan's order (else every domain on the first)."""
+
     async def respond(self, observation: Observation) -> SystemOutput:
         if isinstance(observation, UserMessage):
-            if self.started:
-                return followup("Is there anything else I can do for you?")
-            self.started = True
-            self.todo = self.plan()
-            self.done: list[str] = []
-            return self._next()
+            if not self.started:
+                self.started = True
+                self.pending = self.plan()
+                self.done: list[str] = []
+                if not self.one_at_a_time:
+                    self.todo, self.pending = self.pending, []
+                    return self._next()
+            if self.one_at_a_time and self.pending:
+                self.todo, self.done = [self.pending.pop(0)], []
+                return self._next()
+            if self.one_at_a_time and self.done:  # everything booked: the last news again
+                return followup("; ".join(self.done) + ". Is there anything else?")
+            return followup("Is there anything else I can do for you?")
         if isinstance(observation, DbResult):
             domain, _, details = self.todo[0]
             if not observation.rows:
@@ -204,9 +215,11 @@ class FirstRowSystem(_Booker):
 
 
 class OracleSystem(_Booker):
-    """Privileged: books what the goal asks for, as the goal asks for it."""
+    """Privileged: books what the goal asks for, as the goal asks for it, one domain a user
+    turn in the order the user takes them (the goal message's; a pack's: the goal's)."""
 
     privileged = True
+    one_at_a_time = True
 
     async def start(self, context: SystemStart) -> None:
         self.task: BookingTask = context.task
@@ -214,8 +227,17 @@ class OracleSystem(_Booker):
         self.world = world_of(context.context.task_set)
 
     def plan(self) -> list[tuple[str, dict[str, Any], dict[str, str]]]:
+        from todeval.benchmarks.booking.users.goal import domain_order
+
+        order = list(self.task.domains)
+        if not self.world.from_pack:
+            order = [
+                *domain_order(self.task),
+                *(d for d in order if d not in domain_order(self.task)),
+            ]
         out = []
-        for domain, goal in self.task.domains.items():
+        for domain in order:
+            goal = self.task.domains[domain]
             if domain in self.world.booking_tools.values() and goal.book:
                 out.append((domain, _query(self.world, domain, goal.info), dict(goal.book)))
         return out
