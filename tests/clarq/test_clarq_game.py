@@ -77,6 +77,7 @@ def test_oracle_episode_record(tmp_path: Path) -> None:
     assert decisions[1]["released"] == ["1"] and "open now: 1.1, 2, 3" in decisions[1]["summary"]
     assert record["metrics"] == {
         "clarq.success": 1.0,
+        "clarq.success_economy": 1.0,  # six questions, the oracle's own number (issue 41)
         "clarq.success.depth3+": 1.0,
         "clarq.aqd": 0.0,
         "clarq.aql": pytest.approx(record["metrics"]["clarq.aql"]),

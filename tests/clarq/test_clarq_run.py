@@ -154,7 +154,7 @@ def test_provider_panel_from_a_panel_file(tmp_path: Path) -> None:
     argv = ["run", "clarq", "--out", str(out), "--quiet", "--no-cache", *IDS[:4]]
     assert main([*argv, "--panel", str(panel_file)]) == 0
     panel = json.loads((out / "panel.json").read_text())
-    assert panel["benchmark"] == "clarq" and panel["metric"] == "clarq.success"
+    assert panel["benchmark"] == "clarq" and panel["metric"] == "clarq.success_economy"
     assert panel["subject"] == "seeker" and panel["varied"] == "provider"
     assert panel["members"] == {
         "seeker": ["oracle", "wrong", "dump"],

@@ -234,7 +234,7 @@ SWEEP_SEEKER = f"{__name__}:SweepSeeker"
 def play(job: AdversaryJob) -> Summary:
     """One point of a sweep family: the sweep seeker with ``job.params`` against the ``rule``
     provider under the ``strict`` protocol, on the family's language."""
-    from todeval.validation.search import play_run
+    from todeval.validation.play import play_run
 
     lang = job.family.group or "en"
     config = {

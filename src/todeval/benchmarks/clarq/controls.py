@@ -20,6 +20,7 @@ is the ceiling.
 from __future__ import annotations
 
 from todeval.benchmarks.clarq._text import Language, strip_provider_prefix
+from todeval.benchmarks.clarq.adversaries import families
 from todeval.benchmarks.clarq.protocol import GOODBYES, SeekerView
 from todeval.validation import Control, ControlSuite
 
@@ -192,6 +193,9 @@ _FLOORS = {
 }
 FLOOR_HIGH = 0.10
 CEILING_LOW = 0.95
+HEADLINE = "clarq.success_economy"
+"""The headline (SPQ, success weighted by question economy): the adversary families and the
+oracle's ceiling are judged by it; the floor controls by S, which bounds it from above."""
 
 
 def _control(seeker: str, lang: Language, kind: str, low: float, high: float, what: str) -> Control:
@@ -199,7 +203,7 @@ def _control(seeker: str, lang: Language, kind: str, low: float, high: float, wh
         name=f"{seeker}/{lang}",
         kind=kind,
         description=what,
-        metric="clarq.success",
+        metric=HEADLINE if kind == "ceiling" else "clarq.success",
         low=low,
         high=high,
         run={"seeker": seeker, "lang": lang},
@@ -217,5 +221,10 @@ SUITE = ControlSuite(
             _control("oracle", lang, "ceiling", CEILING_LOW, 1.0, "privileged: asks from the tree"),
         )
     ),
-    notes=("S over all 260 test tasks of a language against the offline rule provider, no judge.",),
+    adversaries=families(HEADLINE, FLOOR_HIGH),
+    notes=(
+        "All 260 test tasks of a language against the offline rule provider, no judge: floor "
+        "controls by S (S <= 0.10 holds SPQ <= 0.10 too), the oracle by the headline SPQ; the "
+        "sweep families (strict protocol) by SPQ.",
+    ),
 )

@@ -1,5 +1,6 @@
-"""How ClarQ self-play results are shown: S, AQD and AQL with their CIs, S per tree depth, how
-each dialogue ended, and transcripts with the provider's decision after every answer."""
+"""How ClarQ self-play results are shown: the headline SPQ (S weighted by question economy),
+S, AQD and AQL with their CIs, S per tree depth, how each dialogue ended, and transcripts with
+the provider's decision after every answer."""
 
 from __future__ import annotations
 
@@ -16,13 +17,15 @@ from todeval.results.profile import (
 )
 
 SUCCESS = "clarq.success"
+ECONOMY = "clarq.success_economy"
 
 PROFILE = BenchmarkProfile(
     benchmark="clarq",
     title="clarq (ClarQ-LLM clarification self-play)",
-    primary=SUCCESS,
-    primary_title="S",
+    primary=ECONOMY,
+    primary_title="SPQ",
     columns=(
+        Column(metric=ECONOMY, title="SPQ"),
         Column(metric=SUCCESS, title="S"),
         Column(metric="clarq.aqd", title="AQD", kind="number"),
         Column(metric="clarq.aql", title="AQL", kind="number"),
@@ -89,6 +92,10 @@ PROFILE = BenchmarkProfile(
     reviewer="todeval.benchmarks.clarq.review:REVIEWER",
     panel=PanelRoles(subject="seeker", varied="provider"),
     notes=(
+        "SPQ (the headline, ours) = S weighted by question economy, after SPL: per dialogue "
+        "S x q* / max(q, q*), q the questions the seeker asked (every question of every "
+        "answered turn), q* = required responses + 1 (the oracle's). A seeker that sweeps or "
+        "shotguns pays for every question; S is the paper's, reported beside it.",
         "S = share of dialogues in which every required response reached the seeker (the "
         "original evaluator's matching steps; the judge for leftovers, else the release record).",
         "AQD = provider answers after the first + 1 - required lines: signed, negative when the "

@@ -145,6 +145,17 @@ TAG_WORDS = 4
 """A yes/no question this short ("Is that right?") asks about the turn's own statements."""
 ECHO_SHARE = 0.6
 """A statement sharing this share of its words with one provider message repeats it."""
+MAX_DETAIL = 8
+"""A turn asking more detail questions than this releases nothing (the most any turn of the
+GPT-4o reference seeker asks is 8; the audit does not move)."""
+SAID_SHARE = 0.75
+SAID_WORDS = 8
+"""A turn whose questions repeat this share of the provider's content words (response 0 and
+the released responses, the background's words left out), and at least :data:`SAID_WORDS` of
+them, asks about what it was told, not about a node: it releases nothing."""
+PATIENCE = 2
+"""Detail turns answered without a release, beyond those answered with one, after which the
+seeker is fishing and the provider releases nothing more (``None``: never)."""
 
 _GOODBYE = {
     "en": re.compile(r"\b(?:good\s*-?\s*bye|bye)\b", re.IGNORECASE),
@@ -184,6 +195,7 @@ class _TaskTerms:
 
     vocabulary: set[str]  # the seeker's background, response 0 and every node's text
     known: set[str]  # what the seeker is told before any release: background, response 0
+    background: set[str]  # the seeker's background alone
     texts: dict[str, list[str]]
     purposes: dict[str, list[str]]
     lang: Language
@@ -200,6 +212,9 @@ class RuleProvider:
     intent_floor: dict[Language, float] = field(default_factory=lambda: dict(INTENT_FLOORS))
     local: bool = True
     meaning: dict[Language, MeaningSettings] = field(default_factory=lambda: dict(MEANING))
+    max_detail: int = MAX_DETAIL
+    said_share: float = SAID_SHARE
+    patience: int | None = PATIENCE
     _terms: dict[str, _TaskTerms] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -261,6 +276,13 @@ class RuleProvider:
                 message=release_message(replies.enough),
                 kind=SeekerKind.UNANSWERABLE,
                 note="nothing left to release",
+            )
+        too_broad = self._too_broad(view, utterance, terms)
+        if too_broad is not None:
+            return self._no_release(view, SeekerKind.UNANSWERABLE, too_broad)
+        if self._fishing(view):
+            return self._no_release(
+                view, SeekerKind.UNANSWERABLE, "fishing: its questions missed more than they hit"
             )
         weights = self._local_weights(focus, view.available, terms) if self.local else None
         context = self._own_words(view, utterance)
@@ -324,6 +346,41 @@ class RuleProvider:
         nodes = list(view.available) if node in view.available else [*view.available, node]
         close = self._closeness(fresh, nodes, terms) if lang in self.meaning else {}
         return self._route(fresh, node, known, view.task, self._own_words(view, utterance), close)
+
+    def _too_broad(self, view: ProviderView, utterance: Utterance, terms: _TaskTerms) -> str | None:
+        """Why the turn as a whole is not a clarifying question, or ``None``: it asks more than
+        :attr:`max_detail` detail questions, or they repeat most of what the provider said
+        (:attr:`said_share` of its content words, at least :data:`SAID_WORDS`). (That its
+        questions together name most of the background is read per node, in
+        :meth:`_targets`.)"""
+        lang = view.lang
+        if len(utterance.detail) > self.max_detail:
+            return f"asks {len(utterance.detail)} questions at once"
+        words = set(tokenize(" ".join(utterance.detail), lang))
+        said = set(tokenize(view.task.opening, lang)).union(
+            *(terms.texts[node.label] for node in view.released)
+        )
+        said -= terms.background
+        covered = len(said & words)
+        if self.said_share and covered >= SAID_WORDS and covered >= self.said_share * len(said):
+            return f"its questions repeat {covered} of the {len(said)} words the provider said"
+        return None
+
+    def _fishing(self, view: ProviderView) -> bool:
+        """Whether the seeker is fishing: its earlier detail turns after the gate missed
+        (were answered without a release) at least :attr:`patience` more often than they hit
+        (:data:`PATIENCE`; ``None``: never)."""
+        if self.patience is None:
+            return False
+        by_text = {release_message(node.text) for node in view.released}
+        history = view.history
+        hits = misses = 0
+        for i in range(3, len(history) - 1, 2):  # seeker turns after the gate, and replies
+            if history[i + 1] in by_text:
+                hits += 1
+            elif Utterance.read(history[i], view.lang).detail:
+                misses += 1
+        return misses - hits >= self.patience
 
     def _floor(self, route: Route, lang: Language) -> float:
         return self.thresholds[lang] if route is Route.WORDS else self.intent_floor[lang]
@@ -444,8 +501,8 @@ class RuleProvider:
                 own |= words
         return own
 
-    @staticmethod
     def _targets(
+        self,
         sentences: Sequence[str],
         node: ResponseNode,
         known: set[str],
@@ -460,6 +517,8 @@ class RuleProvider:
         topic = topic_terms(node, lang)
         answered = node_intents(node, lang)
         by_words = False
+        # the list guard reads the turn's questions together, not one sentence at a time
+        turn = {w for sentence in sentences for w in tokenize(sentence, lang)}
         for sentence in sentences:
             words = set(tokenize(sentence, lang))
             shared = words & topic
@@ -471,7 +530,7 @@ class RuleProvider:
                 shared = words & topic
             if not shared:
                 continue
-            if is_list(words, task.background, lang, beyond=set(topic)):
+            if is_list(words | turn, task.background, lang, beyond=set(topic)):
                 continue  # a list of what it was told, not a question about this node
             new = shared - known
             if compatible(asked, answered) and (
@@ -534,11 +593,13 @@ class RuleProvider:
             task.opening,
         ]
         known = {token for text in told for token in tokenize(text, lang)}
+        own = {token for text in told[:-1] for token in tokenize(text, lang)}
         texts = {node.label: tokenize(node.text, lang) for node in task.nodes}
         vocabulary = known.union(*texts.values())
         terms = _TaskTerms(
             vocabulary=vocabulary,
             known=known,
+            background=own,
             texts=texts,
             purposes={node.label: tokenize(node.purpose or node.text, lang) for node in task.nodes},
             lang=lang,
