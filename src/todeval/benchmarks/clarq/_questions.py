@@ -2,9 +2,9 @@
 catch-alls, and how many questions it asks.
 
 The ``rule`` provider reads a turn with these (:mod:`.providers.rule`), and the economy of a
-dialogue (:func:`questions_asked`, the headline ``clarq.success_economy``) counts with them: a
-turn costs the questions it asks, so a one-turn shotgun of a hundred questions pays for a
-hundred.
+dialogue (:func:`questions_asked`, :func:`economy`: the headline ``clarq.success_economy``,
+SPQ) counts with them: a turn costs the questions it asks, so a one-turn shotgun of a hundred
+questions pays for a hundred.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from todeval.benchmarks.clarq._text import Language
+from todeval.benchmarks.clarq._text import Language, strip_provider_prefix
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？?!])|\n+")
 _LIST_MARK = re.compile(r"^\s*(?:[-*•]+|\d+[.)、]|[(（]\d+[)）])?\s*[*_\"'“]*")
@@ -70,15 +70,17 @@ def is_vague(sentence: str, lang: Language) -> bool:
     return bool((_VAGUE_EN if lang == "en" else _VAGUE_ZH).search(sentence))
 
 
+_WH_EN = r"(?:which|where|how|what|when|who|whom|whose|why)"
+_AUX_EN = r"(?:should|shall|can|could|do|does|did|is|are|was|were|will|would|must|may|might)"
+_SUBJECT_EN = r"(?:i|we|you|it|they|there|he|she|this|that)"
 _CLAUSES = {
-    # a further question joined to a sentence: "and how ...", "; where ...", "or should I ...",
-    # ", where should I ..." (a relative clause -- ", which is ..." -- is not one)
+    # a further question joined to a sentence: "and how do I ...", "; where is ...", "or should
+    # I ...", ", where should I ..." -- not a relative clause (", which is ...") nor a verb
+    # joined to a statement ("... is hard and would last")
     "en": re.compile(
-        r"(?:\band|\bor|\balso|\bthen|[;:])\s+(?:(?:and|or|also|then)\s+)?"
-        r"(?:which|where|how|what|when|who|whom|whose|why|should|shall|can|could|do|does|did|"
-        r"is|are|will|would|must|may)\b|"
-        r",\s+(?:(?:which|where|how|what|when|who|why)\s+(?:\w+\s+)?)?"
-        r"(?:should|shall|can|could|do|does|did|will|would|must|may)\s+(?:i|we)\b",
+        rf"(?:\band|\bor|\balso|\bthen|[;:])\s+(?:(?:and|or|also|then)\s+)?"
+        rf"(?:{_WH_EN}\s+(?:\w+\s+)?{_AUX_EN}|{_AUX_EN}\s+{_SUBJECT_EN})\b|"
+        rf",\s+(?:(?:and|or|also|then)\s+)?(?:{_WH_EN}\s+(?:\w+\s+)?)?{_AUX_EN}\s+{_SUBJECT_EN}\b",
         re.IGNORECASE,
     ),
     "zh": re.compile("为什么|什么时候|什么|哪里|哪儿|哪|怎么|怎样|如何|谁|吗|是否|多少|几"),
@@ -102,23 +104,46 @@ def questions_in(text: str, lang: Language) -> int:
     return max(1, count)
 
 
-def questions_asked(messages: Sequence[str], lang: Language) -> int:
-    """The questions of a dialogue (the greeting, then seeker and provider alternating): every
-    seeker turn the provider answered, counted by :func:`questions_in` (a final goodbye, or a
-    turn past the message cap, is never answered and costs nothing)."""
-    turns = [messages[i] for i in range(1, len(messages) - 1, 2)]
+def questions_asked(messages: Sequence[str], lang: Language, opening: str | None = None) -> int:
+    """The clarifying questions of a dialogue (the greeting, then seeker and provider
+    alternating): every seeker turn the provider answered after the one it answered with the
+    opening response (``opening``, response 0: the gate; ``None`` or never given: every
+    answered turn counts), counted by :func:`questions_in`. The turns up to the gate ask for
+    the task, which every seeker must; a final goodbye, or a turn past the message cap, is
+    never answered and costs nothing."""
+    start = 1
+    if opening is not None:
+        gate = _normalized(opening)
+        for i in range(2, len(messages), 2):
+            if _normalized(messages[i]) == gate:
+                start = i + 1
+                break
+    turns = [messages[i] for i in range(start, len(messages) - 1, 2)]
     return sum(questions_in(turn, lang) for turn in turns)
 
 
-def economy(success: bool, asked: int, needed: int) -> float:
-    """Success weighted by economy (SPQ, after SPL in navigation): ``needed / max(asked,
-    needed)`` for a success, 0 for a failure."""
+def _normalized(text: str) -> str:
+    return " ".join(strip_provider_prefix(text).split()).casefold()
+
+
+ECONOMY_POWER = 2
+"""The power of the economy factor in SPQ (see :func:`economy`)."""
+
+
+def economy(success: bool, asked: int, needed: int, power: float = ECONOMY_POWER) -> float:
+    """Success weighted by question economy (SPQ, after SPL in navigation): ``(needed /
+    max(asked, needed)) ** power`` for a success, 0 for a failure; ``needed`` is the oracle's
+    number of clarifying questions (one per required response). Squared (``power`` 2): a
+    seeker asking twice the questions a task needs keeps a quarter of its success. Linear
+    (SPL's own form) left seekers that ask about every background entry in turn at 0.14
+    (English) and 0.20 (Chinese), above the floor (docs/clarq.md, "The headline")."""
     if not success or needed <= 0:
         return 0.0
-    return needed / max(asked, needed)
+    return float((needed / max(asked, needed)) ** power)
 
 
 __all__ = [
+    "ECONOMY_POWER",
     "economy",
     "is_question",
     "is_vague",

@@ -11,10 +11,10 @@ readers only build those records. Metrics (micro value = the headline):
 * ``clarq.aql`` -- AQL, the dialogue's mean seeker utterance length: spaces (English) or
   characters (Chinese), the language detected from the first seeker utterance;
 * ``clarq.success_economy`` -- SPQ, success weighted by question economy (ours, not the
-  paper's; after SPL in navigation): S x q* / max(q, q*), q the questions the seeker asked
-  (:func:`._questions.questions_asked`: every question of every answered turn, so a one-turn
-  shotgun pays for each) and q* = n + 1 the oracle's (one for the opening, one per required
-  response). S itself is computed exactly as the original evaluator does.
+  paper's; after SPL in navigation): S x (q* / max(q, q*))^2, q the clarifying questions the
+  seeker asked (:func:`._questions.questions_asked`: every question of every turn answered
+  after the gate, so a one-turn shotgun pays for each) and q* = n the oracle's (one per
+  required response). S itself is computed exactly as the original evaluator does.
 
 A task without a dialogue counts 0 on all three. Each dialogue of a task is one episode (the
 released files have one per task, so the mean over episodes is the original's sum / 260).
@@ -83,9 +83,11 @@ class EpisodeScore(BaseModel):
     aql: float
     predictions: int = Field(description="provider answers after the first")
     gold_lines: int = Field(description="gold responses 0..n")
-    questions: int = Field(0, description="questions the seeker asked in answered turns")
+    questions: int = Field(0, description="clarifying questions the seeker asked after the gate")
     economy: float | None = Field(
-        None, description="SPQ: success x q* / max(questions, q*), q* = gold lines; None: unjudged"
+        None,
+        description="SPQ: success x (q* / max(questions, q*))^2, q* = required responses; "
+        "None: unjudged",
     )
     judge_steps: list[JudgeStep] = Field(default_factory=list)
 
@@ -219,7 +221,8 @@ async def score_episode(
     if release_rule and record.released is not None:
         ask = release_aware(record, judge.answer)
     result = await match_dialogue(record.gold, record.purposes, predictions, ask)
-    asked = questions_asked(record.messages, transcript_language(record))
+    opening = record.gold[0] if record.gold else None
+    asked = questions_asked(record.messages, transcript_language(record), opening)
     return EpisodeScore(
         route=result.route,
         success=result.success,
@@ -229,7 +232,7 @@ async def score_episode(
         questions=asked,
         economy=None
         if result.success is None
-        else economy(result.success, asked, len(record.gold)),
+        else economy(result.success, asked, len(record.gold) - 1),
         judge_steps=result.steps,
         **common,
     )
