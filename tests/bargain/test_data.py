@@ -16,6 +16,7 @@ from todeval.benchmarks.bargain.data import (
     casino_dialogues,
     craigslist_dialogues,
     load_track,
+    new_key,
 )
 from todeval.benchmarks.bargain.labellers import LabellerView, render_turn
 from todeval.benchmarks.bargain.run import _turn_views
@@ -68,18 +69,21 @@ def test_depths_count_the_speakers_own_labelled_turns() -> None:
         assert t.depth == seen[t.speaker]
 
 
-def test_candidates_hold_the_gold_and_are_the_same_for_every_run() -> None:
+def test_candidates_hold_the_gold_and_are_the_same_for_one_key() -> None:
+    """Issue 41: every label in the label set's order at the default K (the seed no longer
+    reorders it); smaller lists follow the key and the seed."""
     labels = list(CASINO_LABELS)
+    key = new_key()
     for d in casino_dialogues("test"):
         for t in d.turns:
-            c = candidates(d.dialogue_id, t, labels, 20, 0)
-            assert len(c) == 10 and set(t.gold) <= set(c) and len(set(c)) == 10
-            assert c == candidates(d.dialogue_id, t, labels, 20, 0)
-            small = candidates(d.dialogue_id, t, labels, 3, 0)
+            c = candidates(d.dialogue_id, t, labels, 20, 0, key)
+            assert c == labels
+            small = candidates(d.dialogue_id, t, labels, 3, 0, key)
             assert len(small) == max(3, len(t.gold)) and set(t.gold) <= set(small)
+            assert small == candidates(d.dialogue_id, t, labels, 3, 0, key)
     d = casino_dialogues("test")[0]
-    orders = {tuple(candidates(d.dialogue_id, d.turns[0], labels, 20, s)) for s in range(5)}
-    assert len(orders) > 1  # the seed matters
+    lists = {tuple(candidates(d.dialogue_id, d.turns[0], labels, 3, s, key)) for s in range(8)}
+    assert len(lists) > 1  # the seed matters
 
 
 def _rows(track: str) -> dict[str, dict[str, Any]]:
@@ -108,7 +112,7 @@ def test_no_private_field_reaches_any_prompt() -> None:
                 context=d.context,
                 seed=0,
             )
-            view = _turn_views(d, 20, 0)[-1][0]
+            view = _turn_views(d, 20, 0, new_key())[-1][0]
             parts = render_turn(ctx, view)
             said = " ".join(u.text for u in d.utterances)
             if track == "craigslist":

@@ -1,14 +1,20 @@
 """The bargaining controls ``todeval validate bargain`` plays on all three tracks.
 
 Floors: ``garbage`` (never a readable answer), ``copy-example`` (the prompt's example answer,
-copied: it must not encode the label prior), ``random`` and ``majority`` (privileged baselines
-fitted on the other dialogues' gold). Ceiling: ``gold`` (privileged: copies the answer key).
+copied: it must not encode the label prior), ``random``, ``majority`` and ``prior`` (privileged
+baselines fitted on the other dialogues' gold; ``prior`` is the text-free in-list prior at the
+turn's depth and speaker). Ceiling: ``gold`` (privileged: copies the answer key).
+
+Adversary families (issue 41, :mod:`.adversaries`): text-blind learners on the candidate lists
+and turn structure, and the inverse-shuffle attacker, one family per track and list setting,
+each held to the best text-free baseline + 0.02.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
+from todeval.benchmarks.bargain.adversaries import families
 from todeval.validation import Control, ControlSuite
 
 TRACKS = ("craigslist", "casino", "scripted")
@@ -17,6 +23,7 @@ _CONTROLS: dict[str, tuple[Literal["floor", "ceiling"], float, float, str]] = {
     "copy-example": ("floor", 0.0, 0.05, "the prompt's example answer, every turn"),
     "random": ("floor", 0.0, 0.2, "random candidates (privileged: fitted label counts)"),
     "majority": ("floor", 0.0, 0.35, "the most frequent gold set (privileged: fitted)"),
+    "prior": ("floor", 0.0, 0.45, "the in-list prior at the turn's depth (privileged: fitted)"),
     "gold": ("ceiling", 0.99, 1.0, "privileged: copies the answer key"),
 }
 
@@ -36,8 +43,11 @@ SUITE = ControlSuite(
         for track in TRACKS
         for labeller, (kind, low, high, what) in _CONTROLS.items()
     ),
+    adversaries=families(),
     notes=(
         "Micro F1 over every labelled turn of the track (craigslist: silver acts, 181 "
         "dialogues; casino: human strategies, 42; scripted: constructed intents, 1,000).",
+        "Candidate lists are drawn from a per-run secret key in the label set's order; a "
+        "text-blind family's floor is the best text-free baseline (majority, prior) + 0.02.",
     ),
 )

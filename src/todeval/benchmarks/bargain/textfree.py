@@ -149,6 +149,7 @@ class PriorModel:
         settings: ListSettings,
     ) -> None:
         self.labels = list(labels)
+        self.order = {label: i for i, label in enumerate(self.labels)}
         self.total = Counter[str]()
         self.by: dict[tuple[str, str], Counter[str]] = {}
         self.turns: Counter[tuple[str, str]] = Counter()
@@ -177,7 +178,7 @@ class PriorModel:
                 continue
             p = (counts[y] + alpha * self.base[y]) / (n + alpha)
             scores.append((y, p * self.weight[y]))
-        return sorted(scores, key=lambda x: (-x[1], self.labels.index(x[0])))
+        return sorted(scores, key=lambda x: (-x[1], self.order[x[0]]))
 
     def predict(self, shape: Shape) -> list[str]:
         return _by_ratio(self.rank(shape), self.ratio)
@@ -187,43 +188,49 @@ class PriorModel:
 
 
 def features(
-    shape: Shape, label: str, kind: str, labels: Sequence[str], prior: PriorModel
-) -> list[float]:
-    """One candidate's features (never a word): ``position`` -- its place in the list, the
-    list's length, the label's identity and rank in the label set; ``structure`` adds the turn's
-    index, number, depth, speaker, the label's prior at that depth and its list shape (the
-    parent's count in the list); ``all`` adds the earlier turns' lists (was the label in the
+    shape: Shape, kind: str, labels: Mapping[str, int], prior: PriorModel
+) -> list[list[float]]:
+    """The features of each candidate of a turn, in list order (never a word): ``position`` --
+    its place in the list, the list's length, the label's identity and rank in the label set;
+    ``structure`` adds the turn's index, number, depth, speaker, the label's prior at that
+    depth and its inclusion weight; ``all`` adds the earlier turns' lists (was the label in the
     previous list, in how many earlier lists, the previous list's length)."""
     n_labels = len(labels)
-    rank = labels.index(label)
-    pos = shape.candidates.index(label)
     size = len(shape.candidates)
-    one_hot = [0.0] * n_labels
-    one_hot[rank] = 1.0
-    row = [pos, pos / max(size - 1, 1), size, rank, rank / max(n_labels - 1, 1), *one_hot]
-    if kind in ("structure", "all"):
-        speaker = SPEAKERS.index(shape.speaker) if shape.speaker in SPEAKERS else -1
-        ranked = dict(prior.rank(shape))
-        top = max(ranked.values()) if ranked else 1.0
-        row += [
-            shape.index,
-            shape.number,
-            shape.depth,
-            speaker,
-            ranked.get(label, 0.0) / top,
-            math.log(prior.weight[label]),
-        ]
-    if kind == "all":
-        prev = shape.previous
-        last = prev[-1] if prev else ()
-        row += [
-            float(label in last),
-            sum(label in p for p in prev),
-            sum(label in p for p in prev) / max(len(prev), 1),
-            len(last),
-            len(prev),
-        ]
-    return [float(x) for x in row]
+    speaker = SPEAKERS.index(shape.speaker) if shape.speaker in SPEAKERS else -1
+    ranked = dict(prior.rank(shape)) if kind != "position" else {}
+    top = max(ranked.values()) if ranked else 1.0
+    prev = shape.previous
+    last = set(prev[-1]) if prev else set()
+    seen = Counter(label for p in prev for label in set(p))
+    rows = []
+    for pos, label in enumerate(shape.candidates):
+        rank = labels[label]
+        one_hot = [0.0] * n_labels
+        one_hot[rank] = 1.0
+        row = [pos, pos / max(size - 1, 1), size, rank, rank / max(n_labels - 1, 1), *one_hot]
+        if kind in ("structure", "all"):
+            row += [
+                shape.index,
+                shape.number,
+                shape.depth,
+                speaker,
+                ranked.get(label, 0.0) / top,
+                math.log(prior.weight[label]),
+            ]
+        if kind == "all":
+            row += [
+                float(label in last),
+                seen[label],
+                seen[label] / max(len(prev), 1),
+                len(last),
+                len(prev),
+            ]
+        rows.append([float(x) for x in row])
+    return rows
+
+
+_ONE_THREAD: Any = None
 
 
 class Learner:
@@ -241,22 +248,33 @@ class Learner:
             import numpy as np
             from sklearn.ensemble import HistGradientBoostingClassifier  # type: ignore[import-untyped]
             from sklearn.linear_model import LogisticRegression  # type: ignore[import-untyped]
+            from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
         except ImportError:
             raise UsageError(
                 "the text-blind learner needs scikit-learn: pip install 'todeval[validate]'"
             ) from None
         self.np = np
+        global _ONE_THREAD
+        if _ONE_THREAD is None:  # one OpenMP thread for the process: many small predictions
+            _ONE_THREAD = threadpool_limits(limits=1, user_api="openmp")
         self.kind, self.feature_kind = kind, feature_kind
         self.labels, self.prior = list(labels), prior
-        rows, target = [], []
+        self.index = {label: i for i, label in enumerate(labels)}
+        rows: list[list[float]] = []
+        target = []
         for shape, gold in train:
-            for label in shape.candidates:
-                rows.append(features(shape, label, feature_kind, self.labels, prior))
-                target.append(int(label in gold))
-        x, y = np.asarray(rows), np.asarray(target)
-        if kind == "boosting":
+            if any(c not in self.index for c in shape.candidates):
+                continue
+            rows += features(shape, feature_kind, self.index, prior)
+            target += [int(label in gold) for label in shape.candidates]
+        x, y = self._matrix(rows), np.asarray(target)
+        if kind == "boosting":  # the label's rank is a categorical feature (no one-hot)
             self.model: Any = HistGradientBoostingClassifier(
-                max_iter=150, learning_rate=0.1, random_state=0
+                max_iter=100,
+                learning_rate=0.1,
+                max_leaf_nodes=15,
+                categorical_features=[3],
+                random_state=0,
             )
         else:
             self.mean = x.mean(axis=0)
@@ -267,17 +285,36 @@ class Learner:
             raise UsageError("the text-blind learner needs training turns with gold labels")
         self.model.fit(x, y)
 
-    def rank(self, shape: Shape) -> list[tuple[str, float]]:
-        cands = [c for c in shape.candidates if c in self.labels]
-        if not cands:
-            return []
-        x = self.np.asarray(
-            [features(shape, c, self.feature_kind, self.labels, self.prior) for c in cands]
-        )
+    def _matrix(self, rows: list[list[float]]) -> Any:
+        x = self.np.asarray(rows)
+        if self.kind == "boosting":  # drop the one-hot columns (5 .. 5 + labels)
+            x = self.np.delete(x, self.np.s_[5 : 5 + len(self.index)], axis=1)
+        return x
+
+    def rank_many(self, shapes: Sequence[Shape]) -> list[list[tuple[str, float]]]:
+        """:meth:`rank` of many turns in one call."""
+        rows: list[list[float]] = []
+        spans = []
+        for shape in shapes:
+            ok = all(c in self.index for c in shape.candidates)
+            start = len(rows)
+            if ok:
+                rows += features(shape, self.feature_kind, self.index, self.prior)
+            spans.append((start, len(rows)))
+        if not rows:
+            return [[] for _ in shapes]
+        x = self._matrix(rows)
         if self.kind != "boosting":
             x = (x - self.mean) / self.std
         p = self.model.predict_proba(x)[:, 1]
-        return sorted(zip(cands, (float(v) for v in p), strict=True), key=lambda t: -t[1])
+        out = []
+        for shape, (a, b) in zip(shapes, spans, strict=True):
+            pairs = zip(shape.candidates, (float(v) for v in p[a:b]), strict=False)
+            out.append(sorted(pairs, key=lambda t: -t[1]) if b > a else [])
+        return out
+
+    def rank(self, shape: Shape) -> list[tuple[str, float]]:
+        return self.rank_many([shape])[0]
 
 
 # -- the inverse-shuffle attacker ------------------------------------------------------------
@@ -309,7 +346,7 @@ def invert_shuffle(
     first g entries as the gold when the rest is what ``sample`` would have drawn. ``None``
     when no g reproduces the list (the list was not drawn from public values)."""
     size = len(observed)
-    for g in range(1, min(size, 3) + 1):
+    for g in range(1, size + 1):
         rng = _public_rng("bargain-candidates", seed, dialogue_id, index)
         picks = rng.sample(range(len(labels) - g), size - g)
         perm = list(range(size))
@@ -456,7 +493,8 @@ class TextBlindLabeller(_TextFree):
         def build() -> tuple[Learner, float]:
             train = training_shapes(fitted.dialogues, settings, train_key(settings.seed))
             learner = Learner(self.learner, self.feature_kind, train, labels, prior)
-            ratio = tune_ratio([(learner.rank(s), set(g)) for s, g in train[:2000]])
+            ranked = learner.rank_many([s for s, _ in train])
+            ratio = tune_ratio([(r, set(g)) for r, (_, g) in zip(ranked, train, strict=True)])
             return learner, ratio
 
         found: tuple[Any, float] = _cached(
