@@ -103,7 +103,7 @@ def _paraphrase(
     if value in shared:
         said = f"{described}: {said}"
     others = [v for v in slot.values or () if v != value and v not in shared]
-    if not contrast or slot.type != "categorical" or not others or rng.random() < 0.1:
+    if not contrast or slot.type != "categorical" or not others or rng.random() < 0.05:
         return said
     if len(others) <= 2 and len(others) == len(slot.values or ()) - 1 and rng.random() < 0.5:
         # the only value left once the others are ruled out: "not manual", "neither cheap
@@ -113,9 +113,15 @@ def _paraphrase(
         first, second = rng.sample(others, 2)
         return rng.choice([f"neither {first} nor {second}", f"not {first} or {second}"])
     other = rng.choice(others)
-    if rng.random() < 0.5:  # the value it wants first or last, as often
+    where = rng.randrange(3 if len(others) >= 2 else 2)  # first, last or between, as often
+    if where == 0:
         return rng.choice([f"{said} rather than {other}", f"{said}, not {other}"])
-    return rng.choice([f"not {other} but {said}", f"not {other}, {said}"])
+    if where == 1:
+        return rng.choice([f"not {other} but {said}", f"not {other}, {said}"])
+    second = rng.choice([o for o in others if o != other])
+    return rng.choice(
+        [f"not {other} but {said}, and not {second}", f"not {other}, {said}, not {second}"]
+    )
 
 
 def spoken_time(value: str) -> str | None:
