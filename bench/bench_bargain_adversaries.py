@@ -90,10 +90,10 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         best = r.get("best")
-        found = f"{cell(best)} ({r.get('best_params')})" if best else "-"
+        shown = f"{cell(best)} ({r.get('best_params')})" if best else "-"
         print(
             f"| {r['setting']} | {cell(r['gold'])} | {cell(r['majority'])} | {cell(r['prior'])} "
-            f"| {cell(r['keyword'])} | {cell(r['inverse-shuffle'])} | {found} | "
+            f"| {cell(r['keyword'])} | {cell(r['inverse-shuffle'])} | {shown} | "
             f"{r['floor']:.3f} |"
         )
     if args.output:

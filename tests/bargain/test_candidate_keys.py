@@ -212,4 +212,4 @@ def test_the_inverse_shuffle_attacker_now_scores_the_text_free_prior(
     )
     prior = _run(tmp_path / "prior", *args, "--labeller", "prior")
     # no list inverted (a short list now and then by luck, and wrongly): the prior's answers
-    assert _f1(attack) <= _f1(prior) + 0.02 and _f1(attack) < 0.5
+    assert _f1(attack) <= _f1(prior) + 0.02

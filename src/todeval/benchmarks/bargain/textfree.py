@@ -338,6 +338,11 @@ def v1_candidates(
     return chosen
 
 
+CHANCE = 100
+"""The attack accepts a reconstruction only when the distractor draw it replays had at least
+this many outcomes (a full list's last few entries match by chance)."""
+
+
 def invert_shuffle(
     dialogue_id: str, index: int, observed: Sequence[str], labels: Sequence[str], seed: int
 ) -> list[str] | None:
@@ -346,7 +351,9 @@ def invert_shuffle(
     first g entries as the gold when the rest is what ``sample`` would have drawn. ``None``
     when no g reproduces the list (the list was not drawn from public values)."""
     size = len(observed)
-    for g in range(1, size + 1):
+    for g in range(1, size):
+        if math.perm(len(labels) - g, size - g) < CHANCE:
+            continue  # the sample step could match by chance: it proves nothing
         rng = _public_rng("bargain-candidates", seed, dialogue_id, index)
         picks = rng.sample(range(len(labels) - g), size - g)
         perm = list(range(size))
