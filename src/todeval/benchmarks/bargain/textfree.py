@@ -344,14 +344,20 @@ this many outcomes (a full list's last few entries match by chance)."""
 
 
 def invert_shuffle(
-    dialogue_id: str, index: int, observed: Sequence[str], labels: Sequence[str], seed: int
+    dialogue_id: str,
+    index: int,
+    observed: Sequence[str],
+    labels: Sequence[str],
+    seed: int,
+    most: int = 5,
 ) -> list[str] | None:
     """The inverse-shuffle attack: replay the public generator for each gold size g (the draws
     of ``sample`` and ``shuffle`` depend only on the lengths), undo the shuffle, and take the
     first g entries as the gold when the rest is what ``sample`` would have drawn. ``None``
-    when no g reproduces the list (the list was not drawn from public values)."""
+    when no g up to ``most`` (the largest gold set of the training turns) reproduces the list
+    (the list was not drawn from public values)."""
     size = len(observed)
-    for g in range(1, size):
+    for g in range(1, min(size, most + 1)):
         if math.perm(len(labels) - g, size - g) < CHANCE:
             continue  # the sample step could match by chance: it proves nothing
         rng = _public_rng("bargain-candidates", seed, dialogue_id, index)
@@ -514,8 +520,9 @@ class TextBlindLabeller(_TextFree):
         assert self.settings is not None
         if self.learner == "inverse-shuffle":
             labels = list(labels_of(self.settings.track))
+            most = max(m for m, _ in self.context.fitted.label_counts)
             found = invert_shuffle(
-                shape.dialogue_id, shape.index, shape.candidates, labels, self.settings.seed
+                shape.dialogue_id, shape.index, shape.candidates, labels, self.settings.seed, most
             )
             if found is not None:
                 return LabelOutput(ids=found, raw=str(found))
