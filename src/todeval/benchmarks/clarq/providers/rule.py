@@ -446,10 +446,12 @@ class RuleProvider:
             return None
         lang = task.lang
         answered = node_intents(node, lang)
+        turn = {w for sentence in sentences for w in tokenize(sentence, lang)}
+        if is_list(turn, task.background, lang, beyond=set(topic_terms(node, lang))):
+            return None  # the turn's questions together list the background
         for sentence in sentences:
             asked = intents(sentence, lang)
-            words = set(tokenize(sentence, lang))
-            if compatible(asked, answered) and not is_list(words, task.background, lang):
+            if compatible(asked, answered):
                 return Route.MEANING
         return None
 
