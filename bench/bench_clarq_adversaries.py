@@ -1,63 +1,167 @@
-"""ClarQ: the harder adversaries and the replayed GPT-4o seeker, under ``rule`` and
-``rule-words``, side by side (docs/validation.md, "Harder adversaries").
+"""ClarQ: the seekers that ask without reasoning about what is missing, and the headline SPQ.
 
-The adversaries (``todeval.benchmarks.clarq.controls.ADVERSARY_SEEKERS``) ask specific questions
-about the background without reasoning about what is missing; the replayed seeker is GPT-4o's
-recorded turns from the shipped reference transcript (English). For each, S over all 260 test
-tasks of a language with its 95% CI, under the provider with the meaning matcher (``rule``) and
-on words alone (``rule-words``), and the ratio of the two.
+Issue 41's table: for every seeker below, on all 260 test tasks of each language under the
+``strict`` protocol, the paper's S and the headline SPQ (S weighted by question economy) with
+their 95% CIs (bootstrap over task types), against the ``rule`` provider (and, with
+``--providers rule,rule-words``, on words alone). The seekers are the sweep family's
+(``todeval.benchmarks.clarq.adversaries:SweepSeeker``) at the issue's points, the older
+harder adversaries (``controls.ADVERSARY_SEEKERS``), GPT-4o's recorded seeker turns replayed
+(English) and the privileged oracle. With ``--search EPISODES`` the sweep families are then
+searched as ``todeval validate clarq`` does, with that budget per family, and the best agent
+found is printed (docs/validation.md, "How we attack our benchmarks").
 
-Run: python bench/bench_clarq_adversaries.py [--lang en,zh] [--limit N]
+Run: python bench/bench_clarq_adversaries.py [--lang en,zh] [--providers rule] [--limit N]
+     [--search EPISODES] [--seed 0]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
-from todeval.benchmarks.clarq.controls import ADVERSARY_SEEKERS
-from todeval.cli import main
+from todeval import api
+from todeval.benchmarks.clarq.adversaries import SWEEP_SEEKER
+from todeval.benchmarks.clarq.controls import ADVERSARY_SEEKERS, HEADLINE, SUITE
+from todeval.core.records import Estimate
 
 REFERENCE = (
     Path(__file__).resolve().parents[1]
     / "tests/clarq/fixtures/l2l_GPT-4o_seeker_vs_GPT-4o_provider.Comp.En.json.gz"
 )
 
+SWEEPS: dict[str, dict[str, Any]] = {
+    "shotgun: 'Which X ...? Where is the X? How do I use the X?' for every entry and word, "
+    "one turn": {"template": "wh3", "source": "all", "per_turn": 99},
+    "the same over the provider's words": {
+        "template": "wh3",
+        "source": "provider",
+        "per_turn": 99,
+    },
+    "'Should I use the A with the B?' every pair, one turn": {
+        "template": "yesno-a-b",
+        "source": "background",
+        "per_turn": 99,
+    },
+    "'How do the A and the B matter ...?' pairs, one a turn": {
+        "template": "how-a-b",
+        "source": "background",
+        "per_turn": 1,
+    },
+    "one wh-question a turn about each entry in turn": {
+        "template": "wh3",
+        "source": "background",
+        "per_turn": 1,
+    },
+    "'Which X should I use?' one a turn": {
+        "template": "which",
+        "source": "background",
+        "per_turn": 1,
+    },
+    "the three wh-templates, one entry each, two a turn": {
+        "template": "wh-rot",
+        "source": "background",
+        "per_turn": 2,
+    },
+    "the same, three a turn, six turns": {
+        "template": "wh-rot",
+        "source": "background",
+        "per_turn": 3,
+        "turns": 6,
+    },
+}
 
-def success(args: list[str], out: Path) -> tuple[float, float, float]:
-    code = main(["run", "clarq", *args, "--out", str(out), "--quiet"])
-    if code != 0:
-        raise SystemExit(f"todeval run clarq {' '.join(args)} exited {code}")
-    micro = json.loads((out / "summary.json").read_text())["metrics"]["clarq.success"]["micro"]
-    return micro["value"], micro["ci_low"], micro["ci_high"]
+
+def _cell(e: Estimate | None) -> str:
+    if e is None or e.value is None:
+        return "-"
+    if e.ci_low is None or e.ci_high is None:
+        return f"{e.value:.3f}"
+    return f"{e.value:.3f} [{e.ci_low:.3f}, {e.ci_high:.3f}]"
 
 
-def main_() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lang", default="en,zh")
-    parser.add_argument("--limit", type=int, default=None)
-    args = parser.parse_args()
-    limit = ["--limit", str(args.limit)] if args.limit else []
-    rows: list[tuple[str, str, list[str]]] = []
-    for lang in args.lang.split(","):
+def measure(config: dict[str, Any], out: Path) -> tuple[Estimate | None, Estimate | None]:
+    result = api.run("clarq", {"protocol": "strict", **config}, out=out, review=False)
+    metrics = result.summary.metrics
+    s, spq = metrics.get("clarq.success"), metrics.get(HEADLINE)
+    return (s.micro if s else None), (spq.micro if spq else None)
+
+
+def rows(langs: list[str]) -> list[tuple[str, str, dict[str, Any]]]:
+    out: list[tuple[str, str, dict[str, Any]]] = []
+    for lang in langs:
+        for name, params in SWEEPS.items():
+            out.append((name, lang, {"seeker": SWEEP_SEEKER, "seeker_params": params}))
         for name, seeker in ADVERSARY_SEEKERS.items():
-            rows.append((name, lang, ["--lang", lang, "--seeker", seeker, *limit]))
+            out.append((f"{name} (controls.ADVERSARY_SEEKERS)", lang, {"seeker": seeker}))
         if lang == "en":
-            replay = ["--seeker", "replay", "--seeker-replay", str(REFERENCE)]
-            rows.append(("gpt-4o replayed", lang, ["--lang", "en", *replay, *limit]))
-    print(f"{'seeker':<16} {'lang':<4} {'rule':<24} {'rule-words':<24} ratio")
+            replay = {"seeker": "replay", "seeker_replay": str(REFERENCE)}
+            out.append(("GPT-4o's recorded seeker turns, replayed", lang, replay))
+        out.append(("oracle (privileged)", lang, {"seeker": "oracle"}))
+    return out
+
+
+def search(budget: int, seed: int, limit: int | None, langs: list[str]) -> None:
+    from todeval.validation.command import validate
+    from todeval.validation.search import describe
+
+    families = [f for f in SUITE.adversaries if f.group in langs]
+    with tempfile.TemporaryDirectory(prefix="todeval-clarq-search-") as tmp:
+        report = validate(
+            SUITE,
+            (),
+            seed=seed,
+            limit=limit,
+            workdir=Path(tmp),
+            families=families,
+            budget=budget,
+            progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True),
+        )
+    print("\n| family | points (episodes) | best agent found | SPQ [95% CI] | band |")
+    print("|---|---|---|---|---|")
+    for a in report.adversaries:
+        best = a.best
+        found = describe(best.params) if best else f"error: {a.error}"
+        value = (
+            f"{best.value:.3f} [{best.ci_low:.3f}, {best.ci_high:.3f}]"
+            if best
+            and best.value is not None
+            and best.ci_low is not None
+            and best.ci_high is not None
+            else "-"
+        )
+        band = f"[{a.low:g}, {a.high:g}]"
+        print(f"| {a.name} | {len(a.trials)} ({a.episodes}) | {found} | {value} | {band} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--lang", default="en,zh")
+    parser.add_argument("--providers", default="rule")
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--search", type=int, default=None, metavar="EPISODES")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    langs = args.lang.split(",")
+    providers = args.providers.split(",")
+    head = " | ".join(f"S {p} | SPQ {p}" for p in providers)
+    print(f"| seeker | lang | {head} |")
+    print("|---|---|" + "---|---|" * len(providers))
     with tempfile.TemporaryDirectory() as tmp:
-        for i, (name, lang, run) in enumerate(rows):
-            got = [
-                success([*run, "--provider", provider], Path(tmp) / f"{i}-{provider}")
-                for provider in ("rule", "rule-words")
-            ]
-            cells = [f"{v:.3f} [{lo:.3f}, {hi:.3f}]" for v, lo, hi in got]
-            ratio = got[0][0] / got[1][0] if got[1][0] else float("nan")
-            print(f"{name:<16} {lang:<4} {cells[0]:<24} {cells[1]:<24} {ratio:.2f}", flush=True)
+        for i, (name, lang, config) in enumerate(rows(langs)):
+            cells = []
+            for provider in providers:
+                run = {**config, "lang": lang, "provider": provider, "seed": args.seed}
+                if args.limit:
+                    run["limit"] = args.limit
+                s, spq = measure(run, Path(tmp) / f"{i}-{provider}")
+                cells += [_cell(s), _cell(spq)]
+            print(f"| {name} | {lang} | {' | '.join(cells)} |", flush=True)
+    if args.search:
+        search(args.search, args.seed, args.limit, langs)
 
 
 if __name__ == "__main__":
-    main_()
+    main()
