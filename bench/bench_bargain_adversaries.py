@@ -6,7 +6,9 @@ scripted; uniform and hard distractors; the default K and ``--k 5``): micro F1 w
 ``prior``: the in-list prior at the turn's depth and speaker), the keyword baseline (reads the
 words), the inverse-shuffle attacker, and the best text-blind learner the adversary search
 finds within a budget (searched on ``--search-limit`` dialogues per point, the best point then
-played on every dialogue). The floor is the best text-free baseline + 0.02 (docs/validation.md).
+played on every dialogue). Every run draws its lists with the key ``validate`` uses at seed 0,
+so all figures of a setting are on the same lists. The floor is the best text-free baseline
++ 0.02 (docs/validation.md).
 
 Run: python bench/bench_bargain_adversaries.py [--settings craigslist,casino] [--budget N]
      [--search-limit N] [--skip-search] [-o results.json]
@@ -23,11 +25,19 @@ from pathlib import Path
 from typing import Any
 
 from todeval import api
-from todeval.benchmarks.bargain.adversaries import MARGIN, SETTINGS, families, labeller_name
+from todeval.benchmarks.bargain.adversaries import (
+    MARGIN,
+    SETTINGS,
+    families,
+    labeller_name,
+    pinned,
+    validation_key,
+)
 
 
 def f1(config: dict[str, Any], out: Path) -> tuple[float, float, float]:
-    result = api.run("bargain", config, out=out, quiet=True, review=False)
+    with pinned(validation_key(0)):  # the lists the search's points are scored on (seed 0)
+        result = api.run("bargain", config, out=out, quiet=True, review=False)
     m = result.summary.metrics["bargain.f1"].micro
     assert m.value is not None and m.ci_low is not None and m.ci_high is not None
     return m.value, m.ci_low, m.ci_high

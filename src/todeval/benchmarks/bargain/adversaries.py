@@ -15,9 +15,13 @@ measured with ``bench/bench_bargain_adversaries.py``) + 0.02.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from todeval.benchmarks.bargain.keys import KEY_ENV
 from todeval.benchmarks.bargain.textfree import EMITS, FEATURES, LEARNERS
 from todeval.dialogue.participants import with_params
 from todeval.errors import UsageError
@@ -72,12 +76,35 @@ def setting_of(name: str) -> dict[str, Any]:
     return dict(SETTINGS[setting][0])
 
 
+def validation_key(seed: int) -> bytes:
+    """The candidate key of every point of a search with ``seed``: one key for all points, so
+    they are scored on the same lists (paired, as the search compares them) and ``validate``
+    is reproducible. The family's agents never read it: they see the labeller's view only."""
+    return hashlib.sha256(f"bargain-validate-candidate-key|{seed}".encode()).digest()
+
+
+@contextmanager
+def pinned(key: bytes) -> Iterator[None]:
+    """Runs in this block draw their lists with ``key`` (:data:`~.keys.KEY_ENV`)."""
+    before = os.environ.get(KEY_ENV)
+    os.environ[KEY_ENV] = key.hex()
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(KEY_ENV, None)
+        else:
+            os.environ[KEY_ENV] = before
+
+
 def play(job: AdversaryJob) -> Summary:
-    """Play one point: a bargain run with the ``text-blind`` labeller it describes."""
+    """Play one point: a bargain run with the ``text-blind`` labeller it describes, its lists
+    drawn with the search's key (:func:`validation_key`)."""
     from todeval.validation.play import play_run
 
     run = setting_of(job.family.name)
-    return play_run(job, {**run, "labeller": labeller_name(job.params, run)})
+    with pinned(validation_key(job.seed)):
+        return play_run(job, {**run, "labeller": labeller_name(job.params, run)})
 
 
 def families() -> tuple[AdversaryFamily, ...]:
@@ -99,4 +126,14 @@ def families() -> tuple[AdversaryFamily, ...]:
     )
 
 
-__all__ = ["MARGIN", "SETTINGS", "SPACE", "families", "labeller_name", "play", "setting_of"]
+__all__ = [
+    "MARGIN",
+    "SETTINGS",
+    "SPACE",
+    "families",
+    "labeller_name",
+    "pinned",
+    "play",
+    "setting_of",
+    "validation_key",
+]
