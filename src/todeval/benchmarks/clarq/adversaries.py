@@ -247,6 +247,12 @@ def play(job: AdversaryJob) -> Summary:
     return play_run(job, config)
 
 
+CI_TASKS = 52
+CI_POINTS = 16
+"""``todeval validate clarq`` plays each point on 52 tasks (two of every task type) and
+searches 16 points a family; ``bench/bench_clarq_adversaries.py --search`` plays every task
+with a larger budget."""
+
 SPACE: dict[str, tuple[Any, ...]] = {
     "template": TEMPLATES,
     "source": SOURCES,
@@ -269,6 +275,8 @@ def families(metric: str, high: float) -> tuple[AdversaryFamily, ...]:
             space=SPACE,
             play=f"{__name__}:play",
             group=lang,
+            tasks=CI_TASKS,
+            budget=CI_TASKS * CI_POINTS,
         )
         for lang in ("en", "zh")
     )
