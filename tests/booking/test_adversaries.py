@@ -173,3 +173,20 @@ def test_a_booking_the_user_gave_up_on_scores_nothing(protocol: str) -> None:
     assert play(ScriptedUser(list(lines)))["booking.booking_accuracy"] == 1.0
     gave_up = play(_GivingUp(list(lines)))
     assert gave_up["booking.booking_accuracy"] == gave_up["booking.inform"] == 0.0
+
+
+def test_the_pack_user_takes_each_entitys_reference_from_one_message() -> None:
+    """A system that books the car and the car park at once and says both references in one
+    message has told the user both: the user does not wait for the second one again."""
+    from todeval.benchmarks.booking.domains.tasks import load_pack_tasks
+    from todeval.benchmarks.booking.messages import UserContext
+    from todeval.benchmarks.booking.users.pack_user import PackUser
+
+    task = next(t for t in load_pack_tasks(pack_folder("car-rental")) if len(t.domains) == 2)
+    user = PackUser()
+    rng = random.Random(0)
+    asyncio.run(user.start(UserContext(task=task, rng=rng, seed=0, trial=0)))
+    said = "car booked, reference ABC123; parking booked, reference XYZ789. Anything else?"
+    first = asyncio.run(user.respond(None)).text
+    assert first != "done"
+    assert asyncio.run(user.respond(said)).text == "done"
