@@ -142,6 +142,20 @@ def test_a_fishing_seeker_gets_nothing_more() -> None:
     assert RuleProvider(patience=None).decide(view).released == ["2"]
 
 
+def test_chinese_questions_about_several_entries_or_which_for_how() -> None:
+    """Chinese reads character pairs without meaning: a question naming two entries in full
+    without asking to choose between them, and a "which" question about a node that answers
+    only "how", target nothing there."""
+    task_id = "zh/test/Gather_Resources-0"
+    task = next(t for t in load_tasks("zh", "test") if t.task_id == task_id)
+    b = task.background
+    provider = RuleProvider()
+    pair = f"{b.skills[0]}和{b.scenes[0]}在我的任务里要怎么用？"
+    assert provider.decide(_view(task_id, pair, "zh")).released == []
+    assert provider.decide(_view(task_id, "我应该去哪个矿山挖红宝石？", "zh")).released == ["2"]
+    assert RuleProvider(several_entries={}).decide(_view(task_id, pair, "zh")).released != []
+
+
 # -- the sweep family -------------------------------------------------------------------
 
 

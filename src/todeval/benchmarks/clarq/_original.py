@@ -33,6 +33,7 @@ from todeval.benchmarks.clarq._tasks import (
 from todeval.benchmarks.clarq._text import Language, detect_language, strip_provider_prefix
 from todeval.benchmarks.clarq._transcripts import ClarqTranscript
 from todeval.core import safejson
+from todeval.core.userfiles import read_user_bytes
 from todeval.errors import BadInputError
 
 _LABEL = re.compile(r"\d+(?:\.\d+)*")
@@ -49,14 +50,11 @@ class TranscriptFile(BaseModel):
 
 
 def _read_document(path: Path) -> Any:
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
+    if path.is_dir():
         raise BadInputError(
             f"{path}: is a directory but not a clarq run directory (no manifest.json)"
-        ) from None
-    except OSError as exc:
-        raise BadInputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        )
+    data = read_user_bytes(path, what="transcript file")
     try:
         if data[:2] == b"\x1f\x8b":
             data = gzip.decompress(data)

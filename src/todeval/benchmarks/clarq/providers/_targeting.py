@@ -215,6 +215,18 @@ def entries_named(
     return count
 
 
+def fully_named(words: set[str], background: Background, lang: Language) -> int:
+    """How many background entries (items, skills, scenes) a question names in full (every
+    word, or in Chinese every character pair, of the entry occurs in it)."""
+    entries = (*background.items, *background.skills, *background.scenes)
+    count = 0
+    for entry in entries:
+        tokens = set(tokenize(_PARENTHESES.sub("", entry).strip(), lang))
+        if tokens and tokens <= words:
+            count += 1
+    return count
+
+
 def is_list(
     words: set[str], background: Background, lang: Language, beyond: set[str] | None = None
 ) -> bool:
@@ -242,6 +254,7 @@ __all__ = [
     "compatible",
     "entries_named",
     "entry_names",
+    "fully_named",
     "intents",
     "is_list",
     "node_intents",

@@ -83,6 +83,7 @@ from todeval.benchmarks.clarq.providers._targeting import (
     CONFIRM_WORDS,
     NEW_WORDS,
     compatible,
+    fully_named,
     intents,
     is_list,
     node_intents,
@@ -156,6 +157,15 @@ them, asks about what it was told, not about a node: it releases nothing."""
 PATIENCE = 2
 """Detail turns answered without a release, beyond those answered with one, after which the
 seeker is fishing and the provider releases nothing more (``None``: never)."""
+SEVERAL_ENTRIES: dict[Language, int] = {"zh": 2}
+"""Chinese (character pairs, no meaning matcher): a question naming this many background
+entries in full that does not ask to choose between them ("A和B在我的任务里要怎么用？", "我应该
+把A和B一起用吗？") asks about several things, not one uncertainty: it targets nothing. English
+keeps it off: the meaning matcher reads such questions, and the rule cost the audit (kappa
+0.754 -> 0.751, node ids 0.804 -> 0.803) without moving a floor."""
+STRICT_CHOICE: frozenset[Language] = frozenset(("zh",))
+"""Languages where a "which" question (哪个 ...) does not target a node that answers only how to
+do something (English: the meaning matcher tells them apart)."""
 
 _GOODBYE = {
     "en": re.compile(r"\b(?:good\s*-?\s*bye|bye)\b", re.IGNORECASE),
@@ -215,6 +225,8 @@ class RuleProvider:
     max_detail: int = MAX_DETAIL
     said_share: float = SAID_SHARE
     patience: int | None = PATIENCE
+    several_entries: dict[Language, int] = field(default_factory=lambda: dict(SEVERAL_ENTRIES))
+    strict_choice: frozenset[Language] = STRICT_CHOICE
     _terms: dict[str, _TaskTerms] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -534,10 +546,19 @@ class RuleProvider:
                 continue
             if is_list(words | turn, task.background, lang, beyond=set(topic)):
                 continue  # a list of what it was told, not a question about this node
-            new = shared - known
-            if compatible(asked, answered) and (
-                asked != {"confirm"} or len(shared) >= CONFIRM_WORDS or new
+            several = self.several_entries.get(lang)
+            if (
+                several is not None
+                and "choice" not in asked
+                and fully_named(words, task.background, lang) >= several
             ):
+                continue  # "how do A and B ...?": about several things, not one uncertainty
+            new = shared - known
+            if lang in self.strict_choice and asked == {"choice"}:
+                fits = bool(answered - {"method"})  # "which X?" does not ask how to do it
+            else:
+                fits = compatible(asked, answered)
+            if fits and (asked != {"confirm"} or len(shared) >= CONFIRM_WORDS or new):
                 return True
             by_words = by_words or len(new) >= NEW_WORDS
         return False if by_words else None
