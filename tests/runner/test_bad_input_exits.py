@@ -89,7 +89,7 @@ def test_a_binary_models_file_is_exit_3(tmp_path: Path, capsys: pytest.CaptureFi
     models = tmp_path / "models.toml"
     models.write_bytes(bytes(range(256)) * 4)
     assert main(_booking_llm(tmp_path, "--models-file", str(models))) == 3
-    assert "not a text file" in _one_line(capsys)
+    assert "is not UTF-8 text" in _one_line(capsys)
 
 
 @pytest.mark.parametrize("suffix", ["toml", "yaml"])

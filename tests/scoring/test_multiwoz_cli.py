@@ -130,7 +130,7 @@ def test_malformed_files_give_one_error_line(
 def test_missing_and_bad_gzip_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     missing = tmp_path / "missing.json"
     assert main(["score", "multiwoz", str(missing)]) == 3
-    assert f"{missing}: cannot read the file" in capsys.readouterr().err
+    assert f"{missing}: cannot read the prediction file" in capsys.readouterr().err
     bad = tmp_path / "bad.json.gz"
     bad.write_bytes(b"\x1f\x8bnot really gzip")
     assert main(["score", "multiwoz", str(bad)]) == 3

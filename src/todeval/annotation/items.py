@@ -26,9 +26,11 @@ from typing import IO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from todeval.core import safejson
 from todeval.core.appendlog import repair_tail
 from todeval.core.files import write_output
 from todeval.core.lock import hold, lock_path_for
+from todeval.core.userfiles import decode_utf8, read_user_bytes, read_user_text
 from todeval.errors import BadInputError, UsageError
 
 Kind = Literal["multi-choice", "pairwise"]
@@ -217,23 +219,29 @@ def write_export(path: Path, sample: Sequence[GoldItem]) -> Path:
 
 
 def _records(path: Path) -> Iterator[tuple[int, dict[str, object]]]:
-    try:
-        fh = path.open(encoding="utf-8")
-    except OSError as exc:
-        raise BadInputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    with fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                if not line.endswith("\n"):
-                    return  # a torn last line (a crash mid-write): ignored
-                raise BadInputError(f"{path}:{n}: not JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise BadInputError(f"{path}:{n}: not a JSON object")
-            yield n, row
+    """The JSON objects of a JSONL file, with their line numbers; a torn last line (a crash
+    mid-write) is ignored. The file is read through :mod:`todeval.core.userfiles` (a regular
+    file, bounded); a line that is not UTF-8, not JSON, nested too deeply or not an object is
+    a one-line error naming the file and line."""
+    data = read_user_bytes(path, what="JSONL file")
+    lines = data.split(b"\n")
+    for n, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        torn = n == len(lines)  # no newline after it
+        try:
+            row = safejson.loads(decode_utf8(raw, f"{path}:{n}", what="line"))
+        except BadInputError:
+            if torn:
+                return
+            raise
+        except json.JSONDecodeError as exc:
+            if torn:
+                return  # a torn last line (a crash mid-write): ignored
+            raise BadInputError(f"{path}:{n}: not JSON ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise BadInputError(f"{path}:{n}: not a JSON object")
+        yield n, row
 
 
 def _invalid(path: Path, n: int, exc: ValidationError) -> BadInputError:
@@ -283,11 +291,11 @@ def read_answers(path: Path) -> list[Answer]:
 
 
 def _csv_answers(path: Path) -> list[Answer]:
+    text = read_user_text(path, what="CSV answer file")
     try:
-        with path.open(encoding="utf-8", newline="") as fh:
-            rows = list(csv.DictReader(fh))
-    except OSError as exc:
-        raise BadInputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
+        raise BadInputError(f"{path}: not CSV ({exc})") from None
     out = []
     for n, row in enumerate(rows, 2):
         if "id" not in row or "choice" not in row:

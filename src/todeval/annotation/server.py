@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from todeval.annotation.items import AnswerLog, Item, answers_path, read_items
+from todeval.core import safejson
 from todeval.errors import UsageError
 from todeval.report import content_security_policy, script_safe_json
 from todeval.report.markup import Markup, el, join, void
@@ -205,9 +206,9 @@ def make_handler(state: AnnotationState, loopback: bool) -> type[PageHandler]:
                 self._error(400, "bad Content-Length")
                 return
             try:
-                body = json.loads(self.rfile.read(length))
+                body = safejson.loads(self.rfile.read(length))  # depth-bounded: never a crash
             except (json.JSONDecodeError, UnicodeDecodeError):
-                self._error(400, "not JSON")
+                self._error(400, "not JSON (or nested too deeply)")
                 return
             problem = state.answer(body)
             if problem:

@@ -44,6 +44,7 @@ from todeval.backends.types import (
     ToolMode,
 )
 from todeval.core.redact import add_secret, add_secret_variables, url_credentials
+from todeval.core.userfiles import read_user_text
 from todeval.errors import BadInputError, UsageError, choice_error
 
 DEFAULT_OPENAI_URL = "https://api.openai.com/v1"
@@ -209,7 +210,7 @@ def load_models_file(path: str | Path) -> dict[str, ModelEntry]:
     """Models by name from a TOML (``.toml``) or YAML (``.yaml``/``.yml``) file."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_user_text(path, what="models file")
     except OSError as exc:
         raise BadInputError(f"cannot read models file {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:

@@ -40,7 +40,7 @@ def check_regular(path: Path, *, what: str = "file", folder: Path | None = None)
     except FileNotFoundError:
         if path.is_symlink():
             raise BadInputError(f"{path}: the {what} is a symlink to nothing") from None
-        raise BadInputError(f"{path}: no such {what}") from None
+        raise BadInputError(f"{path}: cannot read the {what} (no such file)") from None
     except OSError as exc:
         raise BadInputError(f"{path}: cannot read the {what} ({exc.strerror or exc})") from None
     if stat.S_ISDIR(info.st_mode):

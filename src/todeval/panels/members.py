@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from todeval.core.userfiles import read_user_text
 from todeval.errors import BadInputError, TodevalError, UsageError
 from todeval.panels.model import PAIR_SEPARATOR
 from todeval.runner.naming import slug
@@ -127,7 +128,7 @@ def _alias(role: str) -> str:
 def load_panel_file(path: str | Path, roles: Sequence[str]) -> dict[str, list[Member]]:
     """The members per role of a TOML panel file (roles it does not list are absent)."""
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        data = tomllib.loads(read_user_text(path, what="panel file"))
     except OSError as exc:
         raise BadInputError(f"{path}: cannot read the panel file ({exc.strerror})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

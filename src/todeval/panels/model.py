@@ -18,14 +18,15 @@ Schema versions:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
+from todeval.core import safejson
 from todeval.core.files import write_output
 from todeval.core.records import Estimate
+from todeval.core.userfiles import read_user_text
 from todeval.errors import BadInputError
 
 PANEL_FILE = "panel.json"
@@ -249,7 +250,7 @@ def parse_panel(data: Any, source: Path | str) -> PanelSummary:
 def read_panel(path: Path) -> PanelSummary:
     """Read ``panel.json`` (schema 1 or 2)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = safejson.loads(read_user_text(path, what="panel summary"))
     except OSError as exc:
         raise BadInputError(f"{path}: cannot read ({exc.strerror})") from None
     except (ValueError, UnicodeDecodeError) as exc:

@@ -14,7 +14,6 @@ summary computed here from its finished episodes, marked provisional.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -23,8 +22,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from todeval.core import safejson
 from todeval.core.identity import RoleIdentity
 from todeval.core.records import EpisodeRecord, Manifest, Summary
+from todeval.core.userfiles import read_user_text
 from todeval.errors import BadInputError
 from todeval.panels.model import PANEL_FILE, PanelSummary, is_panel_data, read_panel
 from todeval.registry import discover
@@ -231,7 +232,7 @@ class _TaskValues:
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return safejson.loads(read_user_text(path, what="JSON file"))
     except OSError as exc:
         raise BadInputError(f"{path}: cannot read ({exc.strerror})") from None
     except (ValueError, UnicodeDecodeError) as exc:

@@ -5,14 +5,11 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from todeval.errors import BadInputError
+from todeval.core.userfiles import read_user_bytes
 
 
 def models_file_digest(path: str | None) -> str | None:
     """A short hash of a models file, recorded in the config so a resume notices edits."""
     if path is None:
         return None
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
-    except OSError as exc:
-        raise BadInputError(f"{path}: cannot read the models file ({exc.strerror})") from None
+    return hashlib.sha256(read_user_bytes(Path(path), what="models file")).hexdigest()[:16]

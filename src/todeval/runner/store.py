@@ -21,10 +21,12 @@ from typing import IO
 
 from pydantic import BaseModel, ValidationError
 
+from todeval.core import safejson
 from todeval.core.appendlog import repair_tail
 from todeval.core.files import write_atomic
 from todeval.core.records import EpisodeRecord, Manifest, Summary, contradictions
 from todeval.core.redact import redact
+from todeval.core.userfiles import check_regular, read_user_text
 from todeval.errors import BadInputError
 
 MANIFEST = "manifest.json"
@@ -47,6 +49,19 @@ def write_json_atomic(path: Path, model: BaseModel) -> None:
         write_atomic(path, model.model_dump_json(indent=2) + "\n")
     except OSError as exc:
         raise cannot_write(path, exc) from None
+
+
+MAX_JSON_FILE_BYTES = 64 * 1024 * 1024
+"""The largest manifest or summary read (64 MiB; a real one is a few kilobytes)."""
+
+
+def _reason(exc: Exception) -> str:
+    """A short cause: the JSON parser's message, or the first schema error's field."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"]) or "document"
+        return f"{where}: {first['msg']}"
+    return str(exc)[:200] or exc.__class__.__name__
 
 
 def _why(exc: Exception) -> str:
@@ -81,11 +96,14 @@ class RunDirectory:
         return self.manifest_path.exists()
 
     def read_manifest(self) -> Manifest:
+        text = read_user_text(
+            self.manifest_path, what="manifest", folder=self.path, max_bytes=MAX_JSON_FILE_BYTES
+        )
         try:
-            return Manifest.model_validate_json(self.manifest_path.read_text(encoding="utf-8"))
-        except (OSError, ValidationError, ValueError) as exc:
+            return Manifest.model_validate(safejson.loads(text))
+        except (ValidationError, ValueError) as exc:
             raise BadInputError(
-                f"{self.manifest_path}: not a valid manifest ({exc.__class__.__name__})"
+                f"{self.manifest_path}: not a valid manifest ({_reason(exc)})"
             ) from None
 
     def has_episodes(self) -> bool:
@@ -114,10 +132,15 @@ class RunDirectory:
         write_json_atomic(self.manifest_path, manifest)
 
     def read_summary(self) -> Summary | None:
-        if not self.summary_path.exists():
+        """The summary, or ``None`` when there is none or it cannot be used (it is rewritten
+        from the episodes); a summary that is not a regular file inside the run is refused."""
+        if not self.summary_path.exists() and not self.summary_path.is_symlink():
             return None
+        text = read_user_text(
+            self.summary_path, what="summary", folder=self.path, max_bytes=MAX_JSON_FILE_BYTES
+        )
         try:
-            return Summary.model_validate_json(self.summary_path.read_text(encoding="utf-8"))
+            return Summary.model_validate(safejson.loads(text))
         except (ValidationError, ValueError):
             return None
 
@@ -149,10 +172,11 @@ class RunDirectory:
         return self._scan(light=True)
 
     def _open_episodes(self) -> IO[bytes] | None:
-        if not self.episodes_path.exists():
+        if not self.episodes_path.exists() and not self.episodes_path.is_symlink():
             return None
         if self.episodes_path.is_dir():
             raise BadInputError(f"{self.episodes_path} is a directory, not an episodes file")
+        check_regular(self.episodes_path, what="episodes file", folder=self.path)
         try:
             return self.episodes_path.open("rb")
         except OSError as exc:

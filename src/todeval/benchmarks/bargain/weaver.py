@@ -34,6 +34,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from todeval.benchmarks.bargain.hierarchy import Hierarchy, default_hierarchy, package_text
+from todeval.core.userfiles import read_user_bytes
 from todeval.errors import BadInputError, first_problem
 
 DEFAULT_TEMPLATES = "weaver-templates-v1.json"
@@ -327,7 +328,7 @@ def parse_set(data: bytes, where: str) -> tuple[SetHeader, list[ScriptedTask]]:
 def read_set(path: str | Path) -> tuple[SetHeader, list[ScriptedTask]]:
     path = Path(path)
     try:
-        data = path.read_bytes()
+        data = read_user_bytes(path, what="scripted set")
     except OSError as exc:
         raise BadInputError(f"cannot read scripted set {path}: {exc.strerror or exc}") from None
     return parse_set(data, str(path))

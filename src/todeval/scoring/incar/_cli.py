@@ -25,7 +25,9 @@ def _write_json(path: Path, document: Any) -> None:
 
 
 def add_score_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("predictions", type=Path, help="prediction file (JSON, or see --from)")
+    parser.add_argument(
+        "predictions", type=Path, metavar="PRED.json", help="prediction file (JSON, or see --from)"
+    )
     parser.add_argument(
         "--from",
         dest="source_format",

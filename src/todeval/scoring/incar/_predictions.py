@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from todeval.core import safejson
+from todeval.core.userfiles import read_user_text
 from todeval.errors import BadInputError
 from todeval.scoring.incar._gold import GoldSplit
 
@@ -131,7 +132,7 @@ def parse_predictions(raw: Any, gold: GoldSplit, source: str = "predictions") ->
 def read_predictions(path: Path, gold: GoldSplit) -> IncarPredictions:
     """Read and validate a prediction file."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_user_text(path, what="prediction file")
     except (OSError, UnicodeDecodeError) as exc:
         raise BadInputError(f"{path}: cannot read: {exc}") from None
     if not text.strip():

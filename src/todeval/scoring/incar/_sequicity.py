@@ -33,6 +33,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from todeval.core.userfiles import read_user_text
 from todeval.errors import BadInputError
 from todeval.scoring.incar._gold import GoldSplit
 from todeval.scoring.incar._metrics import FILLER_WORDS
@@ -271,7 +272,7 @@ def parse_sequicity(text: str, gold: GoldSplit, source: str = "sequicity") -> Se
 def read_sequicity(path: Path, gold: GoldSplit) -> SequicityFile:
     """Read and map a Sequicity result file."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_user_text(path, what="Sequicity result file")
     except (OSError, UnicodeDecodeError) as exc:
         raise BadInputError(f"{path}: cannot read: {exc}") from None
     if not text.strip():

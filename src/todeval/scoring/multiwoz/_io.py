@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from todeval.core import safejson
+from todeval.core.userfiles import read_user_bytes
 from todeval.errors import BadInputError
 from todeval.scoring.multiwoz._models import PredictedTurn
 
@@ -27,7 +28,7 @@ def read_prediction_file(path: str | Path) -> Any:
     """The parsed JSON of a prediction file (gzip-compressed when the name ends in ``.gz``)."""
     path = Path(path)
     try:
-        data = path.read_bytes()
+        data = read_user_bytes(path, what="prediction file")
     except OSError as exc:
         raise BadInputError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
     if path.suffix == ".gz" or data[:2] == b"\x1f\x8b":
