@@ -213,3 +213,35 @@ def test_the_inverse_shuffle_attacker_now_scores_the_text_free_prior(
     prior = _run(tmp_path / "prior", *args, "--labeller", "prior")
     # no list inverted (a short list now and then by luck, and wrongly): the prior's answers
     assert _f1(attack) <= _f1(prior) + 0.02
+
+
+@pytest.mark.parametrize("setting", ["craigslist", "scripted-k5"])
+def test_a_small_search_of_the_text_blind_family_stays_on_the_floor(
+    tmp_path: Path, setting: str
+) -> None:
+    from todeval.benchmarks.bargain.adversaries import families
+    from todeval.validation.search import run_family
+
+    (family,) = [f for f in families() if f.name == f"text-blind/{setting}"]
+    limit = 30
+    found = run_family(
+        family,
+        benchmark="bargain",
+        seed=0,
+        budget=3 * limit,
+        limit=limit,
+        max_concurrency=4,
+        workdir=tmp_path,
+    )
+    assert found.best is not None and found.error is None, found
+    assert len(found.trials) == 3 and all(t.value is not None for t in found.trials)
+    # the prior on the same dialogues and lists: the best of three learners stays near it
+    from todeval import api
+    from todeval.benchmarks.bargain.adversaries import pinned, setting_of, validation_key
+
+    with pinned(validation_key(0)):
+        config = {**setting_of(family.name), "labeller": "prior", "limit": limit}
+        prior = api.run("bargain", config, out=tmp_path / "prior", quiet=True, review=False)
+    floor = prior.summary.metrics["bargain.f1"].micro.value
+    assert floor is not None and found.best.value is not None
+    assert found.best.value <= floor + 0.04, (found.best, floor)
