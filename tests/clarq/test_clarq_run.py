@@ -163,7 +163,8 @@ def test_provider_panel_from_a_panel_file(tmp_path: Path) -> None:
     assert (out / "wrong__generous" / "summary.json").exists()
     spread = panel["spread"]
     assert spread["oracle"]["spread_max_min"] == 0.0  # every node released under both
-    assert spread["wrong"]["spread_max_min"] > 0.5  # the generous provider gives it away
+    # the generous provider gives it away (SPQ, the headline: six questions for 2-6 nodes)
+    assert spread["wrong"]["spread_max_min"] > 0.3
     assert panel["controls"] == ["oracle"]  # privileged: in the spread, never ranked
     rankings = panel["rank_stability"]["rankings"]
     assert all(sorted(r) == ["dump", "wrong"] for r in rankings.values())

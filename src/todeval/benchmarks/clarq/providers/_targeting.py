@@ -215,16 +215,18 @@ def entries_named(
     return count
 
 
-def fully_named(words: set[str], background: Background, lang: Language) -> int:
+def fully_named(words: set[str], background: Background, lang: Language) -> tuple[int, set[str]]:
     """How many background entries (items, skills, scenes) a question names in full (every
-    word, or in Chinese every character pair, of the entry occurs in it)."""
+    word, or in Chinese every character pair, of the entry occurs in it), and their words."""
     entries = (*background.items, *background.skills, *background.scenes)
     count = 0
+    named: set[str] = set()
     for entry in entries:
         tokens = set(tokenize(_PARENTHESES.sub("", entry).strip(), lang))
         if tokens and tokens <= words:
             count += 1
-    return count
+            named |= tokens
+    return count, named
 
 
 def is_list(

@@ -547,12 +547,10 @@ class RuleProvider:
             if is_list(words | turn, task.background, lang, beyond=set(topic)):
                 continue  # a list of what it was told, not a question about this node
             several = self.several_entries.get(lang)
-            if (
-                several is not None
-                and "choice" not in asked
-                and fully_named(words, task.background, lang) >= several
-            ):
-                continue  # "how do A and B ...?": about several things, not one uncertainty
+            if several is not None and "choice" not in asked:
+                named, entry_words = fully_named(words, task.background, lang)
+                if named >= several and len(shared - entry_words) < NEW_WORDS:
+                    continue  # "how do A and B ...?": the entries, nothing of the node's own
             new = shared - known
             if lang in self.strict_choice and asked == {"choice"}:
                 fits = bool(answered - {"method"})  # "which X?" does not ask how to do it
