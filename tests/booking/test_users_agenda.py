@@ -38,7 +38,7 @@ def _talk(
     task: BookingTask, system: System, seed: int = 0, user: AgendaUser | None = None
 ) -> tuple[AgendaUser, list[str]]:
     """Play up to 15 user turns against a function from user text to system text."""
-    agent = user or AgendaUser()
+    agent = user or AgendaUser(phrasing="verbatim")  # these test the agenda, not its words
 
     async def main() -> list[str]:
         await agent.start(UserContext(task=task, rng=random.Random(seed), seed=seed))
@@ -170,7 +170,7 @@ def test_fallbacks_message_mode_ignores_unstated_fail_values() -> None:
     assert task.domains["hotel"].fail_info == {"name": "finches bed and breakfast"}
     _, said = _talk(task, lambda _: "Hmm.")
     assert "warkworth house" in said[0]
-    _, said = _talk(task, lambda _: "Hmm.", user=AgendaUser(fallbacks="goal"))
+    _, said = _talk(task, lambda _: "Hmm.", user=AgendaUser(fallbacks="goal", phrasing="verbatim"))
     assert "finches bed and breakfast" in said[0]
 
 

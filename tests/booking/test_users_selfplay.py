@@ -4,7 +4,8 @@ The fake system here is deliberately simple and belongs to these tests: it spots
 looking up the DB vocabulary in the user's words, searches the DB, offers the first row, asks
 about a missing slot when many rows match, and books when asked. Our own harness answers its
 booking calls with a reference (no availability model, like the original game master); one
-test also plays through the game master.
+test also plays through the game master. Being a string matcher, it plays the agenda user's
+``verbatim`` phrasing (the rule system plays the natural one: test_user_natural_phrasing.py).
 """
 
 from __future__ import annotations
@@ -355,7 +356,7 @@ def _run_set(task_set: str, seed: int = 7) -> list[tuple[BookingTask, AgendaUser
     async def main() -> list[tuple[BookingTask, AgendaUser, Transcript]]:
         results = []
         for task in load_tasks(task_set):
-            user = AgendaUser()
+            user = AgendaUser(phrasing="verbatim")  # the fake system matches strings
             transcript = await _play(task, user, FakeSystem(), seed + task.index)
             results.append((task, user, transcript))
         return results
@@ -412,7 +413,9 @@ def test_agenda_user_through_the_game_master_books_every_test_task() -> None:
     async def main() -> list[tuple[str, str, float]]:
         out = []
         for task in load_tasks("test"):
-            record = await play_episode(task, FakeSystem(), AgendaUser(), run_seed=3)
+            record = await play_episode(
+                task, FakeSystem(), AgendaUser(phrasing="verbatim"), run_seed=3
+            )
             out.append(
                 (task.task_id, record.outcome.value, record.metrics["booking.booking_accuracy"])
             )

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
+from typing import Literal, get_args
 
 import todeval.benchmarks.booking.users.phrasing as ph
 from todeval.benchmarks.booking.messages import UserContext, UserReply
@@ -42,9 +43,15 @@ from todeval.benchmarks.booking.users.reading import (
 )
 from todeval.benchmarks.booking.users.venues import VenueNotes
 from todeval.benchmarks.booking.worlds import world_of
+from todeval.dialogue.participants import PlayerOptions
 from todeval.errors import UsageError
 
 DONE = "done"
+Phrasing = Literal["natural", "verbatim"]
+"""How the user words its values: ``natural`` (the default, issue 41) as people say them
+("somewhere central", "a party of eight", "half past seven in the evening"), or ``verbatim``
+(the schema's strings with a few fixed phrasings: the wording before issue 41, which the
+before-refactor fixtures were recorded with). Chosen with ``--user 'agenda?phrasing=verbatim'``."""
 _TIME_SLOTS = ("leaveat", "arriveby")
 
 
@@ -139,10 +146,15 @@ class AgendaUser:
         max_inform: int = 3,
         fallbacks: Fallbacks = "message",
         rebook_limit: int = 2,
+        phrasing: Phrasing = "natural",
     ) -> None:
         if patience < 1 or repeat_limit < 2 or max_inform < 1 or rebook_limit < 0:
             raise UsageError(
                 "agenda user: patience >= 1, repeat_limit >= 2, max_inform >= 1, rebook_limit >= 0"
+            )
+        if phrasing not in get_args(Phrasing):
+            raise UsageError(
+                f"agenda user: phrasing must be {' or '.join(get_args(Phrasing))}: {phrasing!r}"
             )
         if fallbacks not in ("message", "goal"):
             raise UsageError(f"agenda user: fallbacks must be 'message' or 'goal': {fallbacks!r}")
@@ -151,6 +163,7 @@ class AgendaUser:
         self.max_inform = max_inform
         self.fallbacks: Fallbacks = fallbacks
         self.rebook_limit = rebook_limit
+        self.phrasing: Phrasing = phrasing
         self.gave_up = False
         self.end_reason: EndReason | None = None
         self.references: dict[str, str] = {}
@@ -168,6 +181,20 @@ class AgendaUser:
         self._repeats = 0
         self._closing = False
         self._finished = False
+
+    @classmethod
+    def from_options(cls, options: PlayerOptions) -> AgendaUser:
+        """The user a run names: ``agenda`` or ``agenda?phrasing=verbatim``."""
+        params = dict(options.params)
+        phrasing = params.pop("phrasing", "natural")
+        if params:
+            unknown = ", ".join(params)
+            raise UsageError(f"agenda user: unknown parameter(s) {unknown}; known: phrasing")
+        if phrasing not in get_args(Phrasing):
+            raise UsageError(
+                f"agenda user: phrasing must be {' or '.join(get_args(Phrasing))}: {phrasing!r}"
+            )
+        return cls(phrasing=phrasing)  # type: ignore[arg-type]
 
     # -- protocol ------------------------------------------------------------------------------
 
@@ -532,10 +559,16 @@ class AgendaUser:
             value = values[slot]
             stated[slot] = value
             surface = self._surface(value)
+            natural = None
             if slot == "people":
-                parts.append(ph.people_fragment(surface, self._same_group(d, value), self._rng))
-            else:
-                parts.append(ph.fragment(d.domain, slot, value, self._rng, surface=surface))
+                same = self._same_group(d, value)
+                if self.phrasing == "natural":
+                    natural = ph.natural_people(value, same, self._rng)
+                parts.append(natural or ph.people_fragment(surface, same, self._rng))
+                continue
+            if self.phrasing == "natural":
+                natural = ph.natural_fragment(d.domain, slot, value, self._rng)
+            parts.append(natural or ph.fragment(d.domain, slot, value, self._rng, surface=surface))
         return ph.join(parts)
 
     def _same_group(self, d: _DomainState, people: str) -> bool:

@@ -15,6 +15,8 @@ import random
 import re
 from collections.abc import Sequence
 
+from todeval.benchmarks.booking.domains.language import NUMBER_WORDS
+
 # ---------------------------------------------------------------------------------------------
 # Fragments per slot: general templates, and special ones for particular values.
 
@@ -327,3 +329,164 @@ def noun(domain: str, rng: random.Random, hotel_type: str | None = None) -> str:
     if domain == "hotel" and hotel_type != "hotel":
         options.remove("a hotel")
     return rng.choice(options)
+
+
+# ---------------------------------------------------------------------------------------------
+# Natural wording (issue 41): values said the way people say them, so that the schema's string
+# usually does not appear and a system that copies schema values out of the user's words
+# (a parrot) cannot book. The rule system's vocabulary (systems/vocab.py) and patterns
+# (systems/nlu.py, systems/text.py) read every phrasing below. Values this table does not know
+# (the synthetic and unrealistic sets' own values, names, days, most foods) are said as
+# :func:`fragment` says them.
+
+_NATURAL: dict[tuple[str, str], tuple[str, ...]] = {
+    ("area", "centre"): (
+        "somewhere central",
+        "in the middle of town",
+        "in the heart of town",
+        "that is centrally located",
+        "near the town center",
+    ),
+    ("pricerange", "cheap"): (
+        "that is inexpensive",
+        "that is affordable",
+        "at a budget price",
+        "at a low price",
+        "that is not too expensive",
+    ),
+    ("pricerange", "moderate"): (
+        "that is reasonably priced",
+        "that is mid-range",
+        "that is mid-priced",
+    ),
+    ("pricerange", "expensive"): (
+        "that is pricey",
+        "that is upmarket",
+        "that is high-end",
+        "on the upscale side",
+        "that is posh",
+    ),
+    ("type", "guesthouse"): (
+        "that is a guest house",
+        "that is a bed and breakfast",
+        "that is a b and b",
+    ),
+    ("type", "hotel"): (
+        "that is a proper hotel rather than a guest house",
+        "that is not a guest house but a proper hotel",
+        "that is a real hotel, not a b and b",
+    ),
+    ("parking", "yes"): (
+        "somewhere I can park",
+        "with a place to park",
+        "with free parking",
+        "with parking included",
+    ),
+    ("parking", "no"): ("without free parking", "that does not offer free parking"),
+    ("internet", "yes"): ("with wifi", "with free wifi", "with wireless internet"),
+    ("internet", "no"): ("without internet", "with no wifi"),
+}
+_COMPASS_NATURAL = (
+    "in the {d}ern part of town",
+    "on the {d}side of town",
+    "somewhere in the {d}ern part of the city",
+    "in the {d}ern area",
+)
+_FOOD_NATURAL: dict[str, tuple[str, ...]] = {
+    "seafood": ("sea food", "fish"),
+    "gastropub": ("gastro pub", "pub food"),
+    "asian oriental": ("oriental", "asian"),
+    "panasian": ("pan asian",),
+    "vegetarian": ("veggie",),
+    "barbeque": ("barbecue", "bbq"),
+}
+_NUMBER_WORDS = NUMBER_WORDS  # the pack user's number words (domains/language.py)
+_CLOCK = re.compile(r"([01]\d|2[0-3]):([0-5]\d)")
+
+
+def number_word(value: str) -> str | None:
+    """A whole number 0-20 in words ("8" -> "eight"); None for anything else ("7b", "21")."""
+    if not (value.isdigit() and int(value) < len(_NUMBER_WORDS)):
+        return None
+    return _NUMBER_WORDS[int(value)]
+
+
+def spoken_time(value: str, rng: random.Random) -> str | None:
+    """``HH:MM`` as a person says it, never as ``HH:MM`` on a 24-hour clock: "half past three
+    in the afternoon", "quarter to eight in the evening", "3:30 pm", "9.05 in the morning";
+    None for anything that is not such a time (the unrealistic set's clocks)."""
+    m = _CLOCK.fullmatch(value.strip())
+    if m is None:
+        return None
+    hour, minute = int(m.group(1)), int(m.group(2))
+    if hour == 0:
+        return f"{hour:02d}.{minute:02d}"  # "12 at night" reads as noon: say the dotted clock
+    part = "in the morning" if hour < 12 else "in the afternoon" if hour < 18 else "in the evening"
+    twelve = hour % 12 or 12
+    word = _NUMBER_WORDS[twelve]
+    options = [f"{twelve}.{minute:02d} {part}"]
+    if hour >= 12:
+        options.append(f"{twelve}:{minute:02d} pm")  # a 24-hour reader takes it for the morning
+    if minute == 0:
+        options += [f"{word} o'clock {part}", f"{word} {part}"]
+    elif minute in (15, 30):
+        options += [f"{'quarter' if minute == 15 else 'half'} past {word} {part}"] * 2
+    elif minute == 45 and hour not in (11, 23):
+        nxt = _NUMBER_WORDS[(hour + 1) % 12 or 12]
+        options += [f"quarter to {nxt} {part}"] * 2
+    return rng.choice(options)
+
+
+def natural_fragment(domain: str, slot: str, value: str, rng: random.Random) -> str | None:
+    """One phrase stating ``slot = value`` the way people say it, or None when there is no
+    natural wording for the value (the caller then says it as :func:`fragment` does)."""
+    options: Sequence[str] | None = _NATURAL.get((slot, value))
+    if options is None and slot == "area" and value in _COMPASS:
+        options = [t.format(d=value) for t in _COMPASS_NATURAL]
+    elif options is None and slot == "food" and value in _FOOD_NATURAL:
+        said = rng.choice(list(_FOOD_NATURAL[value]))
+        options = (f"serving {said}", f"that serves {said}", f"with {said} food")
+        if said in ("sea food", "pub food"):
+            options = (f"serving {said}", f"that serves {said}")
+    elif options is None and slot in ("stars", "people", "stay"):
+        n = number_word(value)
+        if n is None:
+            return None
+        if slot == "stars":
+            options = (f"with {n} stars", f"rated {n} stars", f"that is {n}-star",
+                       f"with a {n}-star rating")  # fmt: skip
+        elif slot == "people" and value == "1":
+            options = ("just for me", "for one person", "for just one person")
+        elif slot == "people":
+            options = (f"for {n} people", f"for a party of {n}", f"for {n} of us",
+                       f"for a group of {n}")  # fmt: skip
+        elif value == "1":
+            options = ("for one night", "for just one night")
+        else:
+            options = (f"for {n} nights", f"for a {n}-night stay", f"for {n} nights in a row")
+    elif options is None and slot in ("time", "leaveat", "arriveby"):
+        spoken = spoken_time(value, rng)
+        if spoken is None:
+            return None
+        if slot == "time":
+            options = (f"at {spoken}",)
+        elif slot == "leaveat":
+            options = (f"leaving after {spoken}", f"that leaves after {spoken}",
+                       f"departing after {spoken}")  # fmt: skip
+        else:
+            options = (f"arriving by {spoken}", f"that arrives by {spoken}",
+                       f"getting there by {spoken}")  # fmt: skip
+    if options is None:
+        return None
+    return _ARTICLE.sub(r"\1n ", rng.choice(list(options)))
+
+
+def natural_people(value: str, same_group: bool, rng: random.Random) -> str | None:
+    """``people`` said naturally ("for a party of eight"); None when ``value`` is no number."""
+    n = number_word(value)
+    if n is None:
+        return None
+    if same_group:
+        noun = "person" if value == "1" else "people"
+        return rng.choice([f"for the same group of {n} {noun}", f"for the same {n} {noun}"])
+    return natural_fragment("train", "people", value, rng)
