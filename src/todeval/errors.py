@@ -77,4 +77,11 @@ class InfrastructureError(Exception):
 
     Episodes ending in one are recorded as ``infrastructure_error``, excluded from metrics and
     re-run on resume. A model's own bad output is never an infrastructure error.
+
+    ``origin`` says which layer of ours raised it (``"model layer"``, ``"agent channel"``). One
+    raised by a player's own code has none: when the player is the agent under test, its
+    episode is its own failure (``system_error``), not a free re-run on resume
+    (:func:`todeval.dialogue.episode.guarded`).
     """
+
+    origin: str = ""

@@ -69,3 +69,30 @@ def test_a_record_that_contradicts_itself_is_refused_on_write(tmp_path: Path) ->
         writer.append(bad)
     writer.close()
     assert RunDirectory(tmp_path).read_episodes() == []
+
+
+def test_an_agent_raising_infrastructure_error_itself_buys_no_rerun() -> None:
+    """A player under test that raises InfrastructureError on its own (to have a task it
+    dislikes excluded and re-run on resume, with a fresh draw) fails the episode instead; one
+    raised by our model layer stays an infrastructure error."""
+    import asyncio
+
+    from todeval.backends.errors import InfrastructureError as ModelLayerError
+    from todeval.dialogue.episode import guarded
+    from todeval.errors import InfrastructureError
+
+    async def own() -> None:
+        raise InfrastructureError("please re-run me")
+
+    async def model() -> None:
+        raise ModelLayerError("server down", kind="connection")
+
+    def end_of(call: object, crash: Termination = Termination.SYSTEM_ERROR) -> EpisodeEnd:
+        with pytest.raises(EpisodeEnd) as caught:
+            asyncio.run(guarded(call, "labeller", crash))  # type: ignore[arg-type]
+        return caught.value
+
+    assert end_of(own()).outcome is Outcome.SYSTEM_ERROR
+    assert end_of(model()).outcome is Outcome.INFRASTRUCTURE_ERROR
+    simulator = end_of(own(), Termination.SIMULATOR_ERROR)  # not the agent under test
+    assert simulator.outcome is Outcome.INFRASTRUCTURE_ERROR

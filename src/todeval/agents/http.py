@@ -84,7 +84,9 @@ async def post_json(
         if health is not None and isinstance(exc, httpx.ConnectError):
             health.call_failed(url, connection=True, cause=cause)
             if health.endpoints[url].ok == 0:  # never answered in this run: nothing to score
-                raise InfrastructureError(cause) from None
+                unreachable = InfrastructureError(cause)
+                unreachable.origin = "agent channel"
+                raise unreachable from None
         raise error(cause) from None
     health = current_health()
     if health is not None:

@@ -25,6 +25,8 @@ FailureKind = Literal[
 class InfrastructureError(_ProjectInfrastructureError):
     """A model call that could not be completed; ``cause`` says why in one line."""
 
+    origin = "model layer"
+
     def __init__(self, cause: str, *, kind: FailureKind = "connection", attempts: int = 1) -> None:
         super().__init__(f"model call failed after {attempts} attempt(s): {cause}")
         self.cause = cause

@@ -114,11 +114,19 @@ async def guarded(call: Awaitable[T], who: str, crash: Termination = Termination
     """Await a participant's call; a failure ends the episode (see the module's rule).
 
     ``crash`` is :attr:`Termination.SYSTEM_ERROR` (the agent under test, the default) or
-    :attr:`Termination.SIMULATOR_ERROR` (a simulated participant).
+    :attr:`Termination.SIMULATOR_ERROR` (a simulated participant). An
+    :class:`~todeval.errors.InfrastructureError` from one of our layers (its ``origin`` set)
+    ends the episode as an infrastructure error, re-run on resume; the agent under test raising
+    one itself is its own crash, so it cannot buy a re-run (a fresh draw) of a task it dislikes.
     """
     try:
         return await call
     except InfrastructureError as exc:
+        if not exc.origin and crash is Termination.SYSTEM_ERROR:
+            # raised by the agent's own code, not by a layer of ours: its failure, not a re-run
+            raise EpisodeEnd(
+                _CRASH_OUTCOME[crash], crash, f"{who} raised {type(exc).__name__}: {exc}"
+            ) from exc
         raise EpisodeEnd(
             Outcome.INFRASTRUCTURE_ERROR, Termination.INFRASTRUCTURE, f"{who} model: {exc}"
         ) from exc
