@@ -180,3 +180,23 @@ def test_the_policy_sees_the_roles_view_unless_it_is_a_declared_control() -> Non
         _, info = env.reset(seed=0)
         assert type(info["view"]) is seen
         env.close()
+
+
+def test_a_training_environment_writes_no_run(tmp_path: Path) -> None:
+    """A task played twice (the run would report a chosen attempt) or per-step rewards (a gold
+    oracle on the very tasks played) make the episodes training: write_run refuses them."""
+    from todeval.errors import UsageError
+
+    env = tg.make("booking", {"limit": 2})
+    first = env.plan.jobs[0].task_id
+    drive(env, RuleSystem, [first, first])
+    with pytest.raises(UsageError, match=f"task {first} .* was played 2 times"):
+        env.write_run(tmp_path / "twice")
+    env.close()
+    assert not (tmp_path / "twice").exists()
+    rewarded = tg.make("bargain", {"track": "craigslist", "limit": 1}, step_rewards=True)
+    rewarded.reset(options={"task_id": rewarded.plan.jobs[0].task_id})
+    rewarded.records.append(env.records[0])  # any finished episode: the refusal is about rewards
+    with pytest.raises(UsageError, match="step_rewards=True"):
+        rewarded.write_run(tmp_path / "rewarded")
+    rewarded.close()

@@ -34,6 +34,7 @@ import asyncio
 import dataclasses
 import json
 import threading
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -223,18 +224,39 @@ class AgentEnv(gymnasium.Env[str, str]):
         self._done = True
 
     def write_run(self, out: str | Path, *, quiet: bool = True) -> RunResult:
-        """The episodes played so far (the last of each task and trial) as a run directory,
-        summarised and reported like any run."""
+        """The episodes played so far as a run directory, summarised and reported like any run.
+
+        Only an evaluation can be written: every task and trial played once, without per-step
+        rewards. An environment that played a task twice (its best attempt would be reported)
+        or handed the policy each step's score (a gold oracle on these very tasks) is a
+        training environment, and its episodes are refused with a one-line usage error: make a
+        fresh environment for the evaluation run."""
         if not self.records:
             raise UsageError("no finished episode to write")
+        if self._step_reward is not None:
+            raise UsageError(
+                "this environment handed the policy each step's reward (step_rewards=True), a "
+                "score of the very tasks it plays: its episodes are training, not a run; "
+                "evaluate in a fresh environment without step_rewards"
+            )
+        played = Counter(r.key for r in self.records)
+        again = sorted(key for key, n in played.items() if n > 1)
+        if again:
+            task, trial = again[0]
+            raise UsageError(
+                f"task {task} (trial {trial}) was played {played[again[0]]} times in this "
+                f"environment ({len(again)} task(s) more than once): a run keeps one episode "
+                "per task and trial, so it would report a chosen attempt; evaluate in a fresh "
+                "environment, once per task"
+            )
         by_key = {r.key: r for r in self.records}
         jobs = [EpisodeJob(r.task_id, r.trial, r.group) for r in by_key.values()]
 
         async def replay(job: EpisodeJob) -> EpisodeRecord:
             return by_key[job.key]
 
-        played = dataclasses.replace(self.plan, jobs=jobs, play=replay, aclose=None)
-        return execute_plan(played, Path(out), quiet=quiet, command=["todeval.gym", self.benchmark])
+        plan = dataclasses.replace(self.plan, jobs=jobs, play=replay, aclose=None)
+        return execute_plan(plan, Path(out), quiet=quiet, command=["todeval.gym", self.benchmark])
 
 
 __all__ = ["CHARSET", "MAX_TEXT", "AgentEnv", "agent_role", "text"]
