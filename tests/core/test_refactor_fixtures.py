@@ -20,10 +20,13 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "before_refactor"
 
 RUNS = {
     # the fixtures were recorded by the schema-validated game master: --protocol strict (issue 17)
-    "booking-default": ["run", "booking", "--protocol", "strict"],
+    # the agenda user's wording before issue 41 (its default now paraphrases): agenda?phrasing=
+    "booking-default": ["run", "booking", "--user", "agenda?phrasing=verbatim", "--protocol",
+                        "strict"],
     "booking-corpus": ["run", "booking", "--user", "corpus", "--protocol", "strict"],
     "booking-monolithic": [
-        "run", "booking", "--system", "monolithic", "--protocol", "strict",
+        "run", "booking", "--system", "monolithic", "--user", "agenda?phrasing=verbatim",
+        "--protocol", "strict",
         "--system-model", f"scripted:{FIXTURES / 'booking_script.json'}",
         "--on-violation", "reprompt", "--limit", "20", "--limit-mode", "first", "--no-cache",
     ],
@@ -79,6 +82,8 @@ ALLOWED = {
     r"episodes:\d+/events/\d+/data/(outcome|reason|dialogue_outcome|dialogue_reason)": "issue "
     "42: the episode_end event says the record's outcome and reason (scoring's), how the "
     "dialogue itself ended beside them",
+    r"manifest:/(config|players)/user": "issue 41: the agenda user's verbatim wording, which "
+    "the fixtures were recorded with, is now the parameter agenda?phrasing=verbatim",
     r"manifest:/task_set_hash": "one format for every benchmark (issue 28); the recorded value "
     "must be the new plan's hash or its legacy alias (checked below)",
 }

@@ -405,8 +405,9 @@ _CLOCK = re.compile(r"([01]\d|2[0-3]):([0-5]\d)")
 
 
 def number_word(value: str) -> str | None:
-    """A whole number 0-20 in words ("8" -> "eight"); None for anything else ("7b", "21")."""
-    if not (value.isdigit() and int(value) < len(_NUMBER_WORDS)):
+    """A whole number 1-20 in words ("8" -> "eight"); None for anything else ("7b", "21", and
+    "0": nobody books for "a party of zero", the unrealistic set's value is said as it is)."""
+    if not (value.isdigit() and 0 < int(value) < len(_NUMBER_WORDS) and value[0] != "0"):
         return None
     return _NUMBER_WORDS[int(value)]
 
