@@ -11,7 +11,7 @@ searched as ``todeval validate clarq`` does, with that budget per family, and th
 found is printed (docs/validation.md, "How we attack our benchmarks").
 
 Run: python bench/bench_clarq_adversaries.py [--lang en,zh] [--providers rule] [--limit N]
-     [--search EPISODES] [--seed 0]
+     [--search EPISODES] [--seed 0] [--no-table]
 """
 
 from __future__ import annotations
@@ -107,7 +107,10 @@ def search(budget: int, seed: int, limit: int | None, langs: list[str]) -> None:
     from todeval.validation.command import validate
     from todeval.validation.search import describe
 
-    families = [f for f in SUITE.adversaries if f.group in langs]
+    # every task of the language per point (CI plays a sample: the family's ``tasks``)
+    families = [
+        f.model_copy(update={"tasks": limit}) for f in SUITE.adversaries if f.group in langs
+    ]
     with tempfile.TemporaryDirectory(prefix="todeval-clarq-search-") as tmp:
         report = validate(
             SUITE,
@@ -143,14 +146,16 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--search", type=int, default=None, metavar="EPISODES")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-table", action="store_true", help="only the search")
     args = parser.parse_args()
     langs = args.lang.split(",")
     providers = args.providers.split(",")
     head = " | ".join(f"S {p} | SPQ {p}" for p in providers)
-    print(f"| seeker | lang | {head} |")
-    print("|---|---|" + "---|---|" * len(providers))
+    if not args.no_table:
+        print(f"| seeker | lang | {head} |")
+        print("|---|---|" + "---|---|" * len(providers))
     with tempfile.TemporaryDirectory() as tmp:
-        for i, (name, lang, config) in enumerate(rows(langs)):
+        for i, (name, lang, config) in enumerate([] if args.no_table else rows(langs)):
             cells = []
             for provider in providers:
                 run = {**config, "lang": lang, "provider": provider, "seed": args.seed}
