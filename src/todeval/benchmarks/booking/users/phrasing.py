@@ -426,7 +426,7 @@ def spoken_time(value: str, rng: random.Random) -> str | None:
     twelve = hour % 12 or 12
     word = _NUMBER_WORDS[twelve]
     options = [f"{twelve}.{minute:02d} {part}"]
-    if hour >= 12:
+    if hour > 12:
         options.append(f"{twelve}:{minute:02d} pm")  # a 24-hour reader takes it for the morning
     if minute == 0:
         options += [f"{word} o'clock {part}", f"{word} {part}"]
@@ -449,6 +449,8 @@ def natural_fragment(domain: str, slot: str, value: str, rng: random.Random) -> 
         options = (f"serving {said}", f"that serves {said}", f"with {said} food")
         if said in ("sea food", "pub food"):
             options = (f"serving {said}", f"that serves {said}")
+    elif options is None and (slot, value) == ("stars", "0"):
+        options = ("with zero stars", "rated zero stars")
     elif options is None and slot in ("stars", "people", "stay"):
         n = number_word(value)
         if n is None:
