@@ -103,6 +103,17 @@ def world_key(config: BookingConfig) -> str:
     return pack_task_set(pack_folder(config.domain))
 
 
+def task_set_name(config: BookingConfig) -> str:
+    """The task set as a run's selection names it: a built-in set (``test``), or a domain
+    pack's name, its task file and the pack's digest (``car-rental/tasks@1a2b3c4d``), so boards,
+    ``view`` and ``compare`` keep packs apart from MultiWOZ and from each other."""
+    if config.domain is None:
+        return config.task_set
+    tasks = Path(config.domain_tasks).stem if config.domain_tasks else "tasks"
+    digest = (config.domain_sha256 or "")[:8]
+    return f"{Path(config.domain).name}/{tasks}" + (f"@{digest}" if digest else "")
+
+
 def run_tasks(config: BookingConfig) -> list[BookingTask]:
     """The tasks a run plays: a built-in set, or a domain pack's task file."""
     if config.domain is None:
@@ -236,6 +247,7 @@ SPEC: BenchmarkSpec[BookingConfig, BookingTask] = BenchmarkSpec(
         load=run_tasks,
         ids=lambda config: config.task_ids,
         canonical=_canonical,
+        set_name=lambda config: task_set_name(config),
     ),
     roles=(
         RoleSpec(
