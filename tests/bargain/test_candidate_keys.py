@@ -175,10 +175,11 @@ def test_the_recorded_key_redraws_the_lists(
     args = ["--track", "scripted", "--labeller", "prior", "--limit", "4"]
     _run(tmp_path / "a", *args)
     fp = json.loads((tmp_path / "a" / KEY_FILE).read_text())["current"]
+    # another installation (another secret) draws other lists; pinned to a's key, a's lists
+    monkeypatch.setenv("TODEVAL_CACHE_DIR", str(tmp_path / "elsewhere"))
+    _run(tmp_path / "c", *args)
     monkeypatch.setenv(KEY_ENV, key_of(tmp_path / "a", fp).hex())
     _run(tmp_path / "b", *args)
-    monkeypatch.delenv(KEY_ENV)
-    _run(tmp_path / "c", *args)
 
     def lists(name: str) -> list[list[str]]:
         return [t["candidates"] for r in _records(tmp_path / name) for t in r["details"]["turns"]]

@@ -165,13 +165,13 @@ def test_a_bad_prompt_placeholder_is_one_line_exit_3(
 
 
 def test_k_sets_the_candidate_lists_and_the_random_expectation(tmp_path: Path) -> None:
-    s = _run(tmp_path / "k3", "--track", "craigslist", "--labeller", "random", "--k", "3")
-    assert abs(s["random_expectation"]["precision"] - 1 / 3) < 1e-12
+    s = _run(tmp_path / "k3", "--track", "craigslist", "--labeller", "random", "--k", "5")
+    assert abs(s["random_expectation"]["precision"] - 1 / 5) < 1e-12
     est = s["metrics"]["bargain.precision"]["micro"]
-    assert est["ci_low"] <= 1 / 3 <= est["ci_high"]
+    assert est["ci_low"] <= 1 / 5 <= est["ci_high"]
     lines = (tmp_path / "k3" / "episodes.jsonl").read_text().splitlines()
     turns = [t for line in lines for t in json.loads(line)["details"]["turns"]]
-    assert all(t["k"] == 3 == len(t["candidates"]) and set(t["gold"]) <= set(t["candidates"])
+    assert all(t["k"] == 5 == len(t["candidates"]) and set(t["gold"]) <= set(t["candidates"])
                for t in turns)  # fmt: skip
     other = json.loads((tmp_path / "k3" / "manifest.json").read_text())["task_set_hash"]
     _run(tmp_path / "k20", "--track", "craigslist", "--labeller", "random")

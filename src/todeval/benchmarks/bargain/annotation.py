@@ -3,7 +3,10 @@ bargain:TRACK[-SPLIT]`` or a bargain run directory).
 
 Each labelled turn is an item: the public context, the dialogue up to the turn (the turn
 itself marked), and the same candidate list a labeller gets in a run (label id and
-description); the gold label set goes to the key file only. Strata: ``speaker``, ``depth``,
+description); the gold label set goes to the key file only. The lists are drawn with the
+installation's secret list key (or the pinned one), as a run draws them: under a public key an
+item file's lists could be replayed to read the gold off them (F1 0.659 on scripted, where the
+in-list prior scores 0.251). Strata: ``speaker``, ``depth``,
 ``group`` and ``track`` (none derived from the gold, which the item file never shows).
 """
 
@@ -23,9 +26,9 @@ from todeval.benchmarks.bargain.data import (
     candidates,
     labels_of,
     load_track,
-    public_key,
     task_set_name,
 )
+from todeval.benchmarks.bargain.keys import list_key
 from todeval.errors import UsageError
 
 
@@ -43,13 +46,14 @@ def _track_split(spec: str, config: Mapping[str, Any]) -> tuple[Track, Split]:
     return track, split
 
 
-def dialogue_items(dialogue: Dialogue, k: int, seed: int, source: str) -> list[GoldItem]:
+def dialogue_items(
+    dialogue: Dialogue, k: int, seed: int, source: str, key: bytes | None = None
+) -> list[GoldItem]:
     labels = labels_of(dialogue.track)
+    key = list_key() if key is None else key
     out = []
     for turn in dialogue.turns:
-        ids = candidates(
-            dialogue.dialogue_id, turn, list(labels), k, seed, public_key("annotation", seed)
-        )
+        ids = candidates(dialogue.dialogue_id, turn, list(labels), k, seed, key)
         shown = dialogue.utterances[: turn.index + 1]
         item = Item(
             id=f"{dialogue.dialogue_id}:{turn.index}",
@@ -84,11 +88,12 @@ def items(spec: str, config: Mapping[str, Any]) -> list[GoldItem]:
     seed = int(config.get("candidate_seed", 0))
     wanted = set(config.get("ids") or ())
     source = f"bargain/{task_set_name(track, split)}"
+    key = list_key()
     out = []
     for dialogue in load_track(track, split):
         if wanted and dialogue.dialogue_id not in wanted:
             continue
-        out += dialogue_items(dialogue, k, seed, source)
+        out += dialogue_items(dialogue, k, seed, source, key)
     return out
 
 

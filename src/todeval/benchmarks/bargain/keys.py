@@ -1,45 +1,114 @@
-"""The per-run secret that candidate lists are drawn with, and where it lives.
+"""The secret that candidate lists are drawn with, and where it lives.
 
-A turn's candidate list is drawn from a generator keyed by a 32-byte secret
-(:func:`~todeval.benchmarks.bargain.data.candidates`). The secret must never be where a
-labeller can reach it while it labels: not in its view, not in the manifest, not in any file of
-the run directory (a player runs in the runner's process and can open files). So:
+A turn's candidate list is drawn from a generator keyed by a 32-byte key
+(:func:`~todeval.benchmarks.bargain.data.candidates`). Two rules (issue 41, round 2):
 
-* a run's process draws the key (``secrets.token_bytes``) when its plan is built and keeps it
-  in memory only;
-* when the run's session ends (``finalize``, which the runner calls after every session,
-  finished or interrupted), the key is written to ``candidate-keys.json`` in the run
-  directory, so the run can be reproduced from its directory afterwards;
-* a resumed run reads the key back and reuses it (the same dialogue keeps its lists), but
-  first removes the file from the directory while its episodes play (when the first episode
-  starts, after the resume was accepted), and writes it again when the session ends. The
-  trade-off: a process killed outright (``kill -9``) during a session loses the key of that
-  session from the directory; every list stays in its episode's record
-  (``details.turns[].candidates``), and each record names the key it was drawn with by a
-  one-way fingerprint (``details.candidate_key``), so scores are never affected -- only the
-  regeneration of those lists;
-* ``TODEVAL_BARGAIN_CANDIDATE_KEY=<64 hex digits>`` pins the key (to redraw a run's lists, or to
-  give two runs the same lists; it is then known before the run, so use it only with a
-  labeller you trust not to read the environment). Ray workers rebuild the plan in their own
-  processes: they inherit a pinned key, and otherwise each draws its own (recorded only by
-  fingerprint).
+* **Unpredictable**: the key comes from a secret no labeller can compute. It is derived
+  (HMAC-SHA256) from the **installation secret**, 32 bytes from ``secrets.token_bytes`` created
+  once in the user's todeval cache directory next to the response cache
+  (``$TODEVAL_CACHE_DIR`` or ``~/.cache/todeval``: ``bargain-candidate-secret``, mode 0600).
+* **Stable**: every run on an installation draws the same list for the same (track, dialogue,
+  turn, K, candidate seed, distractors). A fresh key per run showed a new list holding the gold
+  in every run, and an agent remembering lists across runs intersected them (F1 0.90-1.00 after
+  six runs where the in-list prior scores 0.25-0.54).
+
+So:
+
+* ``TODEVAL_BARGAIN_CANDIDATE_KEY=<64 hex digits>`` pins the key (to redraw a run's lists on
+  another installation, or to give remote Ray workers the driver's key; it is then known to
+  whoever sets it, so use it only with a labeller you trust not to read the environment);
+* else a resumed run reuses the key its directory recorded (``candidate-keys.json``);
+* else the installation key. A resume whose records name another key than the one this
+  session would use (the key file deleted, the directory copied from another installation) is
+  refused: it would draw its remaining dialogues on other lists.
+
+The key is never in the labeller's view, the manifest or the run directory while a labeller
+plays: when the session ends (``finalize``, or the run's closer when it was refused or
+interrupted) it is written to ``candidate-keys.json`` so the run can be reproduced afterwards;
+a resumed run takes that file out of the directory while its episodes play. Every record names
+its key by a one-way fingerprint (``details.candidate_key``). Ray workers rebuild the plan in
+their own processes: on a local cluster they read the same installation secret (or inherit the
+pinned key); a remote cluster must be given the key (``TODEVAL_BARGAIN_CANDIDATE_KEY`` in its
+environment), and a run whose records name a key the driver does not hold says so loudly.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import json
 import os
+import secrets
+import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from todeval.benchmarks.bargain.data import CANDIDATE_SCHEME, KEY_BYTES, key_fingerprint, new_key
+from todeval.benchmarks.bargain.data import CANDIDATE_SCHEME, KEY_BYTES, key_fingerprint
 from todeval.core.files import write_output
-from todeval.errors import BadInputError, UsageError
+from todeval.errors import BadInputError, RefusedError, UsageError
 
 KEY_FILE = "candidate-keys.json"
 KEY_ENV = "TODEVAL_BARGAIN_CANDIDATE_KEY"
+SECRET_FILE = "bargain-candidate-secret"
+
+
+def secret_path() -> Path:
+    """Where the installation secret lives: next to the response cache
+    (:func:`todeval.backends.cache.default_cache_path`, so ``$TODEVAL_CACHE_DIR`` applies)."""
+    from todeval.backends.cache import default_cache_path
+
+    return default_cache_path().parent / SECRET_FILE
+
+
+def _read_secret(path: Path) -> bytes:
+    try:
+        text = path.read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError):
+        raise BadInputError(f"{path}: cannot read the candidate secret") from None
+    try:
+        return _parse(text, str(path))
+    except UsageError:
+        raise BadInputError(
+            f"{path}: not a candidate secret ({2 * KEY_BYTES} hex digits); delete it to draw a "
+            "new one (every later run then shows other lists)"
+        ) from None
+
+
+def installation_secret() -> bytes:
+    """The installation's secret, created once (``secrets.token_bytes``, mode 0600; two
+    processes creating it at once agree: the file is linked into place only if absent)."""
+    path = secret_path()
+    if path.exists():
+        return _read_secret(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{SECRET_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            f.write(secrets.token_bytes(KEY_BYTES).hex() + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, path)  # never replaces a secret another process made first
+    finally:
+        tmp.unlink(missing_ok=True)
+    return _read_secret(path)
+
+
+def installation_key() -> bytes:
+    """The installation's list key: derived from its secret (the secret itself is never
+    written anywhere else)."""
+    message = f"bargain-candidate-key|{CANDIDATE_SCHEME}".encode()
+    return hmac.new(installation_secret(), message, hashlib.sha256).digest()
+
+
+def list_key() -> bytes:
+    """The key lists are drawn with outside a run directory (Ray workers, the annotation
+    export): the pinned key, else the installation's."""
+    pinned = os.environ.get(KEY_ENV)
+    return _parse(pinned, KEY_ENV) if pinned else installation_key()
 
 
 @dataclass
@@ -47,7 +116,7 @@ class SessionKey:
     """The key this process draws lists with, and the keys the run directory recorded."""
 
     key: bytes
-    source: str  # drawn, resumed or pinned
+    source: str  # installation, resumed or pinned
     run_dir: Path | None = None
     known: dict[str, str] = field(default_factory=dict)  # fingerprint -> hex, from the file
     hidden: bool = False
@@ -136,16 +205,37 @@ def key_of(run_dir: Path, fingerprint: str) -> bytes:
 
 
 _SESSIONS: dict[Path, SessionKey] = {}
-"""This process's key of each run directory: a plan built twice for one directory (before the
-key file is written back) keeps the key and the recorded ones."""
+"""This process's key of each run directory whose key file it took away while it plays: a plan
+built twice for one directory (before the file is written back) keeps the recorded keys."""
+
+EPISODES = "episodes.jsonl"
+
+
+def recorded_fingerprints(run_dir: Path) -> set[str]:
+    """The key fingerprints the run directory's episode records name (a torn line skipped)."""
+    path = run_dir / EPISODES
+    found: set[str] = set()
+    if not path.is_file():
+        return found
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for line in f:
+            try:
+                value = json.loads(line).get("details", {}).get("candidate_key")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(value, str) and value:
+                found.add(value)
+    return found
 
 
 def session_key(run_dir: Path | None) -> SessionKey:
-    """This process's key: pinned by the environment, else the run directory's recorded key (a
-    resumed run), else a fresh one. The key file is taken out of the directory at once."""
+    """This session's key: pinned by the environment, else the run directory's recorded key (a
+    resumed run), else the installation's. A resume whose records name a key this session
+    would not use is refused (it would draw the remaining dialogues on other lists). The key
+    file is taken out of the directory at once."""
     if run_dir is None:
         pinned = os.environ.get(KEY_ENV)
-        return SessionKey(_parse(pinned, KEY_ENV) if pinned else new_key(), "drawn")
+        return SessionKey(list_key(), "pinned" if pinned else "installation")
     run_dir = run_dir.resolve()
     current, known = read_keys(run_dir)
     earlier = _SESSIONS.get(run_dir)
@@ -157,11 +247,64 @@ def session_key(run_dir: Path | None) -> SessionKey:
     elif current is not None:
         found = SessionKey(bytes.fromhex(known[current]), "resumed", run_dir, known)
     else:
-        found = SessionKey(new_key(), "drawn", run_dir, known)
+        found = SessionKey(installation_key(), "installation", run_dir, known)
+    recorded = recorded_fingerprints(run_dir) - {found.fingerprint}
+    other = sorted(recorded - set(known))
+    if recorded and not other:  # redrawable, but the dialogues played again get other lists
+        print(
+            f"WARNING: {run_dir}: some episodes were drawn with candidate key "
+            f"{', '.join(sorted(recorded))}, this session draws with {found.fingerprint}",
+            file=sys.stderr,
+            flush=True,
+        )
+    if other:
+        where = (
+            f"{KEY_ENV}"
+            if pinned
+            else (
+                f"{KEY_FILE}'s current key" if current else f"this installation's ({secret_path()})"
+            )
+        )
+        raise RefusedError(
+            f"{run_dir}: its episodes were drawn with candidate key {', '.join(other)}, not "
+            f"{found.fingerprint} ({where}); a resume would show its remaining dialogues other "
+            f"lists -- restore {KEY_FILE}, pin the recorded key with {KEY_ENV}, or use a new "
+            "run directory"
+        )
     if known:
         found.hide()
-    _SESSIONS[run_dir] = found
+        _SESSIONS[run_dir] = found
     return found
 
 
-__all__ = ["KEY_ENV", "KEY_FILE", "SessionKey", "key_of", "read_keys", "session_key"]
+def warn_foreign(key: SessionKey, used: set[str]) -> str | None:
+    """A loud line when some episodes were drawn with a key this process does not hold (Ray
+    workers on a remote cluster without the installation secret or the pinned key)."""
+    foreign = sorted(used - {key.fingerprint} - set(key.known))
+    if not foreign:
+        return None
+    line = (
+        f"WARNING: {len(foreign)} candidate key(s) drew lists in this run that the driver "
+        f"does not hold ({', '.join(foreign)}; the driver's: {key.fingerprint}): remote Ray "
+        f"workers need the driver's key -- set {KEY_ENV} in the cluster's environment, or "
+        f"give them the same {SECRET_FILE}"
+    )
+    print(line, file=sys.stderr, flush=True)
+    return line
+
+
+__all__ = [
+    "KEY_ENV",
+    "KEY_FILE",
+    "SECRET_FILE",
+    "SessionKey",
+    "installation_key",
+    "installation_secret",
+    "key_of",
+    "list_key",
+    "read_keys",
+    "recorded_fingerprints",
+    "secret_path",
+    "session_key",
+    "warn_foreign",
+]

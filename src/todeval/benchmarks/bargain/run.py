@@ -10,7 +10,11 @@ P/R/F1 (micro over turns, macro over labels, by depth) with CIs from resampling 
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal
 
 from pydantic import Field
@@ -34,7 +38,7 @@ from todeval.benchmarks.bargain.data import (
     scripted_set,
     task_set_name,
 )
-from todeval.benchmarks.bargain.keys import SessionKey, session_key
+from todeval.benchmarks.bargain.keys import SessionKey, session_key, warn_foreign
 from todeval.benchmarks.bargain.labellers import (
     LABELLER,
     LabellerContext,
@@ -59,6 +63,7 @@ from todeval.runner.naming import run_dir_name
 from todeval.runner.options import RunSettings
 from todeval.runner.summary import summarize
 from todeval.spec import AgentSeat, BenchmarkSpec, Episode, RoleSpec, RunContext, Tasks
+from todeval.spec.build import task_set_hash
 from todeval.stats.bootstrap import DEFAULT_RESAMPLES
 
 BENCHMARK = "bargain"
@@ -192,6 +197,29 @@ def _check(config: BargainConfig) -> None:
         raise UsageError("--scripted-set and --distractors hard are for --track scripted")
     if config.model is not None and config.labeller != "llm":
         raise UsageError(f"--model is for the llm labeller, not {config.labeller!r}")
+    least = smallest_k(config.track, config.split, config.scripted_set)
+    if config.k < least:
+        raise UsageError(
+            f"--k {config.k}: at least {least} on the {config.track} track (its largest gold "
+            "set + 1, and never below 5: a shorter list is the gold, or nearly)"
+        )
+
+
+MIN_K = 5
+
+
+@cache
+def largest_gold(track: Track, split: Split, scripted: str | None = None) -> int:
+    """The most labels a turn of the track (split, set) holds."""
+    return max(
+        (len(t.gold) for d in load_track(track, split, scripted) for t in d.turns), default=1
+    )
+
+
+def smallest_k(track: Track, split: Split, scripted: str | None = None) -> int:
+    """The smallest ``--k`` a run accepts: the largest gold set + 1, and at least 5 (with ``k``
+    at or below a turn's gold size the list *is* the gold: F1 1.000 without a word)."""
+    return max(MIN_K, largest_gold(track, split, scripted) + 1)
 
 
 Views = dict[str, list[tuple[TurnView, list[str]]]]
@@ -225,18 +253,60 @@ def _prepare(run: RunContext[BargainConfig, Dialogue]) -> BargainRun:
     )
 
 
+GOLD_COMMITMENT = "track-bound-v1"
+
+
+@cache
+def track_gold_digest(track: Track, split: Split, scripted: str | None = None) -> bytes:
+    """A digest of the gold of *every* turn of the track (split, set): what each task's gold is
+    hashed with in the task-set hash, so the hash of a run over one dialogue cannot be brute-
+    forced into that dialogue's gold without the whole track's gold."""
+    h = hashlib.sha256(b"bargain-track-gold|")
+    for d in load_track(track, split, scripted):
+        body = [d.dialogue_id, [[t.index, sorted(t.gold)] for t in d.turns]]
+        h.update(json.dumps(body, separators=(",", ":")).encode())
+        h.update(b"\n")
+    return h.digest()
+
+
+def gold_commitment(config: BargainConfig, dialogue: Dialogue) -> str:
+    """A dialogue's gold, committed under the track's gold digest (never the gold itself)."""
+    digest = track_gold_digest(config.track, config.split, config.scripted_set)
+    body = json.dumps([dialogue.dialogue_id, [[t.index, sorted(t.gold)] for t in dialogue.turns]])
+    return hashlib.sha256(digest + body.encode()).hexdigest()
+
+
 def _task_key(run: RunContext[BargainConfig, Dialogue], dialogue: Dialogue) -> list[Any]:
-    """What a dialogue's results depend on: its labelled turns' gold and list sizes, and how
-    the lists are drawn. Never the lists themselves: they come from the run's secret key, so
-    two runs of one config (two models) have the same task set, and the manifest says nothing
-    of a key."""
+    """What a dialogue's results depend on: its labelled turns and list sizes, its gold (as a
+    commitment bound to the whole track's gold: a run over one dialogue publishes no hash from
+    which its few labels could be brute-forced) and how the lists are drawn. Never the lists
+    themselves: they come from the secret key, so runs of one config (two models, two
+    installations) have the same task set, and the manifest says nothing of a key."""
     shared: BargainRun = run.shared
     views = shared.views[dialogue.dialogue_id]
     return [
         dialogue.dialogue_id,
         CANDIDATE_SCHEME,
-        [[v.index, g, len(v.candidates)] for v, g in views],
+        GOLD_COMMITMENT,
+        [[v.index, len(v.candidates)] for v, _ in views],
+        gold_commitment(run.config, dialogue),
     ]
+
+
+def _legacy_hash(run: RunContext[BargainConfig, Dialogue], dialogues: Sequence[Dialogue]) -> str:
+    """The task-set hash before the gold was committed (each turn's gold in the clear), so run
+    directories of that version resume."""
+    shared: BargainRun = run.shared
+    return task_set_hash(
+        [
+            [
+                d.dialogue_id,
+                CANDIDATE_SCHEME,
+                [[v.index, g, len(v.candidates)] for v, g in shared.views[d.dialogue_id]],
+            ]
+            for d in dialogues
+        ]
+    )
 
 
 def _labeller_options(run: RunContext[BargainConfig, Dialogue]) -> dict[str, Any]:
@@ -358,7 +428,9 @@ def _finalize(
     run: RunContext[BargainConfig, Dialogue], records: list[EpisodeRecord]
 ) -> BargainSummary:
     shared: BargainRun = run.shared
-    shared.key.record({str(r.details.get("candidate_key", "")) for r in records} - {""})
+    used = {str(r.details.get("candidate_key", "")) for r in records} - {""}
+    warn_foreign(shared.key, used)
+    shared.key.record(used)
     return finalize_run(records, run.config, list(run.tasks.values()), shared.fits)
 
 
@@ -385,6 +457,7 @@ SPEC: BenchmarkSpec[BargainConfig, Dialogue] = BenchmarkSpec(
         set_name=lambda config: task_set_name(config.track, config.split, config.scripted_set),
         ids=lambda config: config.ids,
         content=_task_key,
+        legacy_hash=_legacy_hash,
         noun="dialogue",
         grouped_jobs=False,  # the bootstrap resamples dialogues, not their groups
     ),
