@@ -11,7 +11,8 @@ craigslist and casino the list is every label and says nothing).
 * ``prior`` (a declared baseline, privileged: fitted on the training turns' gold like
   ``majority``): ranks the candidates by their training frequency at the turn's depth and
   speaker, divided by the label's inclusion probability, and answers the top one plus every
-  candidate whose score reaches a ratio of the top's (tuned on the training turns). With every
+  candidate whose score reaches a ratio of the top's, or the top 1, 2 or 3 -- whichever rule
+  scores best on the training turns. With every
   label in the list it is the structural prior; with ``--k`` below the label count it is the
   in-list prior. The floors of ``todeval validate bargain`` are the best of it and ``majority``.
 * ``text-blind`` (the adversary family of ``todeval validate bargain``, privileged the same
@@ -121,19 +122,43 @@ def _by_ratio(ranked: Sequence[tuple[str, float]], ratio: float) -> list[str]:
     return [label for label, s in ranked if s >= ratio * top]
 
 
+Rule = tuple[str, float]
+"""How many candidates to answer: ("ratio", r) -- every one scoring at least r x the top's --
+or ("top", n) -- the n best."""
+
+
+def emit(ranked: Sequence[tuple[str, float]], rule: Rule) -> list[str]:
+    kind, value = rule
+    if kind == "top":
+        return [label for label, _ in ranked[: int(value)]]
+    return _by_ratio(ranked, value)
+
+
 def tune_ratio(ranked: Sequence[tuple[Sequence[tuple[str, float]], set[str]]]) -> float:
     """The ratio (answer every label scoring at least ratio x the top's) best on training."""
-    best, best_f1 = 1.0, -1.0
-    for ratio in RATIOS:
+    return tune_rule(ranked, tops=False)[1]
+
+
+def tune_rule(
+    ranked: Sequence[tuple[Sequence[tuple[str, float]], set[str]]], tops: bool = True
+) -> Rule:
+    """The emission rule best on the training turns: a ratio of the top's score or, with
+    ``tops``, a fixed number of candidates (1, 2, 3)."""
+    rules: list[Rule] = [("ratio", r) for r in RATIOS]
+    if tops:
+        rules += [("top", float(n)) for n in (1, 2, 3)]
+    best: Rule = rules[0]
+    best_f1 = -1.0
+    for rule in rules:
         tp = pred = gold = 0
         for scores, gold_set in ranked:
-            guess = set(_by_ratio(scores, ratio))
+            guess = set(emit(scores, rule))
             tp += len(guess & gold_set)
             pred += len(guess)
             gold += len(gold_set)
         f1 = _f1(tp, pred, gold)
         if f1 > best_f1 + 1e-12:
-            best, best_f1 = ratio, f1
+            best, best_f1 = rule, f1
     return best
 
 
@@ -165,7 +190,7 @@ class PriorModel:
             y: 1.0 / max(list_inclusion([y], self.labels, settings.k, groups), 1e-12)
             for y in self.labels
         }
-        self.ratio = tune_ratio([(self.rank(s), set(g)) for s, g in train])
+        self.rule = tune_rule([(self.rank(s), set(g)) for s, g in train])
 
     def rank(self, shape: Shape) -> list[tuple[str, float]]:
         key = (shape.bucket, shape.speaker)
@@ -181,7 +206,7 @@ class PriorModel:
         return sorted(scores, key=lambda x: (-x[1], self.order[x[0]]))
 
     def predict(self, shape: Shape) -> list[str]:
-        return _by_ratio(self.rank(shape), self.ratio)
+        return emit(self.rank(shape), self.rule)
 
 
 # -- the learner's features ------------------------------------------------------------------
@@ -491,26 +516,26 @@ class TextBlindLabeller(_TextFree):
             if value not in allowed:
                 raise UsageError(f"text-blind: {name} {value!r} is not one of {', '.join(allowed)}")
 
-    def _emit(self, ranked: Sequence[tuple[str, float]], auto: float) -> list[str]:
+    def _emit(self, ranked: Sequence[tuple[str, float]], auto: Rule) -> list[str]:
         if self.emit == "auto":
-            return _by_ratio(ranked, auto)
+            return emit(ranked, auto)
         return [label for label, _ in ranked[: int(self.emit)]]
 
-    def model(self, settings: ListSettings) -> tuple[Any, float]:
+    def model(self, settings: ListSettings) -> tuple[Any, Rule]:
         prior = self.prior(settings)
         if self.learner in ("prior", "inverse-shuffle"):
-            return prior, prior.ratio
+            return prior, prior.rule
         fitted = self.context.fitted
         labels = list(labels_of(settings.track))
 
-        def build() -> tuple[Learner, float]:
+        def build() -> tuple[Learner, Rule]:
             train = training_shapes(fitted.dialogues, settings, train_key(settings.seed))
             learner = Learner(self.learner, self.feature_kind, train, labels, prior)
             ranked = learner.rank_many([s for s, _ in train])
-            ratio = tune_ratio([(r, set(g)) for r, (_, g) in zip(ranked, train, strict=True)])
-            return learner, ratio
+            rule = tune_rule([(r, set(g)) for r, (_, g) in zip(ranked, train, strict=True)])
+            return learner, rule
 
-        found: tuple[Any, float] = _cached(
+        found: tuple[Any, Rule] = _cached(
             fitted, (self.learner, self.feature_kind, settings), build
         )
         return found
@@ -526,8 +551,8 @@ class TextBlindLabeller(_TextFree):
             )
             if found is not None:
                 return LabelOutput(ids=found, raw=str(found))
-        model, ratio = self.model(self.settings)
-        ids = self._emit(model.rank(shape), ratio)
+        model, rule = self.model(self.settings)
+        ids = self._emit(model.rank(shape), rule)
         return LabelOutput(ids=ids, raw=str(ids))
 
 
