@@ -175,6 +175,24 @@ STRICT_CHOICE: frozenset[Language] = frozenset(("zh",))
 """Languages where a "which" question (哪个 ...) does not target a node that answers only how to
 do something (English: the meaning matcher tells them apart)."""
 
+MARGIN: float | None = 1.5
+"""A question singles a node out when its score on the node is at least this many times its
+score on any other available node (``None``: the rule is off)."""
+OFF_WORDS: dict[Language, int] = {"en": 8, "zh": 16}
+"""A question with more content words (Chinese: character pairs) than this that are not the
+node's own names many things besides the node: it is not aimed at it."""
+BARE_LISTS: frozenset[Language] = frozenset(("zh",))
+"""Languages where a question that is a run of bare items ("A、B、C？", three or more items
+joined by 、 or commas, no 还是) is a list, not a question."""
+_BARE_LIST = re.compile("[、，,]")
+
+
+def _bare_list(sentence: str) -> bool:
+    """A Chinese sentence running three or more items together with 、 or commas, asking no
+    choice between them (还是)."""
+    return len(_BARE_LIST.findall(sentence)) >= 2 and "还是" not in sentence
+
+
 _GOODBYE = {
     "en": re.compile(r"\b(?:good\s*-?\s*bye|bye)\b", re.IGNORECASE),
     "zh": re.compile("再见|拜拜"),
@@ -235,6 +253,9 @@ class RuleProvider:
     patience: int | None = PATIENCE
     several_entries: dict[Language, int] = field(default_factory=lambda: dict(SEVERAL_ENTRIES))
     strict_choice: frozenset[Language] = STRICT_CHOICE
+    margin: float | None = MARGIN
+    off_words: dict[Language, int] = field(default_factory=lambda: dict(OFF_WORDS))
+    bare_lists: frozenset[Language] = BARE_LISTS
     _terms: dict[str, _TaskTerms] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -323,6 +344,11 @@ class RuleProvider:
         ]
         if settings is not None:
             passing = self._pass_over(passing, close, settings)
+        passing = [
+            item
+            for item in passing
+            if self._singled_out(fresh, item[0], view, terms, corpus, context)
+        ]
         if passing:
             node, score, route = passing[0]
             closeness = f", closeness {close[node.label]:.2f}" if settings else ""
@@ -385,6 +411,53 @@ class RuleProvider:
         if self.said_share and covered >= SAID_WORDS and covered >= self.said_share * len(said):
             return f"its questions repeat {covered} of the {len(said)} words the provider said"
         return None
+
+    def _singled_out(
+        self,
+        fresh: Sequence[str],
+        node: ResponseNode,
+        view: ProviderView,
+        terms: _TaskTerms,
+        corpus: Corpus,
+        context: set[str] | None,
+    ) -> bool:
+        """Whether one of the turn's detail questions is aimed at ``node`` (issue 41, round
+        2): it speaks of the node (a word of its text or purpose), it is specific -- at most
+        :attr:`off_words` of its content words are not the node's, and in Chinese it is not a
+        ``、``/comma run of bare entries -- and it singles the node out: its score on the node
+        is at least :attr:`margin` times its score on any other available node (by meaning,
+        English: the node is also the question's closest, at
+        :attr:`MeaningSettings.release`)."""
+        if self.margin is None:
+            return True
+        lang = view.lang
+        topic = topic_terms(node, lang)
+        others = [n for n in view.available if n.label != node.label]
+        settings = self.meaning.get(lang)
+        for sentence in fresh:
+            words = set(tokenize(sentence, lang))
+            own = words & topic
+            if not own and context:
+                own = context & topic
+            if not own:
+                continue
+            if len(words - topic) > self.off_words[lang]:
+                continue  # names many things besides the node: a list, not a question
+            if lang in self.bare_lists and _bare_list(sentence):
+                continue
+            focus = tokenize(sentence, lang)
+            nodes = [node, *others]
+            weights = self._local_weights(focus, nodes, terms) if self.local else None
+            here = self._score(focus, node, terms, corpus, weights)
+            rival = max((self._score(focus, n, terms, corpus, weights) for n in others), default=0.0)
+            if here > 0 and here >= self.margin * rival:
+                return True
+            if settings is not None:
+                close = self._closeness([sentence], nodes, terms)
+                best_other = max((close[n.label] for n in others), default=0.0)
+                if close[node.label] >= settings.release and close[node.label] > best_other:
+                    return True
+        return False
 
     def _fishing(self, view: ProviderView) -> bool:
         """Whether the seeker is fishing: its earlier detail turns after the gate missed
