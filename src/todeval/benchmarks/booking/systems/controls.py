@@ -262,8 +262,11 @@ EXAMPLE_PACK = "car-rental"
 
 
 PACK_INFORM_HIGH = 0.25
-"""The car-rental Inform family's band: 1.5 x the best Inform the search finds on MultiWOZ's test
-goals (bench/bench_booking_adversaries.py), so that the pack is no easier to parrot."""
+"""The car-rental Inform family's band: 1.5 x the best Inform the search found on MultiWOZ's test
+goals (0.18, bench/bench_booking_adversaries.py) while MultiWOZ's agenda user said its values
+verbatim. Since it paraphrases (issue 41) the best found there is 0.06, and 1.5 x that (0.09)
+is below what the pack's Inform families reach (0.13-0.17, goals with one constraint met by
+chance): the band is kept at 0.25 and the gap is open (docs/booking.md, the adversary family)."""
 
 
 def _families() -> tuple[Any, ...]:
