@@ -181,16 +181,28 @@ score on any other available node (``None``: the rule is off)."""
 OFF_WORDS: dict[Language, int] = {"en": 8, "zh": 16}
 """A question with more content words (Chinese: character pairs) than this that are not the
 node's own names many things besides the node: it is not aimed at it."""
+OFF_SHARE = 0.5
+"""... and more than this share of its content words (a restatement of the node's text may be
+long)."""
+PLAIN_OFF: dict[Language, int] = {"en": 4, "zh": 8}
+"""A question with at most this many content words not the node's needs no margin."""
 BARE_LISTS: frozenset[Language] = frozenset(("zh",))
 """Languages where a question that is a run of bare items ("A、B、C？", three or more items
 joined by 、 or commas, no 还是) is a list, not a question."""
 _BARE_LIST = re.compile("[、，,]")
+_QUESTION_ZH_WORDS = re.compile(
+    "吗|呢|哪|什么|怎么|怎样|如何|是否|是不是|能否|可否|多少|谁|为什么|请问|告诉我|想知道"
+)
 
 
 def _bare_list(sentence: str) -> bool:
     """A Chinese sentence running three or more items together with 、 or commas, asking no
     choice between them (还是)."""
-    return len(_BARE_LIST.findall(sentence)) >= 2 and "还是" not in sentence
+    return (
+        len(_BARE_LIST.findall(sentence)) >= 2
+        and "还是" not in sentence
+        and not _QUESTION_ZH_WORDS.search(sentence)
+    )
 
 
 _GOODBYE = {
@@ -255,6 +267,8 @@ class RuleProvider:
     strict_choice: frozenset[Language] = STRICT_CHOICE
     margin: float | None = MARGIN
     off_words: dict[Language, int] = field(default_factory=lambda: dict(OFF_WORDS))
+    off_share: float = OFF_SHARE
+    plain_off: dict[Language, int] = field(default_factory=lambda: dict(PLAIN_OFF))
     bare_lists: frozenset[Language] = BARE_LISTS
     _terms: dict[str, _TaskTerms] = field(default_factory=dict, repr=False)
 
@@ -441,10 +455,13 @@ class RuleProvider:
                 own = context & topic
             if not own:
                 continue
-            if len(words - topic) > self.off_words[lang]:
-                continue  # names many things besides the node: a list, not a question
+            off = len(words - topic)
+            if off > self.off_words[lang] and off > self.off_share * len(words):
+                continue  # mostly about other things: a list, not a question about the node
             if lang in self.bare_lists and _bare_list(sentence):
                 continue
+            if off <= self.plain_off[lang]:
+                return True  # a short question about the node: nothing else to single out
             focus = tokenize(sentence, lang)
             nodes = [node, *others]
             weights = self._local_weights(focus, nodes, terms) if self.local else None
