@@ -8,7 +8,7 @@ parameters and headline with its 95% CI, the band's upper end, and the ratio bes
 The same search at CI's budget is printed beside it, so the two budgets can be compared.
 
 Run: python bench/bench_adversary_search.py [SUITE ...] [--budget EPISODES] [--ci-budget]
-     [--limit TASKS] [--seed S] [-o results.json]
+     [--limit TASKS] [--all-tasks] [--seed S] [-o results.json]
 """
 
 from __future__ import annotations
@@ -26,7 +26,12 @@ from todeval.validation.search import AdversaryResult, describe
 
 
 def _search(
-    suite_name: str, budget: int | None, limit: int | None, seed: int, only: str | None
+    suite_name: str,
+    budget: int | None,
+    limit: int | None,
+    seed: int,
+    only: str | None,
+    all_tasks: bool = False,
 ) -> list[AdversaryResult]:
     suite = load_suite(suite_name)
     families = select_families(suite, only)
@@ -41,6 +46,7 @@ def _search(
             workdir=Path(tmp),
             families=families,
             budget=budget,
+            all_tasks=all_tasks,
             progress=lambda line: print(f"  {suite_name} {line}", file=sys.stderr, flush=True),
         )
     return report.adversaries
@@ -72,7 +78,12 @@ def main() -> None:
     parser.add_argument(
         "--ci-budget", action="store_true", help="also search at CI's budget (the family's own)"
     )
-    parser.add_argument("--limit", type=int, default=None, help="tasks per point (default all)")
+    parser.add_argument(
+        "--limit", type=int, default=None, help="tasks per point (default: the family's)"
+    )
+    parser.add_argument(
+        "--all-tasks", action="store_true", help="every point plays every task (or --limit)"
+    )
     parser.add_argument("--only", default=None, help="families by name or group")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-o", "--output", default=None, help="write every result as JSON")
@@ -90,7 +101,8 @@ def main() -> None:
             budgets.insert(0, ("CI", None))
         for label, budget in budgets:
             started = time.monotonic()
-            found = _search(name, budget, args.limit, args.seed, args.only)
+            all_tasks = args.all_tasks and label == "large"
+            found = _search(name, budget, args.limit, args.seed, args.only, all_tasks)
             for a in found:
                 rows.append(_row(a, f"{label} ({a.budget})"))
                 dump.setdefault(name, []).append(

@@ -198,6 +198,7 @@ def validate(
     progress: Callable[[str], None] | None = None,
     families: Sequence[AdversaryFamily] = (),
     budget: int | None = None,
+    all_tasks: bool = False,
 ) -> ValidationReport:
     """Play ``controls`` of ``suite`` one after the other and judge each; then search each of
     ``families`` (``budget`` episodes each, default the family's) and judge its best agent."""
@@ -237,6 +238,7 @@ def validate(
             max_concurrency=max_concurrency,
             workdir=workdir / "search",
             progress=step,
+            all_tasks=all_tasks,
         )
         searched.append(found)
         if progress is not None:

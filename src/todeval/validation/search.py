@@ -280,8 +280,10 @@ def run_family(
     max_concurrency: int,
     workdir: Path,
     progress: Callable[[str], None] | None = None,
+    all_tasks: bool = False,
 ) -> AdversaryResult:
-    """Search one family with its ``play`` function and judge the best agent found."""
+    """Search one family with its ``play`` function and judge the best agent found. Each point
+    plays the family's ``tasks`` (capped by ``limit``), or every task with ``all_tasks``."""
     from todeval.core.imports import load_reference
     from todeval.errors import TodevalError
 
@@ -290,6 +292,8 @@ def run_family(
     tasks = family.tasks if limit is None else limit
     if family.tasks is not None and limit is not None:
         tasks = min(family.tasks, limit)
+    if all_tasks:
+        tasks = limit
     base = workdir / point_slug({"family": family.name})
 
     def evaluate(params: Params) -> Trial:
