@@ -31,7 +31,9 @@ from typing import Any
 
 from todeval.benchmarks.clarq._text import Language, strip_provider_prefix
 from todeval.benchmarks.clarq.protocol import GOODBYES, GREETINGS, NEUTRAL_REPLIES, SeekerView
+from todeval.benchmarks.clarq.providers._lexical import tokenize
 from todeval.benchmarks.clarq.providers._replies import canned
+from todeval.benchmarks.clarq.providers._targeting import entry_names
 from todeval.core.records import Summary
 from todeval.dialogue.participants import PlayerOptions
 from todeval.validation import AdversaryFamily, AdversaryJob
@@ -230,16 +232,146 @@ class SweepSeeker:
 
 SWEEP_SEEKER = f"{__name__}:SweepSeeker"
 
+BAG_TEMPLATES = ("full", "which", "bare")
+BAG_SOURCES = ("provider", "background", "all")
+BAG_DEFAULTS: dict[str, Any] = {"keep": 0.7, "source": "all", "template": "full", "misses": 1}
+"""The red team's attack A1 (issue 41, round 2): 70% of every word heard and told, packed
+behind every wh-word, goodbye at the first fixed reply."""
+BAG_SAID = 0.7
+"""A bag keeps under this share of the provider's own words (the red team's guard-dodge)."""
+_BAG: dict[Language, dict[str, str]] = {
+    "en": {
+        "full": "Which {} should I use, where, when, who, why and how?",
+        "which": "Which {} should I use?",
+        "bare": "Which {}?",
+    },
+    "zh": {"full": "我应该用哪个：{}？", "which": "哪个{}？", "bare": "{}？"},
+}
+
+
+def _surface(text: str, lang: Language) -> list[tuple[str, frozenset[str]]]:
+    """Units of ``text`` the provider reads, with their tokens: English words, Chinese
+    character pairs."""
+    if lang == "en":
+        units = _WORD_EN.findall(text)
+    else:
+        units = [run[i : i + 2] for run in _CJK.findall(text) for i in range(len(run) - 1)]
+    out = []
+    for unit in units:
+        tokens = frozenset(tokenize(unit, lang))
+        if tokens:
+            out.append((unit, tokens))
+    return out
+
+
+class BagSeeker:
+    """The bag family (issue 41, round 2): after the gate, every turn one question packing a
+    random bag of words -- ``keep`` of the words from ``source`` (what the provider said:
+    response 0 and releases; the background's entries and task; or both), trimmed to stay under
+    the list guard and :data:`BAG_SAID` of the provider's words -- in a ``template`` (``full``:
+    "Which <bag> should I use, where, when, who, why and how?"; ``which``; ``bare``: "Which
+    <bag>?", Chinese ``w1、w2、…？``); goodbye after ``misses`` fixed replies in a row."""
+
+    def __init__(self, params: Mapping[str, Any] | None = None) -> None:
+        merged = {**BAG_DEFAULTS, **dict(params or {})}
+        unknown = sorted(set(merged) - set(BAG_DEFAULTS))
+        if unknown:
+            raise ValueError(f"bag seeker: unknown parameter {unknown[0]!r}")
+        if merged["template"] not in BAG_TEMPLATES or merged["source"] not in BAG_SOURCES:
+            raise ValueError(
+                f"bag seeker: template/source {merged['template']!r}/{merged['source']!r}"
+            )
+        if not 0 < float(merged["keep"]) <= 1 or int(merged["misses"]) < 1:
+            raise ValueError("bag seeker: keep in (0, 1], misses >= 1")
+        self.params = merged
+
+    @classmethod
+    def from_options(cls, options: PlayerOptions) -> BagSeeker:
+        params = options.extra.get("params")
+        return cls(params if isinstance(params, Mapping) else None)
+
+    async def start(self, context: SeekerView) -> None:
+        self.view = context
+        self.lang: Language = context.lang
+        self.rng = random.Random(context.seed)
+        self.fixed = {t.strip() for t in _fixed_texts(context.lang)}
+        self.heard: list[str] = []
+        self.turn = 0
+        self.misses = 0
+
+    def bag(self) -> list[str]:
+        lang = self.lang
+        b = self.view.background
+        source = self.params["source"]
+        provider = (
+            [u for t in self.heard for u in _surface(t, lang)] if source != "background" else []
+        )
+        told = [b.task, *b.items, *b.skills, *b.scenes]
+        background = (
+            [u for t in told for u in _surface(_PARENS.sub("", t), lang)]
+            if source != "provider"
+            else []
+        )
+        said = frozenset().union(*(t for _, t in provider)) - frozenset().union(
+            *(t for _, t in background)
+        )
+        limit = max(4.0, 0.6 * len(entry_names(b)))
+        names = [frozenset(tokenize(n, lang)) for n in entry_names(b)]
+        chosen: list[str] = []
+        seen: set[str] = set()
+        words: set[str] = set()
+        covered: set[str] = set()
+        for unit, tokens in [*provider, *background]:
+            if unit.lower() in seen or self.rng.random() > float(self.params["keep"]):
+                continue
+            grown = words | tokens
+            named = sum(1 for n in names if n and (n <= grown or len(n & grown) >= 2))
+            if named >= limit:
+                continue
+            more = covered | (tokens & said)
+            if len(more) > len(covered) and len(more) >= 8 and len(more) >= BAG_SAID * len(said):
+                continue
+            seen.add(unit.lower())
+            chosen.append(unit)
+            words, covered = grown, more
+        return chosen
+
+    async def respond(self, provider_message: str) -> str:
+        self.turn += 1
+        body = strip_provider_prefix(provider_message).strip()
+        if self.turn == 1:
+            return {"en": "I need help with my task.", "zh": "我需要你帮我完成任务。"}[self.lang]
+        if body in self.fixed:
+            self.misses += 1
+        else:
+            self.misses = 0
+            self.heard.insert(0, body)
+        if self.misses >= int(self.params["misses"]):
+            return GOODBYES[self.lang]
+        joiner = " " if self.lang == "en" else "、"
+        return _BAG[self.lang][self.params["template"]].format(joiner.join(self.bag()))
+
+
+BAG_SEEKER = f"{__name__}:BagSeeker"
+BAG_SPACE: dict[str, tuple[Any, ...]] = {
+    "keep": (0.1, 0.2, 0.35, 0.7),
+    "source": BAG_SOURCES,
+    "template": BAG_TEMPLATES,
+    "misses": (1, 2, 3),
+}
+BAG_CI_TASKS = 52
+BAG_CI_POINTS = 4
+
 
 def play(job: AdversaryJob) -> Summary:
-    """One point of a sweep family: the sweep seeker with ``job.params`` against the ``rule``
-    provider under the ``strict`` protocol, on the family's language."""
+    """One point of a sweep (or bag) family: its seeker with ``job.params`` against the
+    ``rule`` provider under the ``strict`` protocol, on the family's language."""
     from todeval.validation.play import play_run
 
     lang = job.family.group or "en"
     config = {
         "lang": lang,
-        "seeker": SWEEP_SEEKER,
+        "seeker": BAG_SEEKER if job.family.name.startswith("bag/") else SWEEP_SEEKER,
         "seeker_params": dict(job.params),
         "provider": "rule",
         "protocol": "strict",
@@ -265,7 +397,7 @@ SPACE: dict[str, tuple[Any, ...]] = {
 
 
 def families(metric: str, high: float) -> tuple[AdversaryFamily, ...]:
-    """The sweep family in each language, held to ``metric`` <= ``high``."""
+    """The sweep and bag families in each language, held to ``metric`` <= ``high``."""
     return tuple(
         AdversaryFamily(
             name=f"sweep/{lang}",
@@ -281,13 +413,31 @@ def families(metric: str, high: float) -> tuple[AdversaryFamily, ...]:
             budget=(CI_TASKS or TASKS_PER_LANGUAGE) * CI_POINTS,
         )
         for lang in ("en", "zh")
+    ) + tuple(
+        AdversaryFamily(
+            name=f"bag/{lang}",
+            description="one question a turn packing a random bag of the words heard and told "
+            "(share kept, sources, template incl. the zh '、…？' form, misses before goodbye)",
+            metric=metric,
+            low=0.0,
+            high=high,
+            space=BAG_SPACE,
+            play=f"{__name__}:play",
+            group=lang,
+            tasks=BAG_CI_TASKS,
+            budget=BAG_CI_TASKS * BAG_CI_POINTS,
+        )
+        for lang in ("en", "zh")
     )
 
 
 __all__ = [
+    "BAG_SEEKER",
+    "BAG_SPACE",
     "DEFAULTS",
     "SPACE",
     "SWEEP_SEEKER",
+    "BagSeeker",
     "SweepSeeker",
     "content_words",
     "entries",

@@ -175,16 +175,19 @@ STRICT_CHOICE: frozenset[Language] = frozenset(("zh",))
 """Languages where a "which" question (哪个 ...) does not target a node that answers only how to
 do something (English: the meaning matcher tells them apart)."""
 
-MARGIN: float | None = 1.5
+MARGIN: float | None = 1.2
 """A question singles a node out when its score on the node is at least this many times its
 score on any other available node (``None``: the rule is off)."""
-OFF_WORDS: dict[Language, int] = {"en": 8, "zh": 16}
+OFF_WORDS: dict[Language, int] = {"en": 16, "zh": 16}
 """A question with more content words (Chinese: character pairs) than this that are not the
 node's own names many things besides the node: it is not aimed at it."""
-OFF_SHARE = 0.5
+OFF_SHARE = 0.6
 """... and more than this share of its content words (a restatement of the node's text may be
 long)."""
-PLAIN_OFF: dict[Language, int] = {"en": 4, "zh": 8}
+KINDS = 3
+"""A question asking this many kinds of question at once (which, where, when, ...) asks
+everything: it is aimed at no node."""
+PLAIN_OFF: dict[Language, int] = {"en": 6, "zh": 8}
 """A question with at most this many content words not the node's needs no margin."""
 BARE_LISTS: frozenset[Language] = frozenset(("zh",))
 """Languages where a question that is a run of bare items ("A、B、C？", three or more items
@@ -268,6 +271,7 @@ class RuleProvider:
     margin: float | None = MARGIN
     off_words: dict[Language, int] = field(default_factory=lambda: dict(OFF_WORDS))
     off_share: float = OFF_SHARE
+    kinds: int = KINDS
     plain_off: dict[Language, int] = field(default_factory=lambda: dict(PLAIN_OFF))
     bare_lists: frozenset[Language] = BARE_LISTS
     _terms: dict[str, _TaskTerms] = field(default_factory=dict, repr=False)
@@ -460,13 +464,17 @@ class RuleProvider:
                 continue  # mostly about other things: a list, not a question about the node
             if lang in self.bare_lists and _bare_list(sentence):
                 continue
+            if len(intents(sentence, lang)) >= self.kinds:
+                continue  # "which X, where, when, who, why and how?": a catch-all, not a question
             if off <= self.plain_off[lang]:
                 return True  # a short question about the node: nothing else to single out
             focus = tokenize(sentence, lang)
             nodes = [node, *others]
             weights = self._local_weights(focus, nodes, terms) if self.local else None
             here = self._score(focus, node, terms, corpus, weights)
-            rival = max((self._score(focus, n, terms, corpus, weights) for n in others), default=0.0)
+            rival = max(
+                (self._score(focus, n, terms, corpus, weights) for n in others), default=0.0
+            )
             if here > 0 and here >= self.margin * rival:
                 return True
             if settings is not None:
