@@ -221,6 +221,31 @@ def test_a_one_dialogue_run_publishes_no_hash_the_gold_can_be_brute_forced_from(
     turns = [(i, g, n) for (i, n), g in zip(shape, gold, strict=True)]
     old = task_set_hash([_old_content(dialogue.dialogue_id, turns)])
     assert brute_force(old, dialogue.dialogue_id, shape, labels) == gold
-    # the published hash: no gold reproduces it
-    assert manifest["task_set_hash"] != old
-    assert brute_force(manifest["task_set_hash"], dialogue.dialogue_id, shape, labels) is None
+    # the published hashes (the task set's and its aliases): no gold reproduces one
+    published = [manifest["task_set_hash"], *manifest.get("task_set_aliases", [])]
+    assert old not in published
+    for value in published:
+        assert brute_force(value, dialogue.dialogue_id, shape, labels) is None
+
+
+def test_a_run_directory_of_the_old_hash_still_resumes(tmp_path: Path) -> None:
+    out = tmp_path / "old"
+    args = ["--track", "craigslist", "--labeller", "prior", "--k", "5", "--limit", "5"]
+    _run(out, *args)
+    records = {r["task_id"]: r for r in _records(out)}
+    order = [d.dialogue_id for d in load_track("craigslist", "test") if d.dialogue_id in records]
+    old = task_set_hash(
+        [
+            _old_content(
+                i, [(t["index"], t["gold"], t["k"]) for t in records[i]["details"]["turns"]]
+            )
+            for i in order
+        ]
+    )
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["task_set_hash"] = old  # as the version before the commitment wrote it
+    manifest.pop("task_set_aliases", None)
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    (out / "episodes.jsonl").write_text("\n".join(json.dumps(records[i]) for i in order[:2]) + "\n")
+    _run(out, *args)
+    assert len(_records(out)) == 5

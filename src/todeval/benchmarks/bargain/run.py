@@ -15,6 +15,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
@@ -295,9 +296,15 @@ def _task_key(run: RunContext[BargainConfig, Dialogue], dialogue: Dialogue) -> l
 
 def _legacy_hash(run: RunContext[BargainConfig, Dialogue], dialogues: Sequence[Dialogue]) -> str:
     """The task-set hash before the gold was committed (each turn's gold in the clear), so run
-    directories of that version resume."""
+    directories of that version resume -- given only when the run directory's manifest holds
+    it: a new run's manifest would otherwise list it among its aliases, and it is the hash the
+    gold of a one-dialogue run could be brute-forced from."""
+    out = run.runtime.out
+    recorded = _recorded_task_set_hash(out) if out is not None else None
+    if recorded is None:
+        return ""
     shared: BargainRun = run.shared
-    return task_set_hash(
+    legacy = task_set_hash(
         [
             [
                 d.dialogue_id,
@@ -307,6 +314,18 @@ def _legacy_hash(run: RunContext[BargainConfig, Dialogue], dialogues: Sequence[D
             for d in dialogues
         ]
     )
+    return legacy if legacy == recorded else ""
+
+
+def _recorded_task_set_hash(out: Path) -> str | None:
+    path = out / "manifest.json"
+    if not path.is_file():
+        return None
+    try:
+        value = json.loads(path.read_text(encoding="utf-8")).get("task_set_hash")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) else None
 
 
 def _labeller_options(run: RunContext[BargainConfig, Dialogue]) -> dict[str, Any]:
