@@ -47,7 +47,8 @@ SUITE = ControlSuite(
     notes=(
         "Micro F1 over every labelled turn of the track (craigslist: silver acts, 181 "
         "dialogues; casino: human strategies, 42; scripted: constructed intents, 1,000).",
-        "Candidate lists are drawn from a per-run secret key in the label set's order; a "
+        "Candidate lists are drawn from the installation's secret key (the same list for a "
+        "turn in every run) in the label set's order; a "
         "text-blind family's floor is the best text-free baseline (majority, prior) + 0.02.",
     ),
 )
