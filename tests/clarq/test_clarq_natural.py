@@ -21,14 +21,17 @@ from todeval.benchmarks.clarq.seekers import task_question
 FIXTURE = Path(__file__).parent / "fixtures" / "natural_questions.json"
 
 
-DESIGN_TARGET = {"en": 0.8, "zh": 0.78}
+DESIGN_TARGET = {"en": 0.8, "zh": 0.73}
 """Chinese design rows: 16 / 19 before issue 41, 15 / 19 after it ("岩石怪怕哪种魔法？" asks which
 magic, and the node says how to beat the monster: a "which" question no longer targets a node
-that answers only "how", the rule that holds the Chinese "Which X should I use?" sweep)."""
+that answers only "how", the rule that holds the Chinese "Which X should I use?" sweep); 14 / 19
+after round 2's singled-out rule (the margin over the other nodes; held-out rows 38 / 46, up
+from 37: a passing node that is not singled out gives way to a later one that is)."""
 FLOORS = {("en", "held-out"): 0.80, ("zh", "held-out"): 0.80, ("en", "fresh"): 0.70}
 """Measured (docs/validation.md, "Harder adversaries"): English held-out 34/41 = 0.829 (31/41
-with words alone), Chinese held-out 37/46 = 0.804, English fresh 20/26 = 0.769 (18/26 with
-words alone; 19/26 before the meaning routes were restricted to the closest node, a change
+with words alone), Chinese held-out 38/46 = 0.826 (37/46 before round 2), English fresh 20/26
+= 0.769 (18/26 with words alone; 19/26 before the meaning routes were restricted to the
+closest node, a change
 made after the fresh rows were first measured) -- the fresh rows fall short of the issue's
 0.8 and the floor says so."""
 
