@@ -206,7 +206,8 @@ def run_agent_booking(
     out: Path, url: str, *args: str, channel: str | None = None, task_id: str = TASK_ID
 ) -> RunResult:
     """``todeval run booking --system agent`` in-process; the run's only episode record."""
-    argv = ["run", "booking", "--system", "agent", "--system-url", url, "--task-ids", task_id,
+    argv = ["run", "booking", "--user", "agenda?phrasing=verbatim",
+            "--system", "agent", "--system-url", url, "--task-ids", task_id,
             "--out", str(out), "--quiet", *args]  # fmt: skip
     if channel is not None:
         argv += ["--channel", channel]

@@ -105,7 +105,8 @@ def test_a_failing_endpoint_is_a_system_error_not_retried(
         for path in (p for p in run.out.rglob("*") if p.is_file()):
             assert token.encode() not in path.read_bytes(), path
     # resuming the run does not play a system error again
-    argv = ["run", "booking", "--system", "agent", "--system-url", url, "--task-ids",
+    argv = ["run", "booking", "--user", "agenda?phrasing=verbatim",
+            "--system", "agent", "--system-url", url, "--task-ids",
             "sng01936", "--out", str(run.out), "--quiet", "--channel", channel]  # fmt: skip
     assert main(argv) == 0
     assert len((run.out / "episodes.jsonl").read_text().splitlines()) == 1
@@ -125,7 +126,8 @@ def test_an_endpoint_that_is_not_running_stops_the_run_and_stays_rerunnable(
     (line,) = [x for x in capsys.readouterr().err.splitlines() if x.startswith("todeval:")]
     assert url in line and "cannot reach the agent" in line and "the only episode" in line
     assert run.record["outcome"] == "infrastructure_error"
-    argv = ["run", "booking", "--system", "agent", "--system-url", url, "--task-ids",
+    argv = ["run", "booking", "--user", "agenda?phrasing=verbatim",
+            "--system", "agent", "--system-url", url, "--task-ids",
             "sng01936", "--out", str(run.out), "--quiet", "--channel", channel]  # fmt: skip
     assert main(argv) == 2  # played again, not "already complete"
     assert len((run.out / "episodes.jsonl").read_text().splitlines()) == 2
@@ -292,7 +294,8 @@ def test_usage_counts_are_trusted_only_when_both_are_valid(
 def run_in_child(out: Path, url: str, channel: str, *args: str) -> dict[str, Any]:
     """``todeval run booking --system agent`` as a child process (a regression that hangs
     fails the test instead of the suite); the run's only episode record."""
-    argv = ["run", "booking", "--system", "agent", "--system-url", url, "--channel", channel,
+    argv = ["run", "booking", "--user", "agenda?phrasing=verbatim",
+            "--system", "agent", "--system-url", url, "--channel", channel,
             "--task-ids", "sng01936", "--out", str(out), "--quiet", *args]  # fmt: skip
     try:
         done = subprocess.run(
@@ -378,7 +381,18 @@ def test_system_timeout_bounds_each_agent_request(server: ChannelServer, tmp_pat
 def test_bad_system_timeouts_are_usage_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], says: str
 ) -> None:
-    argv = ["run", "booking", *args, "--limit", "1", "--out", str(tmp_path / "run"), "--quiet"]
+    argv = [
+        "run",
+        "booking",
+        "--user",
+        "agenda?phrasing=verbatim",
+        *args,
+        "--limit",
+        "1",
+        "--out",
+        str(tmp_path / "run"),
+        "--quiet",
+    ]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and says in err[0], err

@@ -135,7 +135,8 @@ def test_concurrent_episodes_get_their_own_tool_calls(
     accounted its own agent's usage."""
     mark = booking_stack.mark()
     out = tmp_path / "run"
-    argv = ["run", "booking", "--system", "agent", "--system-url", booking_stack.url(channel),
+    argv = ["run", "booking", "--user", "agenda?phrasing=verbatim",
+            "--system", "agent", "--system-url", booking_stack.url(channel),
             "--channel", channel, "--task-ids", "sng01936", "--trials", "4",
             "--max-concurrency", "4", "--out", str(out), "--quiet"]  # fmt: skip
     assert main(argv) == 0
