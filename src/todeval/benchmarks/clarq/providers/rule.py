@@ -91,6 +91,7 @@ from todeval.benchmarks.clarq.providers._targeting import (
     CONFIRM_WORDS,
     NEW_WORDS,
     compatible,
+    entry_names,
     fully_named,
     intents,
     is_list,
@@ -184,6 +185,12 @@ node's own names many things besides the node: it is not aimed at it."""
 OFF_SHARE = 0.6
 """... and more than this share of its content words (a restatement of the node's text may be
 long)."""
+TOUCHED: int | None = 4
+"""A question using words of this many background entries the node does not speak of is a
+list of what the seeker was told (``None``: off)."""
+FRAGMENTS = True
+"""... counting only entries it names in part (a word or a few of a longer name): a question
+naming alternatives in full ("the small shovel or the excavator?") is a choice."""
 KINDS = 3
 """A question asking this many kinds of question at once (which, where, when, ...) asks
 everything: it is aimed at no node."""
@@ -272,6 +279,8 @@ class RuleProvider:
     off_words: dict[Language, int] = field(default_factory=lambda: dict(OFF_WORDS))
     off_share: float = OFF_SHARE
     kinds: int = KINDS
+    touched: int | None = TOUCHED
+    fragments: bool = FRAGMENTS
     plain_off: dict[Language, int] = field(default_factory=lambda: dict(PLAIN_OFF))
     bare_lists: frozenset[Language] = BARE_LISTS
     _terms: dict[str, _TaskTerms] = field(default_factory=dict, repr=False)
@@ -464,6 +473,15 @@ class RuleProvider:
                 continue  # mostly about other things: a list, not a question about the node
             if lang in self.bare_lists and _bare_list(sentence):
                 continue
+            if self.touched is not None:
+                told = [set(tokenize(name, lang)) for name in entry_names(view.task.background)]
+                beyond = sum(
+                    1
+                    for t in told
+                    if t & words and not t & topic and not (self.fragments and t <= words)
+                )
+                if beyond >= self.touched:
+                    continue  # words of several entries the node does not speak of: a list
             if len(intents(sentence, lang)) >= self.kinds:
                 continue  # "which X, where, when, who, why and how?": a catch-all, not a question
             if off <= self.plain_off[lang]:
