@@ -179,7 +179,7 @@ def test_bad_models_files_are_bad_input(tmp_path: Path, text: str, fragment: str
 
 
 def test_missing_models_file_is_bad_input(tmp_path: Path) -> None:
-    with pytest.raises(BadInputError, match="cannot read models file"):
+    with pytest.raises(BadInputError, match="cannot read the models file"):
         load_models_file(tmp_path / "absent.toml")
 
 

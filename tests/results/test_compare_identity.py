@@ -94,8 +94,10 @@ def test_a_0_1_0_run_compares_with_a_current_run_and_itself(
 ) -> None:
     old = _old_run("booking-default", tmp_path)
     current = tmp_path / "current"
-    # 0.1.0 played the schema-validated rules: the current run must use them too (issue 17)
-    args = ["run", "booking", "--protocol", "strict", "--out", str(current), "--quiet"]
+    # 0.1.0 played the schema-validated rules: the current run must use them too (issue 17),
+    # and its agenda user said the schema's strings (issue 41: the verbatim phrasing)
+    args = ["run", "booking", "--protocol", "strict", "--user", "agenda?phrasing=verbatim",
+            "--out", str(current), "--quiet"]  # fmt: skip
     assert main(args) == 0
     capsys.readouterr()
     assert main(["compare", str(old), str(current)]) == 0
