@@ -6,7 +6,8 @@ their 95% CIs (bootstrap over task types), against the ``rule`` provider (and, w
 ``--providers rule,rule-words``, on words alone). The seekers are the sweep family's
 (``todeval.benchmarks.clarq.adversaries:SweepSeeker``) at the issue's points, the older
 harder adversaries (``controls.ADVERSARY_SEEKERS``), GPT-4o's recorded seeker turns replayed
-(English) and the privileged oracle. With ``--search EPISODES`` the sweep families are then
+(English), the bag family at the red team's points (round 2) and the privileged oracle. With
+``--search EPISODES`` the sweep and bag families are then
 searched as ``todeval validate clarq`` does, with that budget per family, and the best agent
 found is printed (docs/validation.md, "How we attack our benchmarks").
 
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from todeval import api
-from todeval.benchmarks.clarq.adversaries import SWEEP_SEEKER
+from todeval.benchmarks.clarq.adversaries import BAG_SEEKER, SWEEP_SEEKER
 from todeval.benchmarks.clarq.controls import ADVERSARY_SEEKERS, HEADLINE, SUITE
 from todeval.core.records import Estimate
 
@@ -74,6 +75,19 @@ SWEEPS: dict[str, dict[str, Any]] = {
 }
 
 
+BAGS: dict[str, dict[str, Any]] = {
+    "bag (red team A1): 70% of the words heard and told, every wh-word, goodbye at a miss": {},
+    "the same, goodbye after three misses in a row": {"misses": 3},
+    "parrot (red team B): 'Which <half the words the provider said>?'": {
+        "keep": 0.5,
+        "source": "provider",
+        "template": "bare",
+    },
+    "small bag: 'Which <10% of the words> should I use?'": {"keep": 0.1, "template": "which"},
+}
+"""The bag family's points for the red team's attacks (issue 41, round 2)."""
+
+
 def _cell(e: Estimate | None) -> str:
     if e is None or e.value is None:
         return "-"
@@ -94,6 +108,8 @@ def rows(langs: list[str]) -> list[tuple[str, str, dict[str, Any]]]:
     for lang in langs:
         for name, params in SWEEPS.items():
             out.append((name, lang, {"seeker": SWEEP_SEEKER, "seeker_params": params}))
+        for name, params in BAGS.items():
+            out.append((name, lang, {"seeker": BAG_SEEKER, "seeker_params": params}))
         for name, seeker in ADVERSARY_SEEKERS.items():
             out.append((f"{name} (controls.ADVERSARY_SEEKERS)", lang, {"seeker": seeker}))
         if lang == "en":
