@@ -249,3 +249,15 @@ def test_a_run_directory_of_the_old_hash_still_resumes(tmp_path: Path) -> None:
     (out / "episodes.jsonl").write_text("\n".join(json.dumps(records[i]) for i in order[:2]) + "\n")
     _run(out, *args)
     assert len(_records(out)) == 5
+
+
+def test_an_unwritable_cache_directory_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("TODEVAL_CACHE_DIR", str(blocker / "cache"))
+    code = main(["run", "bargain", "--labeller", "prior", "--limit", "2",
+                 "--out", str(tmp_path / "r"), "--quiet"])  # fmt: skip
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0 and len(err) == 1 and "candidate secret" in err[0], err

@@ -82,9 +82,15 @@ def installation_secret() -> bytes:
     path = secret_path()
     if path.exists():
         return _read_secret(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{SECRET_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as exc:
+        raise BadInputError(
+            f"{path}: cannot create the candidate secret ({exc.strerror}); set "
+            f"TODEVAL_CACHE_DIR to a writable directory or pin {KEY_ENV}"
+        ) from None
     try:
         with os.fdopen(fd, "w", encoding="ascii") as f:
             f.write(secrets.token_bytes(KEY_BYTES).hex() + "\n")
