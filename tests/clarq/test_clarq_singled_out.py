@@ -1,0 +1,93 @@
+"""Issue 41, round 2: a turn releases a node only when one of its questions is aimed at that
+node -- specific, not a catch-all, not a bare list, not a salad of background fragments, and
+singling the node out over every other available node -- and the bag adversary family."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from todeval.benchmarks.clarq import load_tasks
+from todeval.benchmarks.clarq._tasks import Background
+from todeval.benchmarks.clarq._text import provider_message
+from todeval.benchmarks.clarq.adversaries import BAG_SPACE, BagSeeker, families
+from todeval.benchmarks.clarq.controls import SUITE
+from todeval.benchmarks.clarq.protocol import GREETINGS, ProviderView, SeekerView
+from todeval.benchmarks.clarq.providers.rule import RuleProvider, WordRuleProvider
+from todeval.benchmarks.clarq.seekers import task_question
+
+EN = "en/test/Gather_Resources-0"
+ZH = "zh/test/Alliance_Building-0"
+
+
+def _view(task_id: str, question: str) -> ProviderView:
+    lang = task_id[:2]
+    task = next(t for t in load_tasks(lang, "test") if t.task_id == task_id)  # type: ignore[arg-type]
+    history = [GREETINGS[task.lang], task_question(task), provider_message(task.opening)]
+    return ProviderView(
+        task=task,
+        history=[*history, question],
+        available=task.tree().available(),
+        released=[],
+        gate_open=True,
+    )
+
+
+@pytest.mark.parametrize("provider", [RuleProvider(), WordRuleProvider()])
+def test_a_targeted_question_is_still_released(provider: RuleProvider) -> None:
+    assert provider.decide(_view(EN, "Which mine should I go to for the rubies?")).released == ["2"]
+
+
+@pytest.mark.parametrize("provider", [RuleProvider(), WordRuleProvider()])
+@pytest.mark.parametrize(
+    "question",
+    [
+        # the red team's bag: every wh-word behind a bag of words heard and told
+        "Which mine dig rubies collect air sucker excavator Summon small shovel West North "
+        "Miasma Mist Fantasy Primeval should I use, where, when, who, why and how?",
+        # a small bag: fragments of several entries the node does not speak of
+        "Which mine air Miasma Primeval Fantasy shovel should I use?",
+    ],
+)
+def test_a_bag_releases_nothing(provider: RuleProvider, question: str) -> None:
+    assert provider.decide(_view(EN, question)).released == []
+
+
+def test_the_old_provider_released_to_the_bag() -> None:
+    """Without the singled-out rule (``margin=None``) the red team's bag was answered."""
+    question = (
+        "Which mine dig rubies collect air sucker excavator Summon small shovel West North "
+        "Miasma Mist Fantasy Primeval should I use, where, when, who, why and how?"
+    )
+    assert RuleProvider(margin=None).decide(_view(EN, question)).released != []
+
+
+def test_a_chinese_bare_list_is_no_question() -> None:
+    provider = RuleProvider()
+    assert provider.decide(_view(ZH, "马尔扎哈、黑市、地下、鬼魅、郊区？")).released == []
+    assert provider.decide(_view(ZH, "马尔扎哈在哪个黑市？")).released == ["1"]
+
+
+def test_the_bag_family_is_declared_in_both_languages() -> None:
+    names = {f.name for f in SUITE.adversaries}
+    assert {"bag/en", "bag/zh"} <= names
+    bag = {f.name: f for f in families("clarq.success_economy", 0.1)}["bag/zh"]
+    assert bag.space == BAG_SPACE and bag.tasks == 52 and bag.budget == 52 * 4
+    assert set(BAG_SPACE) == {"keep", "source", "template", "misses"}
+
+
+def test_the_bag_seeker_packs_one_question_a_turn() -> None:
+    task = next(t for t in load_tasks("zh", "test") if t.task_id == ZH)
+    seeker = BagSeeker({"template": "bare", "keep": 1.0})
+    view = SeekerView(
+        task_id=task.task_id, lang="zh", background=task.background, greeting=GREETINGS["zh"],
+        seed=0,
+    )  # fmt: skip
+    asyncio.run(seeker.start(view))
+    asyncio.run(seeker.respond(GREETINGS["zh"]))
+    asked = asyncio.run(seeker.respond(provider_message(task.opening)))
+    assert asked.endswith("？") and "、" in asked and asked.count("？") == 1
+    with pytest.raises(ValueError, match="unknown parameter"):
+        BagSeeker({"size": 3})
+    assert isinstance(task.background, Background)
