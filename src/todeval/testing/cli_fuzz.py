@@ -172,6 +172,17 @@ def _run_dir_linked(where: Path) -> Path:
     return where
 
 
+def _pack(schema: bytes, data: bytes | None = None) -> Callable[[Path], Path]:
+    def make(where: Path) -> Path:
+        where.mkdir()
+        (where / "domain.yaml").write_bytes(schema)
+        if data is not None:
+            (where / "rows.json").write_bytes(data)
+        return where
+
+    return make
+
+
 HOSTILE: dict[str, Callable[[Path], Path]] = {
     "directory": _directory,
     "dangling-link": _dangling,
@@ -188,6 +199,11 @@ HOSTILE: dict[str, Callable[[Path], Path]] = {
     "run-not-utf8": _run_dir(b'{"benchmark": "caf\xe9"}'),
     "run-deep-episode": _run_dir(b"{}", b'{"a": 1}\n' + _DEEP_JSON + b"\n"),
     "run-linked": _run_dir_linked,
+    "pack-deep-yaml": _pack(_DEEP_YAML),
+    "pack-not-utf8": _pack(b"\xff\xfe name: x\n"),
+    "pack-deep-data": _pack(
+        b"name: x\nentities:\n  car:\n    data: rows.json\n    slots: {}\n", _DEEP_JSON
+    ),
 }
 """Each kind of hostile input, made at a given path."""
 

@@ -60,6 +60,7 @@ relative to its own; its digest covers the base's schema file. MultiWOZ's ``synt
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import re
@@ -71,6 +72,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from todeval.core import safejson
+from todeval.core.userfiles import read_user_text
 from todeval.errors import BadInputError
 
 SlotType = Literal["categorical", "text", "integer", "time"]
@@ -255,12 +258,22 @@ def _schema_file(folder: Path) -> Path:
     raise _fail(folder, f"no {' or '.join(SCHEMA_FILES)} in the folder")
 
 
+MAX_PACK_FILE_BYTES = 512 * 1024 * 1024
+"""The largest schema or data file of a domain pack read (512 MiB)."""
+
+
 def _read_raw(path: Path) -> Any:
+    text = read_user_text(path, what="pack schema", max_bytes=MAX_PACK_FILE_BYTES)
     try:
-        text = path.read_text(encoding="utf-8")
-        return json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _fail(path, f"cannot read it ({exc})") from None
+        if path.suffix == ".json":
+            return safejson.loads(text)
+        raw = yaml.safe_load(text)
+        safejson.check_depth(raw)
+        return raw
+    except RecursionError:
+        raise _fail(path, "nested too deeply") from None
+    except safejson.JsonDepthError as exc:
+        raise _fail(path, f"nested too deeply ({exc})") from None
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise _fail(path, f"not valid {path.suffix.lstrip('.').upper()}: {first}") from None
@@ -342,13 +355,15 @@ def _read_rows(folder: Path, entity: str, spec: str) -> list[dict[str, Any]]:
                 quoted = table.replace('"', '""')
                 return [dict(r) for r in conn.execute(f'SELECT * FROM "{quoted}"')]
         if path.suffix == ".json":
-            rows = json.loads(path.read_text(encoding="utf-8"))
+            rows = safejson.loads(
+                read_user_text(path, what="pack data", max_bytes=MAX_PACK_FILE_BYTES)
+            )
             if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
                 raise _fail(where, "a JSON data file must be a list of objects")
             return rows
         if path.suffix == ".csv":
-            with path.open(encoding="utf-8", newline="") as handle:
-                return list(csv.DictReader(handle))
+            text = read_user_text(path, what="pack data", max_bytes=MAX_PACK_FILE_BYTES)
+            return list(csv.DictReader(io.StringIO(text, newline="")))
     except sqlite3.Error as exc:
         raise _fail(where, f"SQLite: {exc}") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, csv.Error) as exc:
