@@ -38,14 +38,21 @@ It follows the original's flow with string rules where the original asks GPT-4o:
    :data:`PATIENCE` times more than they hit is fishing and gets nothing more; in Chinese
    (:data:`SEVERAL_ENTRIES`, :data:`STRICT_CHOICE`) a question about several entries that asks
    no choice, and a "which" question about a node that answers only "how", target nothing.
+4c. **Aimed at one node** (issue 41, round 2; :meth:`RuleProvider._singled_out`): a passing
+   node is released only if a detail question of the turn speaks of it, is specific (not
+   mostly about other things, :data:`OFF_WORDS`, :data:`OFF_SHARE`; not fragments of
+   :data:`TOUCHED` entries the node does not speak of; not :data:`KINDS` kinds of question at
+   once; in Chinese not a bare ``、`` run) and singles it out (:data:`MARGIN` over every other
+   available node, unless at most :data:`PLAIN_OFF` of its words are not the node's).
 5. Nothing left to release and a detail question about the task: "enough information".
    A detail question that releases nothing is a *repeat* (type 4) when an already released
    node scores above the threshold, else *unanswerable* (type 3).
 
 Measured (docs/clarq.md, "Validity"): on all 260 test tasks per language the floor controls
 (dump, echo + dump, cycle, repeated purpose, generic list, wrong) score S = 0.000 and the oracle
-1.000 in both languages; the audit against the released GPT-4o provider gives kappa 0.754
-and node agreement 0.804 (0.759 / 0.817 before issue 41's turn rules; on words alone 0.738 /
+1.000 in both languages; the audit against the released GPT-4o provider gives kappa 0.726
+and node agreement 0.788 (0.754 / 0.804 before round 2's singled-out rule, 0.759 / 0.817
+before issue 41's turn rules; on words alone 0.738 /
 0.807; the word-overlap provider before targeting 0.774 / 0.834, with floors at S 0.9).
 
 How the settings were chosen (``docs/clarq.md``, "Providers"): on the released English
