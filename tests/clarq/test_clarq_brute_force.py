@@ -201,10 +201,11 @@ def test_sweep_seeker_refuses_unknown_params() -> None:
 
 def test_families_are_declared_in_the_suite() -> None:
     names = {f.name: f for f in SUITE.adversaries}
-    assert set(names) == {"sweep/en", "sweep/zh"}
-    for family in names.values():
+    assert set(names) == {"sweep/en", "sweep/zh", "bag/en", "bag/zh"}
+    for name, family in names.items():
         assert family.metric == HEADLINE and family.high == 0.10
-        assert dict(family.space) == SPACE
+        if name.startswith("sweep/"):
+            assert dict(family.space) == SPACE
     assert families(HEADLINE, 0.1)[1].group == "zh"
 
 
