@@ -193,8 +193,9 @@ OFF_SHARE = 0.6
 """... and more than this share of its content words (a restatement of the node's text may be
 long)."""
 TOUCHED: int | None = 4
-"""A question using words of this many background entries the node does not speak of is a
-list of what the seeker was told (``None``: off)."""
+"""A question using words of this many background entries the node does not speak of, and at
+least one fewer distinct such words (one "use" touching four "Use ..." skills is not a list), is
+a list of what the seeker was told (``None``: off)."""
 FRAGMENTS = True
 """... counting only entries it names in part (a word or a few of a longer name): a question
 naming alternatives in full ("the small shovel or the excavator?") is a choice."""
@@ -482,12 +483,12 @@ class RuleProvider:
                 continue
             if self.touched is not None:
                 told = [set(tokenize(name, lang)) for name in entry_names(view.task.background)]
-                beyond = sum(
-                    1
+                hit = [
+                    t & words
                     for t in told
                     if t & words and not t & topic and not (self.fragments and t <= words)
-                )
-                if beyond >= self.touched:
+                ]
+                if len(hit) >= self.touched and len(set().union(*hit)) >= self.touched - 1:
                     continue  # words of several entries the node does not speak of: a list
             if len(intents(sentence, lang)) >= self.kinds:
                 continue  # "which X, where, when, who, why and how?": a catch-all, not a question
