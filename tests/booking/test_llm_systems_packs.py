@@ -33,7 +33,7 @@ from .test_llm_systems_support import Recorder, as_json, events, model_info, pla
 
 PACK = pack_folder("car-rental")
 WORLD = world_of(pack_task_set(PACK))
-TASK = load_pack_tasks(PACK)[0]  # a moderate suv with 7 seats (expensive first), monday, 6 days
+TASK = load_pack_tasks(PACK)[0]  # a manual suv with 7 seats at the station, monday, 6 days
 GOAL = TASK.domains["car"]
 WANTED = dict(GOAL.info)
 BOOK = dict(GOAL.book or {})
@@ -44,7 +44,8 @@ BOOKING = {
     **{k: ROW[k] for k in WORLD.optional_attributes["car"]},
 }
 LINES = [
-    f"I need a {WANTED['pricerange']} {WANTED['category']} car with {WANTED['seats']} seats.",
+    f"I need a {WANTED['transmission']} {WANTED['category']} car with {WANTED['seats']} seats"
+    f" at the {WANTED['branch']} branch.",
     f"Please book it for {BOOK['day']}, {BOOK['days']} days, pick-up at {BOOK['time']}.",
 ]
 PROMPTS = PromptSet.load(PACKAGE, defaults=world_prompts(WORLD))
@@ -105,8 +106,8 @@ def test_the_world_wording_replaces_every_cambridge_sentence() -> None:
 
 
 def test_monolithic_books_a_car() -> None:
-    search = {"category": WANTED["category"], "pricerange": WANTED["pricerange"],
-              "seats": {"operator": "=", "value": WANTED["seats"]}}  # fmt: skip
+    search = {k: WANTED[k] for k in ("category", "transmission", "branch")} | {
+        "seats": {"operator": "=", "value": WANTED["seats"]}}  # fmt: skip
     model = Recorder(_tool_model(tool("searchcars", search)))
     record = play(MonolithicSystem.from_options(_options(model.backend)), LINES, task=TASK)
     _assert_booked(record, model)
@@ -164,7 +165,7 @@ def test_modular_llm_routes_to_the_pack_modules() -> None:
         if len(answered) == 1:
             slots = json.loads(answered[0].content or "{}")
             seats = {"operator": "=", "value": slots.pop("seats")}
-            search = {k: v for k, v in slots.items() if k in ("category", "pricerange")}
+            search = {k: v for k, v in slots.items() if k in ("category", "transmission", "branch")}
             return tool("searchcars", {**search, "seats": seats})
         if len(answered) == 2:
             return tool("bookcar", BOOKING)

@@ -3,8 +3,12 @@
 :func:`generate_tasks` draws ``n`` goals with one seeded stream. Each goal names one entity or
 two (about 40% of the goals when the pack has two or more), and per entity:
 
-* ``info``: one to three searchable slots of a row drawn from the data (that row's values, so a
-  match exists; sometimes the row's key instead, "find me X");
+* ``info``: searchable slots of a row drawn from the data (that row's values, so a match
+  exists), as many as MultiWOZ's test goals constrain a booked entity by (:data:`INFO_COUNTS`):
+  the row's key alone ("find me X") in 24 of 174 entity goals when the key is searchable,
+  otherwise two slots in 23, three in 51 and four in 76 of the remaining 150 (capped by the
+  searchable slots the entity has). A goal constrained by one slot is met by chance by many
+  rows, which would hand a system that books blindly an Inform it cannot get on MultiWOZ;
 * ``fail_info`` (about 30%): the same constraints with one categorical value changed so that no
   row matches -- the user asks for that first and then changes its mind, as in MultiWOZ;
 * ``reqt`` (about half): one or two of the entity's attributes to ask for (price, phone, ...);
@@ -36,6 +40,10 @@ from todeval.errors import BadInputError
 TASKS_FILE = "tasks.json"
 """The tasks a pack folder ships (used when a run names no task file)."""
 _TIMES = [f"{h:02d}:{m:02d}" for h in range(8, 20) for m in (0, 15, 30, 45)]
+KEY_ONLY = 24 / 174
+"""The share of MultiWOZ's 174 test entity goals constrained by the entity's name alone."""
+INFO_COUNTS = {2: 23, 3: 51, 4: 76}
+"""How many of MultiWOZ's other test entity goals carry 2, 3 and 4 informable constraints."""
 
 
 def pack_digest(pack: DomainPack) -> str:
@@ -94,10 +102,11 @@ def _domain_goal(pack: DomainPack, name: str, rng: random.Random) -> dict[str, A
     row = rng.choice(pack.rows[name])
     searchable = [s for s, slot in e.slots.items() if slot.search and s != e.key and row.get(s)]
     goal: dict[str, Any] = {}
-    if e.slots[e.key].search and rng.random() < 0.2:
+    if e.slots[e.key].search and rng.random() < KEY_ONLY:
         goal["info"] = {e.key: row[e.key]}
     else:
-        chosen = rng.sample(searchable, k=min(len(searchable), rng.randint(1, 3)))
+        (count,) = rng.choices(list(INFO_COUNTS), weights=list(INFO_COUNTS.values()))
+        chosen = rng.sample(searchable, k=min(len(searchable), count))
         goal["info"] = {s: row[s] for s in searchable if s in chosen}
     categorical = [
         s for s in goal["info"] if e.slots[s].type == "categorical" and e.slots[s].values
@@ -200,4 +209,11 @@ def load_pack_tasks(folder: str | Path, tasks_file: str | Path | None = None) ->
     return tasks
 
 
-__all__ = ["TASKS_FILE", "generate_tasks", "load_pack_tasks", "pack_digest"]
+__all__ = [
+    "INFO_COUNTS",
+    "KEY_ONLY",
+    "TASKS_FILE",
+    "generate_tasks",
+    "load_pack_tasks",
+    "pack_digest",
+]
