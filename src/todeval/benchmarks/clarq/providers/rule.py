@@ -50,8 +50,8 @@ It follows the original's flow with string rules where the original asks GPT-4o:
 
 Measured (docs/clarq.md, "Validity"): on all 260 test tasks per language the floor controls
 (dump, echo + dump, cycle, repeated purpose, generic list, wrong) score S = 0.000 and the oracle
-1.000 in both languages; the audit against the released GPT-4o provider gives kappa 0.726
-and node agreement 0.788 (0.754 / 0.804 before round 2's singled-out rule, 0.759 / 0.817
+1.000 in both languages; the audit against the released GPT-4o provider gives kappa 0.737
+and node agreement 0.792 (0.754 / 0.804 before round 2's singled-out rule, 0.759 / 0.817
 before issue 41's turn rules; on words alone 0.738 /
 0.807; the word-overlap provider before targeting 0.774 / 0.834, with floors at S 0.9).
 
