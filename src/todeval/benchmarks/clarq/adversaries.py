@@ -31,9 +31,7 @@ from typing import Any
 
 from todeval.benchmarks.clarq._text import Language, strip_provider_prefix
 from todeval.benchmarks.clarq.protocol import GOODBYES, GREETINGS, NEUTRAL_REPLIES, SeekerView
-from todeval.benchmarks.clarq.providers._lexical import tokenize
-from todeval.benchmarks.clarq.providers._replies import canned
-from todeval.benchmarks.clarq.providers._targeting import entry_names
+from todeval.benchmarks.clarq.providers import canned, entry_names, tokenize
 from todeval.core.records import Summary
 from todeval.dialogue.participants import PlayerOptions
 from todeval.validation import AdversaryFamily, AdversaryJob

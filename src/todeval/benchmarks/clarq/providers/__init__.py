@@ -23,6 +23,7 @@ Canned texts and the joining of several released responses: :mod:`._replies`.
 from __future__ import annotations
 
 from todeval.benchmarks.clarq.protocol import Provider
+from todeval.benchmarks.clarq.providers._lexical import tokenize
 from todeval.benchmarks.clarq.providers._replies import (
     CANNED,
     CannedReplies,
@@ -31,6 +32,7 @@ from todeval.benchmarks.clarq.providers._replies import (
     release_message,
     released_message,
 )
+from todeval.benchmarks.clarq.providers._targeting import entry_names
 from todeval.dialogue.participants import Role
 from todeval.dialogue.views import same_view
 
@@ -55,7 +57,9 @@ __all__ = [
     "PROVIDERS",
     "CannedReplies",
     "canned",
+    "entry_names",
     "join_released",
     "release_message",
     "released_message",
+    "tokenize",
 ]
