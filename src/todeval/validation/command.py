@@ -32,7 +32,13 @@ from todeval.validation.controls import (
     ControlSuite,
     ValidationReport,
 )
-from todeval.validation.search import AdversaryFamily, AdversaryResult, describe, run_family
+from todeval.validation.search import (
+    AdversaryFamily,
+    AdversaryResult,
+    describe,
+    estimate_text,
+    run_family,
+)
 
 ScoreFunction = Callable[[ControlJob], Summary]
 
@@ -259,15 +265,7 @@ def validate(
 def _value(result: ControlResult) -> str:
     if result.value is None:
         return f"error: {result.error}" if result.error else "-"
-    return _value_of(result.value, result.ci_low, result.ci_high)
-
-
-def _value_of(value: float | None, low: float | None, high: float | None) -> str:
-    if value is None:
-        return "-"
-    if low is None or high is None:
-        return f"{value:.3f}"
-    return f"{value:.3f} [{low:.3f}, {high:.3f}]"
+    return estimate_text(result.value, result.ci_low, result.ci_high)
 
 
 def table(report: ValidationReport) -> str:
@@ -316,7 +314,9 @@ def family_table(searched: Sequence[AdversaryResult]) -> str:
     rows = []
     for a in searched:
         best = a.best
-        shown = _value_of(best.value, best.ci_low, best.ci_high) if best else f"error: {a.error}"
+        shown = (
+            estimate_text(best.value, best.ci_low, best.ci_high) if best else f"error: {a.error}"
+        )
         rows.append(
             [
                 a.name,

@@ -357,12 +357,17 @@ def describe(params: Mapping[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in params.items())
 
 
-def _value(trial: Trial) -> str:
-    if trial.value is None:
+def estimate_text(value: float | None, low: float | None, high: float | None) -> str:
+    """``0.123 [0.100, 0.150]`` (``-`` without a value; no interval when it has none)."""
+    if value is None:
         return "-"
-    if trial.ci_low is None or trial.ci_high is None:
-        return f"{trial.value:.3f}"
-    return f"{trial.value:.3f} [{trial.ci_low:.3f}, {trial.ci_high:.3f}]"
+    if low is None or high is None:
+        return f"{value:.3f}"
+    return f"{value:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def _value(trial: Trial) -> str:
+    return estimate_text(trial.value, trial.ci_low, trial.ci_high)
 
 
 __all__ = [
@@ -372,6 +377,7 @@ __all__ = [
     "Trial",
     "best_of",
     "describe",
+    "estimate_text",
     "neighbours",
     "point_slug",
     "run_family",
