@@ -27,7 +27,7 @@ import itertools
 import random
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Self
 
 from todeval.benchmarks.clarq._text import Language, strip_provider_prefix
 from todeval.benchmarks.clarq.protocol import GOODBYES, GREETINGS, NEUTRAL_REPLIES, SeekerView
@@ -125,7 +125,27 @@ def _fixed_texts(lang: Language) -> set[str]:
     return texts
 
 
-class SweepSeeker:
+class _FamilySeeker:
+    """What the families' seekers share: their params from the run's options, and the state
+    every episode opens with."""
+
+    def __init__(self, params: Mapping[str, Any] | None = None) -> None:
+        raise NotImplementedError
+
+    @classmethod
+    def from_options(cls, options: PlayerOptions) -> Self:
+        params = options.extra.get("params")
+        return cls(params if isinstance(params, Mapping) else None)
+
+    def _open(self, context: SeekerView) -> None:
+        self.view = context
+        self.lang: Language = context.lang
+        self.rng = random.Random(context.seed)
+        self.heard: list[str] = []
+        self.turn = 0
+
+
+class SweepSeeker(_FamilySeeker):
     """A seeker of the sweep family (see the module); its params are ``options.extra['params']``
     (:data:`DEFAULTS` for what is not given)."""
 
@@ -147,18 +167,9 @@ class SweepSeeker:
             raise ValueError("sweep seeker: turns must be a positive integer")
         self.params = merged
 
-    @classmethod
-    def from_options(cls, options: PlayerOptions) -> SweepSeeker:
-        params = options.extra.get("params")
-        return cls(params if isinstance(params, Mapping) else None)
-
     async def start(self, context: SeekerView) -> None:
-        self.view = context
-        self.lang: Language = context.lang
-        self.rng = random.Random(context.seed)
-        self.heard: list[str] = []
+        self._open(context)
         self.asked: set[str] = set()
-        self.turn = 0
         self.fixed = _fixed_texts(context.lang)
         self.ranks: dict[str, float] = {}
 
@@ -262,7 +273,7 @@ def _surface(text: str, lang: Language) -> list[tuple[str, frozenset[str]]]:
     return out
 
 
-class BagSeeker:
+class BagSeeker(_FamilySeeker):
     """The bag family (issue 41, round 2): after the gate, every turn one question packing a
     random bag of words -- ``keep`` of the words from ``source`` (what the provider said:
     response 0 and releases; the background's entries and task; or both), trimmed to stay under
@@ -283,18 +294,9 @@ class BagSeeker:
             raise ValueError("bag seeker: keep in (0, 1], misses >= 1")
         self.params = merged
 
-    @classmethod
-    def from_options(cls, options: PlayerOptions) -> BagSeeker:
-        params = options.extra.get("params")
-        return cls(params if isinstance(params, Mapping) else None)
-
     async def start(self, context: SeekerView) -> None:
-        self.view = context
-        self.lang: Language = context.lang
-        self.rng = random.Random(context.seed)
+        self._open(context)
         self.fixed = {t.strip() for t in _fixed_texts(context.lang)}
-        self.heard: list[str] = []
-        self.turn = 0
         self.misses = 0
 
     def bag(self) -> list[str]:
