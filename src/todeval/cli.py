@@ -104,6 +104,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C before a run started or after it ended
         print("todeval: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except RuntimeError as exc:
+        if not _interrupted(exc):
+            raise
+        print("todeval: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` wraps a Ctrl-C: one that lands while a class is being made during an
+    import reaches us as ``RuntimeError: Error calling __set_name__`` caused by it."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _main(argv: list[str]) -> int:

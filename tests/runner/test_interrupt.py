@@ -190,3 +190,24 @@ def test_an_interrupt_raised_where_python_ignores_it_is_signalled_again() -> Non
     finally:
         signal.signal(signal.SIGINT, previous)
     assert received == [signal.SIGINT]
+
+
+def test_a_ctrl_c_inside_a_class_being_made_is_an_interruption(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Python wraps an exception raised while a class is made (``__set_name__``) in a
+    RuntimeError: a Ctrl-C landing there during an import is still exit 130, no traceback."""
+    import todeval.cli as cli
+
+    def interrupted_import(argv: list[str]) -> int:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise RuntimeError("Error calling __set_name__ on 'X'") from exc
+
+    monkeypatch.setattr(cli, "_main", interrupted_import)
+    assert cli.main(["run", "toy"]) == 130
+    assert capsys.readouterr().err.strip() == "todeval: interrupted"
+    monkeypatch.setattr(cli, "_main", lambda argv: (_ for _ in ()).throw(RuntimeError("bug")))
+    with pytest.raises(RuntimeError, match="bug"):
+        cli.main(["run", "toy"])
