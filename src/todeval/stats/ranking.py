@@ -78,13 +78,37 @@ def rank_intervals(
         point = rank([float(v) for v in values.mean(axis=1)], descending=True)
         return [(int(r), int(r)) for r in point]
     idx = seeded_rng(seed, "rank-intervals").integers(0, tasks, size=(resamples, tasks))
-    means = values[:, idx].mean(axis=2)  # runs x resamples
-    better = (means[None, :, :] > means[:, None, :]).sum(axis=1)  # runs x resamples
-    ranks = 1 + better
+    means = resampled_means(values, idx)  # runs x resamples
+    # a run's rank in a resample: 1 + the runs strictly better (sorted, not compared pairwise)
+    ranks = np.empty_like(means, dtype=np.int64)
+    for b in range(means.shape[1]):
+        column = means[:, b]
+        ranks[:, b] = 1 + runs - np.searchsorted(np.sort(column), column, side="right")
     alpha = (1.0 - level) / 2.0
     low = np.floor(np.quantile(ranks, alpha, axis=1, method="lower"))
     high = np.ceil(np.quantile(ranks, 1.0 - alpha, axis=1, method="higher"))
     return [(int(lo), int(hi)) for lo, hi in zip(low, high, strict=True)]
+
+
+_CHUNK_CELLS = 1 << 21  # resample-count cells per block (16 MB of float64)
+
+
+def resampled_means(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``values[:, idx].mean(axis=2)`` (runs x resamples) without the runs x resamples x
+    tasks array: each block of resamples becomes a matrix of how often it drew each task, and
+    the means are one matrix product. Memory stays bounded at any number of runs (1,000 runs
+    x 1,000 tasks x 2,000 resamples would otherwise take 16 GB)."""
+    runs, tasks = values.shape
+    resamples, draws = idx.shape
+    out = np.empty((runs, resamples), dtype=float)
+    step = max(1, _CHUNK_CELLS // max(1, tasks))
+    for lo in range(0, resamples, step):
+        block = idx[lo : lo + step]
+        n = len(block)
+        flat = (np.arange(n)[:, None] * tasks + block).ravel()
+        counts = np.bincount(flat, minlength=n * tasks).reshape(n, tasks).astype(float)
+        out[:, lo : lo + n] = (values @ counts.T) / draws
+    return out
 
 
 def significance_tiers(
@@ -98,7 +122,7 @@ def significance_tiers(
     tier unless the paired bootstrap interval of its difference to the tier's first run (over
     the shared tasks) excludes 0, in which case it opens the next tier. Runs of one tier cannot
     be told apart from its leader at ``level``."""
-    from todeval.stats.paired import paired_bootstrap
+    from todeval.stats.bootstrap import interval, seeded_rng
 
     values = [list(map(float, v)) for v in per_run]
     if not values:
@@ -108,17 +132,20 @@ def significance_tiers(
     tiers = [0] * len(values)
     tier, leader = 1, order[0]
     tiers[leader] = tier
+    # every pair is resampled with the draws of paired_bootstrap(seed, "tiers"): the same for
+    # every pair of a length, so each run's resampled means are computed once
+    boot: dict[int, np.ndarray] = {}
+    for n in {len(v) for v in values if len(v) >= 2}:
+        rows = [r for r, v in enumerate(values) if len(v) == n]
+        idx = seeded_rng(seed, "paired:tiers").integers(0, n, size=(resamples, n))
+        block = resampled_means(np.asarray([values[r] for r in rows], dtype=float), idx)
+        boot.update({r: block[k] for k, r in enumerate(rows)})
     for r in order[1:]:
-        if len(values[r]) >= 2:
-            diff = paired_bootstrap(
-                values[leader],
-                values[r],
-                seed=seed,
-                label="tiers",
-                resamples=resamples,
-                level=level,
-            )
-            separated = diff.ci_high < 0.0 or diff.ci_low > 0.0
+        if len(values[r]) >= 2 and len(values[r]) == len(values[leader]):
+            low, high = interval(boot[r] - boot[leader], level)
+            separated = high < 0.0 or low > 0.0
+        elif len(values[r]) >= 2:
+            raise ValueError("a and b must pair up (same length)")
         else:
             separated = means[r] != means[leader]
         if separated:
