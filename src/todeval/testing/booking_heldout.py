@@ -17,14 +17,29 @@ told the goal.
     without one of its arguments.
 
 Run them as ``--system todeval.testing.booking_heldout:RefusingSystem`` (or ``:FlakySystem``).
+
+:func:`study` reviews the held-out episodes of ``tests/fixtures/review_heldout`` and compares
+the verdicts with the hand labels: per verdict, precision and recall with 95% Wilson intervals
+(``python -m todeval.testing.booking_heldout tests/fixtures/review_heldout`` prints the table
+of docs/user-simulators.md).
 """
 
 from __future__ import annotations
 
+import json
 import random
+import sys
+from collections import Counter
+from pathlib import Path
+
+from pydantic import BaseModel
 
 from todeval.benchmarks.booking.messages import Observation, SystemContext, SystemOutput, ToolCall
+from todeval.benchmarks.booking.review import review_episode
 from todeval.benchmarks.booking.systems.rule import RuleSystem
+from todeval.benchmarks.booking.tasks import BookingTask
+from todeval.core.records import EpisodeRecord
+from todeval.stats.proportions import wilson_interval
 
 REFUSALS = (
     "Unfortunately I'm unable to complete the reservation right now.",
@@ -88,4 +103,120 @@ class FlakySystem(_Wrapped):
         return out
 
 
-__all__ = ["GLITCHES", "REFUSALS", "FlakySystem", "RefusingSystem"]
+LABELS = ("agent", "simulator", "both", "unclear")
+
+
+class VerdictFigures(BaseModel):
+    """One verdict's precision (of the review's calls) and recall (of the hand labels)."""
+
+    verdict: str
+    labelled: int
+    called: int
+    hits: int
+
+    def _share(self, n: int) -> str:
+        if n == 0:
+            return "-"
+        low, high = wilson_interval(self.hits, n)
+        return f"{self.hits}/{n} = {self.hits / n:.3f} [{low:.3f}, {high:.3f}]"
+
+    def precision(self) -> str:
+        return self._share(self.called)
+
+    def recall(self) -> str:
+        return self._share(self.labelled)
+
+
+class StudyFigures(BaseModel):
+    """The review's verdicts of the held-out episodes against the hand labels."""
+
+    episodes: int
+    agree: int
+    verdicts: list[VerdictFigures]
+    confusion: dict[str, dict[str, int]]
+    """hand label -> review verdict -> episodes"""
+    disagreements: list[tuple[int, str, str]]
+    """(index, hand label, review verdict) of every episode where they differ"""
+
+    def table(self) -> str:
+        """The markdown table of docs/user-simulators.md."""
+        low, high = wilson_interval(self.agree, self.episodes)
+        rows = [
+            "| verdict | labelled | called by the review | precision [95% Wilson] "
+            "| recall [95% Wilson] |",
+            "|---|---|---|---|---|",
+        ]
+        for v in self.verdicts:
+            rows.append(
+                f"| `{v.verdict}` | {v.labelled} | {v.called} | {v.precision()} | {v.recall()} |"
+            )
+        rows.append(
+            f"| all | {self.episodes} | {self.episodes} | agreement {self.agree}/{self.episodes} "
+            f"= {self.agree / self.episodes:.3f} [{low:.3f}, {high:.3f}] | |"
+        )
+        return "\n".join(rows)
+
+
+def _lines(path: Path) -> list[dict[str, object]]:
+    return [json.loads(t) for t in path.read_text(encoding="utf-8").splitlines() if t.strip()]
+
+
+def study(fixture: Path) -> StudyFigures:
+    """Review every episode of ``fixture/episodes.jsonl`` and compare with ``labels.jsonl``."""
+    labels = {
+        int(str(line["index"])): str(line["label"]) for line in _lines(fixture / "labels.jsonl")
+    }
+    called: dict[int, str] = {}
+    for line in _lines(fixture / "episodes.jsonl"):
+        task = BookingTask.model_validate(line["task"])
+        record = EpisodeRecord.model_validate(line["record"])
+        called[int(str(line["index"]))] = review_episode(task, record).verdict
+    if set(called) != set(labels):
+        raise ValueError("the labels and the episodes do not name the same indices")
+    pairs = Counter((labels[i], called[i]) for i in labels)
+    verdicts = [
+        VerdictFigures(
+            verdict=v,
+            labelled=sum(n for (label, _), n in pairs.items() if label == v),
+            called=sum(n for (_, c), n in pairs.items() if c == v),
+            hits=pairs[(v, v)],
+        )
+        for v in LABELS
+    ]
+    return StudyFigures(
+        episodes=len(labels),
+        agree=sum(n for (label, c), n in pairs.items() if label == c),
+        verdicts=verdicts,
+        confusion={a: {b: pairs[(a, b)] for b in LABELS} for a in LABELS},
+        disagreements=[(i, labels[i], called[i]) for i in sorted(labels) if labels[i] != called[i]],
+    )
+
+
+def main(argv: list[str]) -> int:
+    """Print the study's table, its confusion matrix and the disagreements."""
+    figures = study(Path(argv[0]) if argv else Path("tests/fixtures/review_heldout"))
+    print(figures.table())
+    print("\nhand label -> review verdict:")
+    for label, row in figures.confusion.items():
+        print(f"  {label:9} " + "  ".join(f"{v} {n}" for v, n in row.items()))
+    print("\ndisagreements (index, label, review):")
+    for index, label, verdict in figures.disagreements:
+        print(f"  #{index}: {label} -> {verdict}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
+
+
+__all__ = [
+    "GLITCHES",
+    "LABELS",
+    "REFUSALS",
+    "FlakySystem",
+    "RefusingSystem",
+    "StudyFigures",
+    "VerdictFigures",
+    "main",
+    "study",
+]
