@@ -1,9 +1,8 @@
 """Run the Moses normalisation of many responses in a forked child process, streamed.
 
-The Moses round trip (sacremoses import plus a few hundred microseconds per response) is the
-largest single cost of scoring a file. With ``parallel=True`` on a POSIX system a child process
-is forked that imports sacremoses and normalises the texts while the parent prepares everything
-else (references, database, Inform/Success). The child sends its results in chunks through a
+The Moses round trip (a few tens of microseconds per distinct response) is one of the largest
+costs of scoring a file. With ``parallel=True`` on a POSIX system a child process is forked
+that normalises the texts while the parent prepares everything else (references, database, Inform/Success). The child sends its results in chunks through a
 pipe (enlarged where Linux allows, so the child rarely waits for the parent), and the parent
 consumes each chunk as soon as it is free. If the child cannot be started or fails, the missing
 texts are normalised in-process: the results are identical either way, only the wall time

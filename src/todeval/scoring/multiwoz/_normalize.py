@@ -8,7 +8,8 @@ States: slot names lower-cased without spaces (``arriveby`` -> ``arrive``, ``lea
 ``leave``); values normalised per slot (venue-name aliases, ``guest house`` -> ``guesthouse``,
 times to ``HH:MM``, ``free`` -> ``yes`` for parking and internet).
 
-sacremoses is imported on first use so that merely importing this module stays cheap.
+The Moses round trip lives in ``_moses`` (imported on first use); sacremoses itself is imported
+only for non-ASCII text.
 """
 
 from __future__ import annotations
@@ -311,32 +312,11 @@ def canonicalize_placeholders(response: str) -> str:
 
 
 def moses_round_trip() -> Callable[[str], str]:
-    """sacremoses' English tokenize + detokenize as one function.
+    """sacremoses' English tokenize + detokenize as one function (see ``_moses``: ASCII text
+    never imports sacremoses; results are identical)."""
+    from todeval.scoring.multiwoz._moses import MosesRoundTrip
 
-    The tokenizer subclass caches two character sets that sacremoses rebuilds from long
-    strings on every call (same results, much faster).
-    """
-    from sacremoses import MosesDetokenizer, MosesTokenizer
-
-    class _Tokenizer(MosesTokenizer):  # type: ignore[misc]
-        def __init__(self) -> None:
-            super().__init__(lang="en")
-            self._lower = frozenset(self.IsLower)
-            self._alpha = frozenset(self.IsAlpha)
-
-        def islower(self, text: str) -> bool:
-            return set(text) <= self._lower
-
-        def isanyalpha(self, text: str) -> bool:
-            return not self._alpha.isdisjoint(text)
-
-    tokenizer = _Tokenizer()
-    detokenizer = MosesDetokenizer(lang="en")
-
-    def round_trip(text: str) -> str:
-        return str(detokenizer.detokenize(tokenizer.tokenize(text)))
-
-    return round_trip
+    return MosesRoundTrip()
 
 
 class ResponseNormalizer:
