@@ -1,5 +1,8 @@
 """The ``todeval`` command (``python -m todeval``): the CLI of :mod:`todeval.cli`, quiet about a
-Ctrl-C that arrives while its modules are still being imported (exit 130, no traceback).
+Ctrl-C or SIGTERM that arrives while its modules are still being imported (exit 130, no
+traceback). After that a SIGTERM is a Ctrl-C (``KeyboardInterrupt``) until a run installs its
+own handlers, so a run stopped during its start-up (building players, loading tasks) also exits
+130 with the line saying how to resume, instead of dying silently with the signal.
 
 A Ctrl-C whose exception is raised inside a callback Python cannot propagate from (the import
 system's module-lock callback, a ``__del__``) would be printed as "Exception ignored" and lost,
@@ -15,7 +18,11 @@ from types import FrameType
 
 
 def _interrupted_during_start_up(signum: int, frame: FrameType | None) -> None:
-    print("todeval: interrupted", file=sys.stderr)
+    # the same line as todeval.cli.INTERRUPTED_LINE (not imported: it may be half imported)
+    print(
+        "todeval: interrupted; finished episodes are kept: resume with the same command",
+        file=sys.stderr,
+    )
     raise SystemExit(130)
 
 
@@ -34,10 +41,12 @@ def run() -> None:
     """Import the CLI with SIGINT ending the process quietly, then run it."""
     sys.unraisablehook = deliver_again
     previous = signal.signal(signal.SIGINT, _interrupted_during_start_up)
+    signal.signal(signal.SIGTERM, _interrupted_during_start_up)
     try:
         from todeval.cli import main
     finally:
         signal.signal(signal.SIGINT, previous)
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
     sys.exit(main())
 
 

@@ -16,7 +16,7 @@ Every function raises :class:`todeval.errors.TodevalError` subclasses for expect
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -92,6 +92,8 @@ def run(
     is refused (a usage error), as :func:`build_plan` does. With ``review`` each failed
     episode is written with its verdict (who failed) when the benchmark has a reviewer."""
     runtime = runtime or RuntimeOptions(out=Path(out))
+    if runtime.max_concurrency is None:  # the calls in flight per endpoint follow it
+        runtime = replace(runtime, max_concurrency=max_concurrency)
     plan = _plan(benchmark, config, runtime, check_keys=_check_keys)
     return execute_plan(
         plan,

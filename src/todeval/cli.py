@@ -24,9 +24,14 @@ from todeval.errors import (
     EXIT_USAGE,
     InfrastructureError,
     InterruptedRunError,
+    StoppedForRetryError,
     TodevalError,
 )
 from todeval.registry import TOP, discover
+
+INTERRUPTED_LINE = "todeval: interrupted; finished episodes are kept: resume with the same command"
+"""What a Ctrl-C or SIGTERM outside a run's event loop prints (start-up included; inside the
+loop the runner's own line also counts the episodes kept)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -101,13 +106,13 @@ def _split_debug(argv: list[str]) -> tuple[list[str], bool]:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(list(sys.argv[1:] if argv is None else argv))
-    except KeyboardInterrupt:  # Ctrl-C before a run started or after it ended
-        print("todeval: interrupted", file=sys.stderr)
+    except KeyboardInterrupt:  # Ctrl-C (or SIGTERM) before a run started or after it ended
+        print(INTERRUPTED_LINE, file=sys.stderr)
         return EXIT_INTERRUPTED
     except RuntimeError as exc:
         if not _interrupted(exc):
             raise
-        print("todeval: interrupted", file=sys.stderr)
+        print(INTERRUPTED_LINE, file=sys.stderr)
         return EXIT_INTERRUPTED
 
 
@@ -135,7 +140,7 @@ def _main(argv: list[str]) -> int:
     args._results = []  # every run's result (see todeval.runner.command)
     try:
         code = int(args._run(args))
-    except InterruptedRunError as exc:
+    except (InterruptedRunError, StoppedForRetryError) as exc:
         print(f"todeval: {redact(exc.message)}", file=sys.stderr)
         return exc.exit_code
     except TodevalError as exc:  # server text in the message is redacted again here
@@ -153,10 +158,7 @@ def _main(argv: list[str]) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except KeyboardInterrupt:
-        print(
-            "todeval: interrupted; finished episodes are kept: resume with the same command",
-            file=sys.stderr,
-        )
+        print(INTERRUPTED_LINE, file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as exc:
         if debug or os.environ.get("TODEVAL_DEBUG"):

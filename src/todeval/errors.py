@@ -51,6 +51,13 @@ class EndpointRefusedError(UsageError):
     no retry and no other episode can succeed, so the run stops at the first one."""
 
 
+class StoppedForRetryError(TodevalError):
+    """A run stopped early with episodes left that a later try may finish (an endpoint that
+    only rate-limits): every finished episode is kept; run the same command later."""
+
+    exit_code = EXIT_RETRY
+
+
 class InterruptedRunError(TodevalError):
     """The run was stopped by Ctrl-C or SIGTERM after keeping every finished episode."""
 

@@ -207,7 +207,7 @@ def test_a_ctrl_c_inside_a_class_being_made_is_an_interruption(
 
     monkeypatch.setattr(cli, "_main", interrupted_import)
     assert cli.main(["run", "toy"]) == 130
-    assert capsys.readouterr().err.strip() == "todeval: interrupted"
+    assert capsys.readouterr().err.strip() == cli.INTERRUPTED_LINE
     monkeypatch.setattr(cli, "_main", lambda argv: (_ for _ in ()).throw(RuntimeError("bug")))
     with pytest.raises(RuntimeError, match="bug"):
         cli.main(["run", "toy"])

@@ -29,11 +29,22 @@ from todeval.backends.spec import (
     load_models_file,
     parse_model_spec,
 )
-from todeval.backends.types import Backend, ModelInfo, SchemaMode, ToolMode
+from todeval.backends.types import (
+    MAX_CONNECTION_LIMIT,
+    Backend,
+    BackendKind,
+    ModelInfo,
+    SchemaMode,
+    ToolMode,
+)
 from todeval.core.redact import add_secret
 from todeval.errors import UsageError, choice_error
 
 DEFAULT_CONNECTION_LIMIT = {"openai": 8, "llamacpp": 1, "scripted": 64}
+"""Calls in flight per endpoint when neither the models file nor the run says (a backend built
+outside a run). A run passes its ``--max-concurrency`` instead (:func:`connection_limit`)."""
+ONE_CALL_AT_A_TIME = frozenset({"llamacpp"})
+"""Backends that run one call at a time whatever the run's concurrency (in-process models)."""
 NO_KEY = "EMPTY"  # what local OpenAI-compatible servers are sent when no key variable is named
 
 
@@ -54,6 +65,18 @@ def resolve_entry(
     )
 
 
+def connection_limit(backend: BackendKind, entry: ModelEntry, concurrency: int | None) -> int:
+    """Calls in flight allowed to the endpoint: the models file's ``connection_limit``; else
+    the run's concurrency (``concurrency``, its ``--max-concurrency``), so that every episode
+    in flight can have its call in flight; else the backend's default. Backends in
+    :data:`ONE_CALL_AT_A_TIME` keep their 1 unless the models file says otherwise."""
+    if entry.connection_limit is not None:
+        return entry.connection_limit
+    if concurrency is None or backend in ONE_CALL_AT_A_TIME:
+        return DEFAULT_CONNECTION_LIMIT[backend]
+    return max(1, min(concurrency, MAX_CONNECTION_LIMIT))
+
+
 def model_info(
     name: str,
     entry: ModelEntry,
@@ -61,8 +84,10 @@ def model_info(
     tool_mode: ToolMode | None = None,
     schema_mode: SchemaMode | None = None,
     api_key_env: str | None = None,
+    concurrency: int | None = None,
 ) -> ModelInfo:
-    """The :class:`ModelInfo` of a models-file entry (explicit arguments win)."""
+    """The :class:`ModelInfo` of a models-file entry (explicit arguments win); ``concurrency``
+    is the run's episodes in flight (see :func:`connection_limit`)."""
     parsed = parse_model_spec(entry.spec)
     backend = parsed.backend
     model = parsed.target
@@ -78,7 +103,11 @@ def model_info(
         model = "SmolLM2-135M-Instruct"
         parameters = parameters or SMOLLM2_PARAMETERS
         context = context or SMOLLM2_CONTEXT
-    optional = {"timeout_s": entry.timeout_s} if entry.timeout_s is not None else {}
+    optional: dict[str, float] = {}
+    if entry.timeout_s is not None:
+        optional["timeout_s"] = entry.timeout_s
+    if entry.max_retry_wait_s is not None:
+        optional["max_retry_wait_s"] = entry.max_retry_wait_s
     return ModelInfo(
         name=name,
         spec=entry.spec,
@@ -89,7 +118,7 @@ def model_info(
         context_size=context,
         price_in_per_1m=entry.price_in_per_1m,
         price_out_per_1m=entry.price_out_per_1m,
-        connection_limit=entry.connection_limit or DEFAULT_CONNECTION_LIMIT[backend],
+        connection_limit=connection_limit(backend, entry, concurrency),
         api_key_env=key_env if backend == "openai" else None,
         generation=entry.generation,
         tool_mode=tool_mode or entry.tool_mode or default_tools,
@@ -142,11 +171,13 @@ def make_backend(
     api_key_env: str | None = None,
     environ: Mapping[str, str] | None = None,
     script: Script | ReplyFunction | None = None,
+    concurrency: int | None = None,
 ) -> Backend:
     """Build ``CachingBackend(RetryingBackend(raw))`` for a spec string or a models-file name.
 
     ``cache=None`` bypasses the cache (``--no-cache``). Pass one ``limiters`` pool to every
-    call so backends on the same endpoint share its connection limit. ``script`` replaces the
+    call so backends on the same endpoint share its connection limit; ``concurrency`` (a run's
+    ``--max-concurrency``) is that limit when the models file sets none. ``script`` replaces the
     file of a ``scripted:`` spec (e.g. ``scripted:inline`` with a callable). ``seed`` seeds the
     backoff jitter. ``environ`` (default ``os.environ``) is where API keys are read.
     """
@@ -156,7 +187,12 @@ def make_backend(
         models = load_models_file(models_file)
     name, entry = resolve_entry(spec_or_name, models)
     info = model_info(
-        name, entry, tool_mode=tool_mode, schema_mode=schema_mode, api_key_env=api_key_env
+        name,
+        entry,
+        tool_mode=tool_mode,
+        schema_mode=schema_mode,
+        api_key_env=api_key_env,
+        concurrency=concurrency,
     )
     raw = raw_backend(info, environ=environ, script=script)
     limiter = limiters.get(info) if limiters is not None else None

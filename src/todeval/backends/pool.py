@@ -24,8 +24,10 @@ class ModelPool:
         retry: RetryPolicy | None = None,
         script: ReplyFunction | None = None,
         seed: int = 0,
+        concurrency: int | None = None,
     ) -> None:
         self.models_file = models_file
+        self.concurrency = concurrency  # the run's episodes in flight: the default call limit
         self._use_cache = cache
         self._cache_path = cache_path
         self._retry = retry
@@ -48,6 +50,7 @@ class ModelPool:
                 retry=self._retry,
                 seed=self._seed,
                 script=self._script,
+                concurrency=self.concurrency,
             )
         return self.built[spec]
 

@@ -3,8 +3,11 @@
 :class:`RetryingBackend` wraps any backend. Every attempt holds a slot of the endpoint's
 :class:`AdaptiveLimiter` and runs under a timeout. A :class:`TransientError` (connection error,
 timeout, 429, 5xx, malformed body) is retried after an exponential backoff with jitter, or after
-the server's ``Retry-After`` when it sent one; when the attempts are used up (or the failure is
-not retryable) an :class:`InfrastructureError` carries the last cause. Each call's fate is
+the server's ``Retry-After`` when it sent one; when the attempts are used up, when the next wait
+would take the call past its total wait budget (``RetryPolicy.max_wait_s``, else the model's
+``max_retry_wait_s``), or when the failure is not retryable, an :class:`InfrastructureError`
+carries the last cause. So a server answering only 429 with ``Retry-After: 100000`` fails a call
+at once instead of holding it for hours. Each call's fate is
 reported to the run's :class:`~todeval.core.health.RunHealth` (a refused key or unknown model
 stops the run; an endpoint that never answers stops it after a few episodes). Anything else -- a
 :class:`todeval.errors.UsageError` for a refused key, a bug -- passes through unchanged.
@@ -58,6 +61,12 @@ class RetryPolicy(BaseModel):
     max_retry_after_s: float = Field(120.0, ge=0, description="cap of an honoured Retry-After")
     jitter: float = Field(0.5, ge=0, le=1, description="backoff x uniform(1 - jitter, 1)")
     timeout_s: float | None = Field(None, gt=0, description="per attempt; None: the model's")
+    max_wait_s: float | None = Field(
+        None,
+        ge=0,
+        description="total wait between the attempts of one call (backoffs and Retry-After); "
+        "a wait that would pass it is not started: the call fails. None: the model's",
+    )
 
     def backoff(self, attempt: int, rng: random.Random) -> float:
         """Delay after failed attempt number ``attempt`` (1-based)."""
@@ -72,6 +81,16 @@ class RetryPolicy(BaseModel):
 
 
 Outcome = Literal["ok", "rate_limited", "error"]
+
+
+def _over_budget(error: TransientError, delay: float, waited: float, budget: float) -> str:
+    """Why a call gave up before its attempts were used up: the wait would pass its budget."""
+    left = max(0.0, budget - waited)
+    if error.retry_after is not None:
+        asked = f"the server asks for a {error.retry_after:g} s wait"
+    else:
+        asked = f"the next wait is {delay:g} s"
+    return f"{asked}, more than the {left:g} s left of the {budget:g} s a call may wait in all"
 
 
 class AdaptiveLimiter:
@@ -196,22 +215,41 @@ class RetryingBackend:
         finally:
             self.limiter.release(epoch, outcome)
 
+    @property
+    def max_wait_s(self) -> float:
+        """The total wait one call may spend between its attempts."""
+        if self.policy.max_wait_s is not None:
+            return self.policy.max_wait_s
+        return self.inner.info.max_retry_wait_s
+
     async def generate(self, request: GenerationRequest, *, role: str) -> GenerationResult:
         health = current_health()
         endpoint = self.inner.info.endpoint
+        budget = self.max_wait_s
+        waited = 0.0
         attempt = 0
         while True:
             attempt += 1
             try:
                 result = await self._attempt(request, role)
             except TransientError as exc:
-                if not exc.retryable or attempt >= self.policy.max_attempts:
+                delay = self.policy.delay(attempt, exc, self._rng) if exc.retryable else 0.0
+                cause = exc.cause
+                give_up = not exc.retryable or attempt >= self.policy.max_attempts
+                if not give_up and waited + delay > budget:
+                    give_up = True
+                    cause = f"{cause}; {_over_budget(exc, delay, waited, budget)}"
+                if give_up:
                     if health is not None:
                         health.call_failed(
-                            endpoint, connection=exc.kind == "connection", cause=exc.cause
+                            endpoint,
+                            connection=exc.kind == "connection",
+                            cause=cause,
+                            rate_limited=exc.kind == "rate_limit",
                         )
-                    raise InfrastructureError(exc.cause, kind=exc.kind, attempts=attempt) from exc
-                await self._clock.sleep(self.policy.delay(attempt, exc, self._rng))
+                    raise InfrastructureError(cause, kind=exc.kind, attempts=attempt) from exc
+                waited += delay
+                await self._clock.sleep(delay)
             except EndpointRefusedError as exc:
                 if health is not None:
                     health.refused(exc)  # the runner stops the run: no episode can succeed

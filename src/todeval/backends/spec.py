@@ -38,6 +38,7 @@ from todeval.backends.types import (
     MAX_CONTEXT_SIZE,
     MAX_PARAMETERS,
     MAX_PRICE_PER_1M,
+    MAX_RETRY_WAIT_S,
     MAX_TIMEOUT_S,
     BackendKind,
     SchemaMode,
@@ -164,6 +165,7 @@ class ModelEntry(BaseModel):
     tool_mode: ToolMode | None = None
     schema_mode: SchemaMode | None = None
     timeout_s: float | None = Field(None, gt=0, le=MAX_TIMEOUT_S)
+    max_retry_wait_s: float | None = Field(None, ge=0, le=MAX_RETRY_WAIT_S)
 
     @field_validator("generation")
     @classmethod

@@ -27,6 +27,11 @@ MAX_TIMEOUT_S = 3600.0
 MAX_PARAMETERS = 10**15
 MAX_CONTEXT_SIZE = 10**8
 MAX_CONNECTION_LIMIT = 1024
+DEFAULT_RETRY_WAIT_S = 60.0
+"""What one call may wait in all between its attempts (backoffs and Retry-After) by default: a
+run whose endpoint answers only 429 ends within minutes, not hours."""
+MAX_RETRY_WAIT_S = 86_400.0
+"""The largest total wait per call a models file (or ``--max-retry-wait``) may ask for."""
 
 
 class ToolCallOut(BaseModel):
@@ -129,6 +134,12 @@ class ModelInfo(BaseModel):
         "json_schema", description="how the server is asked for schema-constrained output"
     )
     timeout_s: float = Field(120.0, gt=0, le=MAX_TIMEOUT_S, description="per-attempt timeout")
+    max_retry_wait_s: float = Field(
+        DEFAULT_RETRY_WAIT_S,
+        ge=0,
+        le=MAX_RETRY_WAIT_S,
+        description="total wait of one call between its attempts (backoffs and Retry-After)",
+    )
 
     @property
     def endpoint(self) -> str:

@@ -24,7 +24,8 @@ def execute_from_args(
     notes (a run directory of another version, ...) after the run.
     """
     if not args.quiet:
-        print(f"{start_line} -> {out}", file=sys.stderr)
+        in_flight = concurrency_line(plan, args.max_concurrency)
+        print(f"{start_line} -> {out}; {in_flight}", file=sys.stderr)
     result = execute_plan(
         plan,
         out,
@@ -41,6 +42,34 @@ def execute_from_args(
     if results is not None:
         results.append(result)
     return result
+
+
+def concurrency_line(plan: RunPlan, max_concurrency: int) -> str:
+    """What the run keeps in flight: ``max_concurrency`` episodes and, per model endpoint, as
+    many calls, unless the endpoint allows fewer -- then the figure and why (the models file's
+    ``connection_limit``, or a backend that runs one call at a time)."""
+    from todeval.backends.factory import ONE_CALL_AT_A_TIME
+
+    if plan.interactive:
+        return "one episode at a time (a person plays)"
+    noun = "episode" if max_concurrency == 1 else "episodes"
+    parts = [f"up to {max_concurrency} {noun} in flight"]
+    limits: dict[str, tuple[int, str]] = {}
+    models = plan.players.get("models")
+    for info in models.values() if isinstance(models, dict) else ():
+        if not isinstance(info, dict) or not isinstance(info.get("connection_limit"), int):
+            continue
+        endpoint = str(info.get("base_url") or f"{info.get('backend')}:{info.get('model')}")
+        limits.setdefault(endpoint, (info["connection_limit"], str(info.get("backend"))))
+    for endpoint, (limit, backend) in sorted(limits.items()):
+        if limit >= max_concurrency:
+            continue
+        if backend in ONE_CALL_AT_A_TIME:
+            why = f"the {backend} backend runs one call at a time"
+        else:
+            why = "the models file's connection_limit"
+        parts.append(f"calls to {endpoint}: at most {limit} in flight ({why})")
+    return "; ".join(parts)
 
 
 def retry_exit(args: argparse.Namespace) -> str | None:

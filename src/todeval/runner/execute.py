@@ -24,7 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 from todeval import __version__
 from todeval.core.clock import utc_now
-from todeval.core.health import UNREACHABLE_AFTER_EPISODES, RunHealth, watching
+from todeval.core.health import (
+    RATE_LIMITED_CALLS,
+    UNREACHABLE_AFTER_EPISODES,
+    RunHealth,
+    watching,
+)
 from todeval.core.lock import RUN_LOCK, hold
 from todeval.core.outcome import Outcome
 from todeval.core.records import (
@@ -42,10 +47,11 @@ from todeval.errors import (
     EndpointRefusedError,
     InterruptedRunError,
     RefusedError,
+    StoppedForRetryError,
     TodevalError,
     UsageError,
 )
-from todeval.runner.executors import Executor, make_executor
+from todeval.runner.executors import Executor, WorkersLostError, make_executor
 from todeval.runner.plan import EpisodeJob, RunPlan
 from todeval.runner.progress import ProgressReporter
 from todeval.runner.store import RunDirectory
@@ -150,6 +156,16 @@ class _Interrupted(TodevalError):
     """A signal stopped the session (the message is written once the episodes are counted)."""
 
 
+class _RateLimited(TodevalError):
+    """An endpoint's calls gave up on rate limits (the message is written once the episodes
+    are counted)."""
+
+    def __init__(self, endpoint: str, cause: str, answered_before: bool) -> None:
+        super().__init__(cause)
+        self.endpoint = endpoint
+        self.answered_before = answered_before
+
+
 def _signals_here() -> bool:
     return threading.current_thread() is threading.main_thread()
 
@@ -198,6 +214,9 @@ async def _run_jobs(
             progress.started()
             try:
                 record = await executor.play(job)
+            except WorkersLostError as exc:  # nowhere left to play: resume later
+                stop(exc)
+                return
             except Exception as exc:
                 record = _error_record(plan, job, exc, started)
             if health.refusal is not None:  # this episode may have met it: not kept
@@ -216,6 +235,10 @@ async def _run_jobs(
             progress.finished(record)
             if plan.interactive:  # a person played: show how the dialogue ended
                 print(outcome_line(record, plan.success_metric), flush=True)
+            limited = health.rate_limited()
+            if limited is not None:
+                stop(_RateLimited(*limited))
+                return
             if state.done >= min(UNREACHABLE_AFTER_EPISODES, len(jobs)):
                 dead = health.unreachable()
                 if dead is not None:
@@ -526,6 +549,16 @@ def _raise_stop(
     stop: TodevalError, store: RunDirectory, wanted: set[tuple[str, int]], total: int
 ) -> None:
     """Raise why the session stopped early, with how far the run got."""
+    if isinstance(stop, WorkersLostError):
+        kept = sum(
+            1
+            for r in store.iter_episodes(light=True)
+            if r.key in wanted and r.outcome is not Outcome.INFRASTRUCTURE_ERROR
+        )
+        raise WorkersLostError(
+            f"{stop.message}: {kept} of {total} episodes done and kept in {store.path}; "
+            "resume with the same command once the cluster has workers again"
+        )
     if isinstance(stop, _Interrupted):
         done = sum(
             1
@@ -535,6 +568,22 @@ def _raise_stop(
         raise InterruptedRunError(
             f"interrupted ({stop.message}): {done} of {total} episodes done and kept in "
             f"{store.path}; resume with the same command"
+        )
+    if isinstance(stop, _RateLimited):
+        done = sum(
+            1
+            for r in store.iter_episodes(light=True)
+            if r.key in wanted and r.outcome is not Outcome.INFRASTRUCTURE_ERROR
+        )
+        what = (
+            f"{RATE_LIMITED_CALLS} calls in a row gave up"
+            if stop.answered_before
+            else "it answered no call, and a call gave up"
+        )
+        raise StoppedForRetryError(
+            f"stopped: {stop.endpoint} is rate-limiting ({what}: {stop.message}); {done} of "
+            f"{total} episodes done and kept in {store.path}, {total - done} to retry: run the "
+            "same command later (--max-retry-wait: how long a call may wait)"
         )
     if isinstance(stop, EndpointRefusedError):
         raise EndpointRefusedError(

@@ -41,6 +41,13 @@ class RuntimeOptions:
     retry: RetryPolicy | None = None
     script: ReplyFunction | None = None  # the reply function of a ``scripted:`` model (tests)
     record_calls: bool = True  # keep each model call's messages and reply in the transcript
+    # episodes in flight (--max-concurrency): the calls in flight allowed per endpoint when the
+    # models file sets no lower connection_limit (None: the backend's default)
+    max_concurrency: int | None = None
+    # --isolate: every package.module:Class player in an OS sandbox (todeval.dialogue.isolation);
+    # isolate_env: variables passed into the sandbox by name
+    isolate: bool = False
+    isolate_env: tuple[str, ...] = ()
 
 
 QUIET_HELP = "print nothing but warnings and errors (results go to the output files only)"
@@ -58,17 +65,42 @@ def model_pool(models_file: str | None, runtime: RuntimeOptions, *, seed: int) -
         retry=runtime.retry,
         script=runtime.script,
         seed=seed,
+        concurrency=runtime.max_concurrency,
     )
 
 
 def runtime_options(args: argparse.Namespace, out: Path | None = None) -> RuntimeOptions:
-    """Runtime options from parsed generation arguments."""
+    """Runtime options from parsed run and generation arguments."""
+    wait = getattr(args, "max_retry_wait", None)
+    retry = None
+    if wait is not None:
+        from todeval.backends.retry import RetryPolicy
+
+        retry = RetryPolicy(max_wait_s=wait)
+    concurrency = getattr(args, "max_concurrency", None)
     return RuntimeOptions(
         out=out,
         cache=not getattr(args, "no_cache", False),
         cache_path=getattr(args, "cache_path", None),
+        retry=retry,
         record_calls=not getattr(args, "no_record_calls", False),
+        max_concurrency=concurrency if isinstance(concurrency, int) else None,
+        isolate=bool(getattr(args, "isolate", False)),
+        isolate_env=tuple(getattr(args, "isolate_env", None) or ()),
     )
+
+
+def _retry_wait(text: str) -> float:
+    """``--max-retry-wait``: a finite number of seconds from 0 to a day."""
+    from todeval.backends.types import MAX_RETRY_WAIT_S
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= value <= MAX_RETRY_WAIT_S:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_RETRY_WAIT_S:g} seconds")
+    return value
 
 
 def add_generation_arguments(
@@ -80,6 +112,15 @@ def add_generation_arguments(
     target.add_argument("--temperature", type=float, default=0.0, help="sampling temperature")
     target.add_argument("--max-tokens", type=int, default=None, help="cap on tokens per call")
     target.add_argument("--no-cache", action="store_true", help="bypass the response cache")
+    target.add_argument(
+        "--max-retry-wait",
+        type=_retry_wait,
+        default=None,
+        metavar="SECONDS",
+        help="what one model call may wait in all between its attempts (backoffs and the "
+        "server's Retry-After); a longer wait fails the call (default: the models file's "
+        "max_retry_wait_s, else 60)",
+    )
     target.add_argument(
         "--cache-path",
         default=None,
@@ -158,6 +199,21 @@ def add_run_arguments(
     )
     parser.add_argument(
         "--out", default=None, metavar="DIR", help=f"run directory (default {default_out})"
+    )
+    parser.add_argument(
+        "--isolate",
+        action="store_true",
+        help="play every package.module:Class player in an OS sandbox (bubblewrap) that cannot "
+        "read the package's data, the run directory or this environment; recorded as the "
+        "role's channel",
+    )
+    parser.add_argument(
+        "--isolate-env",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="pass this environment variable into the sandbox (repeatable; e.g. the player's "
+        "own API key variable)",
     )
     parser.add_argument(
         "--no-review",

@@ -13,6 +13,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -32,7 +33,13 @@ from todeval.benchmarks.bargain.tools.factory import (
 from todeval.core.files import write_output
 from todeval.dialogue.prompts import PromptSet, read_overrides
 from todeval.errors import EXIT_USAGE, BadInputError, TodevalError, UsageError
-from todeval.runner.options import QUIET_HELP, RuntimeOptions, add_generation_arguments, model_pool
+from todeval.runner.options import (
+    QUIET_HELP,
+    RuntimeOptions,
+    add_generation_arguments,
+    model_pool,
+    runtime_options,
+)
 
 
 def add_factory_arguments(parser: argparse.ArgumentParser) -> None:
@@ -207,11 +214,7 @@ def run_factory(args: argparse.Namespace) -> int:
         sampling=Sampling(args.constrained, args.temperature, args.max_tokens),
         quiet=args.quiet,
     )
-    runtime = RuntimeOptions(
-        cache=not args.no_cache,
-        cache_path=args.cache_path,
-        script=getattr(args, "script", None),
-    )
+    runtime = replace(runtime_options(args), script=getattr(args, "script", None))
     result = asyncio.run(_run(config, args, runtime, prompts, reference, mapping))
     _write(output, result.hierarchy.model_dump(mode="json"))
     result.report["output"] = str(output)
