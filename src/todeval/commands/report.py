@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     from todeval.report import boards, build_html, export_table, load_inputs
 
     cap: TranscriptCap = 0 if args.table else args.transcripts
-    inputs = load_inputs([Path(p) for p in args.inputs], transcripts=cap)
+    inputs = load_inputs([Path(p) for p in args.inputs], transcripts=cap, reviews=not args.table)
     if args.table:
         text = export_table(boards(inputs), args.table)
         if args.output in (None, "-"):

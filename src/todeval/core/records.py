@@ -193,8 +193,8 @@ class EpisodeRecord(BaseModel):
     )
     review: EpisodeReview | None = Field(
         None,
-        description="a failed episode's verdict and faults (who failed), when the benchmark "
-        "has a reviewer; written by the runner",
+        description="the episode's verdict and faults (who failed; 'none' for a success), when "
+        "the benchmark has a reviewer; written by the runner (older runs: failures only)",
     )
 
     @model_serializer(mode="wrap")

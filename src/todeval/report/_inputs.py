@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -26,19 +26,23 @@ from todeval.core import safejson
 from todeval.core.identity import RoleIdentity
 from todeval.core.records import EpisodeRecord, Manifest, Summary
 from todeval.core.userfiles import read_user_text
-from todeval.errors import BadInputError
+from todeval.errors import BadInputError, TodevalError
 from todeval.panels.model import PANEL_FILE, PanelSummary, is_panel_data, read_panel
 from todeval.registry import discover
 from todeval.report._transcripts import (
     DEFAULT_TRANSCRIPTS,
     TranscriptCap,
     TranscriptPicker,
+    Transcripts,
     cap_value,
 )
 from todeval.results.profile import ProfileBook
 from todeval.runner.naming import slug
 from todeval.runner.store import MANIFEST, RunDirectory
 from todeval.runner.summary import summarize
+
+if TYPE_CHECKING:
+    from todeval.review.live import RunReviews
 
 
 @dataclass
@@ -49,13 +53,18 @@ class RunInput:
     summary: Summary
     n_episodes: int
     """Episodes on disk (complete ones, the last line per task and trial)."""
-    transcripts: list[EpisodeRecord] = field(default_factory=list)
-    """The episodes a static report embeds (a bounded set, see ``_transcripts``)."""
+    transcripts: Sequence[EpisodeRecord] = field(default_factory=list)
+    """The episodes a static report embeds (a bounded set, see ``_transcripts``; read from
+    disk, a :class:`Transcripts`: their page views are ready to embed)."""
     provisional: bool = False
     panel: str | None = None
     task_values: dict[str, float] = field(default_factory=dict)
     """Each task's mean of the benchmark's primary metric (for rank intervals); empty when the
     episodes were not read (``todeval view``)."""
+    reviews: RunReviews | str | None = None
+    """Who failed, gathered while the episodes were read (the stored verdicts, the reviewer's
+    for episodes without one): ``None`` when not gathered (no reviewer, or not asked for), the
+    one-line error when the benchmark's reviewer could not be loaded."""
 
     @property
     def config(self) -> dict[str, Any]:
@@ -157,14 +166,17 @@ def load_run(
     transcripts: TranscriptCap = DEFAULT_TRANSCRIPTS,
     *,
     ranks: bool = True,
+    reviews: bool = False,
 ) -> RunInput:
-    """One run directory, streamed: counts, a bounded set of transcripts (failures first,
-    ``transcripts`` per run, ``"all"`` for every one) and the summary.
+    """One run directory, read in one streaming pass (each episode line validated once):
+    counts, a bounded set of transcripts (failures first, ``transcripts`` per run, ``"all"``
+    for every one), the primary metric's task values behind rank intervals (``ranks``) and,
+    with ``reviews``, who failed in each episode (:attr:`RunInput.reviews`).
 
     The summary is ``summary.json`` unless the run is in progress or has none (or its count
-    disagrees with the episodes read); then it is computed in the same streaming pass. With
-    ``transcripts=0`` a finished run's episodes are read only for the primary metric's task
-    values behind rank intervals (``ranks``; not at all without them: ``todeval view``)."""
+    disagrees with the episodes read); then it is computed in the same pass (a count that
+    disagrees costs a second, light read). With ``transcripts=0``, no ``reviews`` and no
+    ``ranks`` a finished run's episodes are not read at all (``todeval view``)."""
     store = RunDirectory(path)
     if not store.exists():
         raise BadInputError(f"{path}: not a run directory (no {MANIFEST})")
@@ -174,7 +186,10 @@ def load_run(
     in_progress = bool(manifest.sessions) and manifest.sessions[-1].ended_at is None
     cap = cap_value(transcripts)
     values = _TaskValues(profile.primary)
-    if summary is not None and not in_progress and cap == 0:
+    who = _run_reviews(profile.reviewer, manifest) if reviews else None
+    gather = None if who is None or isinstance(who, str) else who
+    light = cap == 0 and gather is None
+    if summary is not None and not in_progress and light:
         if ranks:
             for record in store.iter_episodes(light=True):
                 values.offer(record)
@@ -182,18 +197,25 @@ def load_run(
         return RunInput(key, path, manifest, summary, n_episodes=n, task_values=values.means())
     picker = TranscriptPicker(cap, profile.failure_label())
 
+    def read() -> Iterator[EpisodeRecord]:
+        for line, record in store.iter_episode_lines(light=light):
+            picker.offer(record, line)
+            values.offer(record)
+            if gather is not None:
+                gather.offer(record)
+            yield record
+
     def recompute(records: Iterable[EpisodeRecord]) -> Summary:
         return summarize(
             manifest.benchmark, records, seed=manifest.seed, success_metric=profile.success_metric
         )
 
     if summary is None or in_progress:
-        summary = recompute(values.tap(picker.tap(store.iter_episodes(light=cap == 0))))
+        summary = recompute(read())
         provisional = True
     else:
-        for record in store.iter_episodes():
-            picker.offer(record)
-            values.offer(record)
+        for _ in read():
+            pass
         provisional = summary.n_episodes != picker.n_episodes
         if provisional:
             summary = recompute(store.iter_episodes(light=True))
@@ -203,10 +225,25 @@ def load_run(
         manifest,
         summary,
         n_episodes=picker.n_episodes,
-        transcripts=picker.chosen(),
+        transcripts=Transcripts(key, picker.picked()),
         provisional=provisional,
         task_values=values.means(),
+        reviews=who,
     )
+
+
+def _run_reviews(reference: str | None, manifest: Manifest) -> RunReviews | str | None:
+    """Who failed, gathered as the run is read: ``None`` when the benchmark names no
+    reviewer, the one-line error when its reviewer cannot be loaded."""
+    if reference is None:
+        return None
+    from todeval.review.live import RunReviews
+    from todeval.review.reading import load_reviewer
+
+    try:
+        return RunReviews(load_reviewer(reference), manifest)
+    except TodevalError as exc:
+        return exc.message
 
 
 @dataclass
@@ -273,10 +310,12 @@ class _Loader:
         profiles: ProfileBook | None,
         transcripts: TranscriptCap = DEFAULT_TRANSCRIPTS,
         ranks: bool = True,
+        reviews: bool = False,
     ) -> None:
         self.strict = strict
         self.transcripts = transcripts
         self.ranks = ranks
+        self.reviews = reviews
         self.keys = _Keys()
         self.out = ReportInputs(
             profiles=profiles or ProfileBook(discover().profiles), transcripts=transcripts
@@ -294,7 +333,14 @@ class _Loader:
             return self.by_path[real]
         try:
             key = self.keys.take(path)
-            run = load_run(path, key, self.out.profiles, self.transcripts, ranks=self.ranks)
+            run = load_run(
+                path,
+                key,
+                self.out.profiles,
+                self.transcripts,
+                ranks=self.ranks,
+                reviews=self.reviews,
+            )
         except BadInputError as exc:
             self._problem(exc)
             return None
@@ -351,12 +397,14 @@ def load_inputs(
     profiles: ProfileBook | None = None,
     *,
     transcripts: TranscriptCap = DEFAULT_TRANSCRIPTS,
+    reviews: bool = True,
 ) -> ReportInputs:
     """Load the given inputs; any unreadable one is a :class:`BadInputError`.
 
     ``profiles`` (default: those of every installed plug-in) say how each benchmark is shown;
-    ``transcripts`` how many transcripts to keep per run (failures first; ``"all"``)."""
-    loader = _Loader(strict=True, profiles=profiles, transcripts=transcripts)
+    ``transcripts`` how many transcripts to keep per run (failures first; ``"all"``);
+    ``reviews`` whether to gather who failed (the report's section) in the same read."""
+    loader = _Loader(strict=True, profiles=profiles, transcripts=transcripts, reviews=reviews)
     for path in paths:
         loader.path(path)
     return loader.out

@@ -40,6 +40,7 @@ from todeval.report._sections import (
     taxonomy_section,
     usage_section,
 )
+from todeval.report._transcripts import Transcripts
 from todeval.report.markup import Markup, el, join, void
 
 DEFAULT_TITLE = "todeval report"
@@ -331,7 +332,9 @@ def build_payload(
     indexed: Mapping[str, int] | None = None,
 ) -> Payload:
     """The page's data: runs and the profiles of their benchmarks, and (``embedded``) the
-    runs' picked transcripts; ``api`` embeds none (``indexed``: episodes per run key)."""
+    runs' picked transcripts -- those not read as :class:`Transcripts`, whose views
+    :func:`embed` adds (:func:`embedded_views`); ``api`` embeds none (``indexed``: episodes
+    per run key)."""
     runs = []
     episodes = []
     profiles: dict[str, ProfileView] = {}
@@ -344,7 +347,8 @@ def build_payload(
             runs.append(run_view(r, profile, (indexed or {}).get(r.key, 0)))
         else:
             runs.append(run_view(r, profile))
-            episodes += [episode_view(r.key, e) for e in r.transcripts]
+            if not isinstance(r.transcripts, Transcripts):  # already embedded as views
+                episodes += [episode_view(r.key, e) for e in r.transcripts]
     cap = inputs.transcripts
     return Payload(
         title=title,
@@ -358,6 +362,18 @@ def build_payload(
         profiles=profiles,
         episodes=episodes,
     )
+
+
+def embedded_views(inputs: ReportInputs, mode: DataMode = "embedded") -> list[str]:
+    """The page views of the runs' :class:`Transcripts`, as JSON (what ``embed`` adds)."""
+    if mode != "embedded":
+        return []
+    return [
+        v
+        for r in inputs.runs
+        if isinstance(r.transcripts, Transcripts)
+        for v in r.transcripts.views
+    ]
 
 
 def build_html(
@@ -410,7 +426,7 @@ def build_html(
             f"todeval {__version__} · one self-contained file: no network access, "
             "no external scripts or fonts.",
         ),
-        embed(payload),
+        embed(payload, embedded_views(inputs, mode)),
         el("script", None, Markup(script)),
     )
     return "<!DOCTYPE html>\n" + el("html", {"lang": "en"}, head, body) + "\n"

@@ -12,13 +12,14 @@ the element or be read as markup. The page reads it with ``JSON.parse(el.textCon
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from todeval.core.events import Event
-from todeval.core.records import EpisodeRecord
 from todeval.report._inputs import RunInput
+from todeval.report._transcripts import EpisodeView
+from todeval.report._transcripts import episode_view as episode_view  # where it was defined
 from todeval.report.markup import Markup
 from todeval.results.profile import BenchmarkProfile, DetailView, EventView, LabelSpec, RoleView
 
@@ -27,27 +28,6 @@ DATA_ELEMENT_ID = "todeval-data"
 
 
 DataMode = Literal["embedded", "api"]
-
-
-class EpisodeView(BaseModel):
-    """One episode as the page renders it (embedded in a static report, or /api/episode)."""
-
-    run: str = Field(description="run key")
-    id: str
-    task: str
-    trial: int
-    group: str
-    outcome: str
-    reason: str
-    turns: int
-    seed: str = Field(description="as text: the 64-bit seed does not fit a JS number")
-    labels: dict[str, str]
-    metrics: dict[str, float]
-    events: list[Event]
-    details: dict[str, Any]
-    usage: dict[str, dict[str, Any]]
-    duration_s: float
-    started_at: str
 
 
 class EpisodeRow(BaseModel):
@@ -110,27 +90,6 @@ class Payload(BaseModel):
     episodes: list[EpisodeView]
 
 
-def episode_view(run: str, r: EpisodeRecord) -> EpisodeView:
-    return EpisodeView(
-        run=run,
-        id=r.episode_id,
-        task=r.task_id,
-        trial=r.trial,
-        group=r.group,
-        outcome=r.outcome.value,
-        reason=r.reason,
-        turns=r.turns,
-        seed=str(r.seed),
-        labels=r.labels,
-        metrics=r.metrics,
-        events=r.events,
-        details=r.details,
-        usage={role: u.model_dump(exclude={"call_latencies_s"}) for role, u in r.usage.items()},
-        duration_s=r.timing.duration_s,
-        started_at=r.timing.started_at,
-    )
-
-
 def profile_view(p: BenchmarkProfile) -> ProfileView:
     subject = p.panel.subject if p.panel else (p.roles[0].name if p.roles else None)
     return ProfileView(
@@ -163,22 +122,29 @@ def run_view(run: RunInput, profile: BenchmarkProfile, n_shown: int | None = Non
     )
 
 
-_JSON_ESCAPES = str.maketrans(
-    {
-        "<": "\\u003c",
-        ">": "\\u003e",
-        "&": "\\u0026",
-        "\u2028": "\\u2028",
-        "\u2029": "\\u2029",
-    }
+_JSON_ESCAPES = (
+    ("<", "\\u003c"),
+    (">", "\\u003e"),
+    ("&", "\\u0026"),
+    ("\u2028", "\\u2028"),
+    ("\u2029", "\\u2029"),
 )
 
 
 def script_safe_json(text: str) -> str:
     """JSON text that is inert inside a ``<script>`` element (and still the same JSON)."""
-    return text.translate(_JSON_ESCAPES)
+    for char, escape in _JSON_ESCAPES:  # one C-speed pass each: tens of MB in a big report
+        if char in text:
+            text = text.replace(char, escape)
+    return text
 
 
-def embed(payload: Payload) -> Markup:
-    data = script_safe_json(payload.model_dump_json())
+def embed(payload: Payload, episodes: Sequence[str] = ()) -> Markup:
+    """The payload as an inert JSON element; ``episodes`` (:class:`EpisodeView` s already as
+    JSON, e.g. :attr:`Transcripts.views`) go after ``payload.episodes``."""
+    data = payload.model_dump_json()
+    if episodes:
+        assert data.endswith("]}")  # episodes is the payload's last field
+        data = "".join([data[:-2], "," if payload.episodes else "", ",".join(episodes), "]}"])
+    data = script_safe_json(data)
     return Markup(f'<script type="application/json" id="{DATA_ELEMENT_ID}">{data}</script>')

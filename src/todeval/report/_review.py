@@ -1,6 +1,10 @@
 """The "Who failed" section: each run's failures split by the agent under test and the
 simulator, by the benchmark's registered reviewer (:mod:`todeval.review`), with the simulator
-fault rate and the conditional success where the simulator spoiled nothing."""
+fault rate and the conditional success where the simulator spoiled nothing.
+
+The verdicts are those stored in the records (written as the run went), gathered while the
+report read the episodes (:attr:`RunInput.reviews`); the reviewer reviews only the episodes
+without one. A run loaded without gathering them is reviewed here, whole."""
 
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ from todeval.report._blocks import (
 from todeval.report._inputs import RunInput
 from todeval.report.markup import Markup, el, join
 from todeval.results.profile import ProfileBook
-from todeval.review import Share, summarise
+from todeval.review import Review, Reviewer, Share, summarise
 
 
 def _cell(share: Share) -> Markup:
@@ -32,24 +36,41 @@ def _cell(share: Share) -> Markup:
     )
 
 
+def _reviews(run: RunInput, reference: str) -> tuple[Reviewer, list[Review]] | None:
+    """The run's reviewer and reviews: those gathered as it was read, else (not gathered, or
+    its reviewer did not answer one record at a time) the run reviewed whole; ``None`` when
+    the reviewer cannot read it or there is nothing to review."""
+    from todeval.review.reading import load_reviewer, review_with
+
+    gathered = run.reviews
+    if isinstance(gathered, str):
+        return None
+    try:
+        if gathered is not None and not gathered.needs_rereading:
+            if gathered.unreadable is not None or not gathered.reviews:
+                return None
+            return gathered.reviewer, gathered.reviews
+        reviewer = gathered.reviewer if gathered is not None else load_reviewer(reference)
+        return reviewer, review_with(reviewer, run.path)
+    except TodevalError:
+        return None
+
+
 def who_failed_section(
     runs: Sequence[RunInput], num: Numbering, profiles: ProfileBook
 ) -> Markup | None:
     """One table row per run whose benchmark's profile names a reviewer (``None`` without
     any)."""
-    from todeval.review.reading import load_reviewer, review_with
-
     rows: list[Markup] = []
     names: set[tuple[str, str]] = set()
     for r in runs:
         reference = profiles.get(r.manifest.benchmark).reviewer
         if reference is None:
             continue
-        try:
-            reviewer = load_reviewer(reference)
-            reviews = review_with(reviewer, r.path)
-        except TodevalError:
+        found = _reviews(r, reference)
+        if found is None:
             continue  # a run the reviewer cannot read: the leaderboard still shows it
+        reviewer, reviews = found
         s = summarise(reviewer, reviews)
         names.add((reviewer.agent, reviewer.simulator))
         rows.append(

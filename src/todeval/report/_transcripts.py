@@ -10,15 +10,20 @@ episodes of ~6.6 kB each would be ~665 MB), so each run contributes a bounded, u
 
 :class:`TranscriptPicker` sees the episodes once, as a stream, and keeps at most ``cap``
 records per class: memory is bounded by the cap, never by the run's size. The chosen
-transcripts are returned in file order.
+transcripts are returned in file order, as :class:`Transcripts`: each one's page view as JSON,
+ready to embed, and its line as read -- text, not objects, so a report of 100 runs holds its
+5,000 transcripts in ~80 MB rather than ~330 MB.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, overload
 
+from pydantic import BaseModel, Field
+
+from todeval.core.events import Event
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord
 
@@ -51,6 +56,87 @@ def parse_cap(text: str) -> TranscriptCap:
     return value
 
 
+class EpisodeView(BaseModel):
+    """One episode as the page renders it (embedded in a static report, or /api/episode)."""
+
+    run: str = Field(description="run key")
+    id: str
+    task: str
+    trial: int
+    group: str
+    outcome: str
+    reason: str
+    turns: int
+    seed: str = Field(description="as text: the 64-bit seed does not fit a JS number")
+    labels: dict[str, str]
+    metrics: dict[str, float]
+    events: list[Event]
+    details: dict[str, Any]
+    usage: dict[str, dict[str, Any]]
+    duration_s: float
+    started_at: str
+
+
+def episode_view(run: str, r: EpisodeRecord) -> EpisodeView:
+    return EpisodeView(
+        run=run,
+        id=r.episode_id,
+        task=r.task_id,
+        trial=r.trial,
+        group=r.group,
+        outcome=r.outcome.value,
+        reason=r.reason,
+        turns=r.turns,
+        seed=str(r.seed),
+        labels=r.labels,
+        metrics=r.metrics,
+        events=r.events,
+        details=r.details,
+        usage={role: u.model_dump(exclude={"call_latencies_s"}) for role, u in r.usage.items()},
+        duration_s=r.timing.duration_s,
+        started_at=r.timing.started_at,
+    )
+
+
+class Transcripts(Sequence[EpisodeRecord]):
+    """A run's picked transcripts, held as text: each one's :class:`EpisodeView` as JSON
+    (``views``, what a static report embeds) and its line as read. An item asked for is read
+    from its line again (the report itself only embeds the views)."""
+
+    def __init__(self, run: str = "", picked: Iterable[tuple[EpisodeRecord, bytes]] = ()) -> None:
+        self._lines: list[bytes] = []
+        self.views: list[str] = []
+        for record, line in picked:
+            self._lines.append(line or record.model_dump_json().encode("utf-8"))
+            self.views.append(episode_view(run, record).model_dump_json())
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    @overload
+    def __getitem__(self, index: int) -> EpisodeRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[EpisodeRecord]: ...
+
+    def __getitem__(self, index: int | slice) -> EpisodeRecord | list[EpisodeRecord]:
+        if isinstance(index, slice):
+            return [EpisodeRecord.model_validate_json(line) for line in self._lines[index]]
+        return EpisodeRecord.model_validate_json(self._lines[index])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Transcripts):
+            return self._lines == other._lines
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} transcripts>"
+
+
 @dataclass
 class TranscriptPicker:
     """Streams a run's episodes, counting them and keeping a bounded set of transcripts.
@@ -61,30 +147,31 @@ class TranscriptPicker:
     cap: int | None
     failure_label: str | None = None
     n_episodes: int = 0
-    _order: dict[str, list[tuple[int, EpisodeRecord]]] = field(default_factory=dict)
-    _successes: list[tuple[int, EpisodeRecord]] = field(default_factory=list)
-    _all: list[EpisodeRecord] = field(default_factory=list)
+    _order: dict[str, list[tuple[int, EpisodeRecord, bytes]]] = field(default_factory=dict)
+    _successes: list[tuple[int, EpisodeRecord, bytes]] = field(default_factory=list)
+    _all: list[tuple[int, EpisodeRecord, bytes]] = field(default_factory=list)
 
     def _class(self, record: EpisodeRecord) -> str:
         if self.failure_label and record.labels.get(self.failure_label):
             return record.labels[self.failure_label]
         return record.outcome.value
 
-    def offer(self, record: EpisodeRecord) -> None:
+    def offer(self, record: EpisodeRecord, line: bytes = b"") -> None:
+        """Count ``record`` and keep it if it may be shown (with ``line``, its line as read)."""
         number = self.n_episodes
         self.n_episodes += 1
         if self.cap is None:
-            self._all.append(record)
+            self._all.append((number, record, line))
             return
         if self.cap == 0:
             return
         if record.outcome is Outcome.SUCCESS:
             if len(self._successes) < self.cap:
-                self._successes.append((number, record))
+                self._successes.append((number, record, line))
             return
         bucket = self._order.setdefault(self._class(record), [])
         if len(bucket) < self.cap:
-            bucket.append((number, record))
+            bucket.append((number, record, line))
 
     def tap(self, records: Iterable[EpisodeRecord]) -> Iterator[EpisodeRecord]:
         """Pass ``records`` through, offering each (to pick while another consumer streams)."""
@@ -94,13 +181,17 @@ class TranscriptPicker:
 
     def chosen(self) -> list[EpisodeRecord]:
         """The picked transcripts, in file order."""
+        return [record for record, _ in self.picked()]
+
+    def picked(self) -> list[tuple[EpisodeRecord, bytes]]:
+        """The picked transcripts with their lines as offered, in file order."""
         if self.cap is None:
-            return list(self._all)
-        picked: list[tuple[int, EpisodeRecord]] = []
+            return [(record, line) for _, record, line in self._all]
+        picked: list[tuple[int, EpisodeRecord, bytes]] = []
         buckets = [list(reversed(b)) for b in self._order.values()]
         while len(picked) < self.cap and any(buckets):
             for bucket in buckets:
                 if bucket and len(picked) < self.cap:
                     picked.append(bucket.pop())
         picked += self._successes[: self.cap - len(picked)]
-        return [r for _, r in sorted(picked, key=lambda p: p[0])]
+        return [(record, line) for _, record, line in sorted(picked, key=lambda p: p[0])]

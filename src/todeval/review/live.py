@@ -1,12 +1,13 @@
-"""Reviewing episodes as a run writes them: each failed episode's verdict goes into its record.
+"""Reviewing episodes as a run writes them: each episode's verdict goes into its record.
 
 A :class:`~todeval.review.Reviewer` reads a whole run (``review(manifest, records)``, one
 :class:`~todeval.review.Review` per record, in order). :class:`LiveReview` feeds it one record at
 a time instead, so whatever it sets up once per run (the task set, a rule provider) is set up
-once, and the runner writes each failed episode with ``review`` (verdict and faults) and the
-label ``who_failed`` (counted in the summary like any label). A successful episode is written as
-it is: ``todeval review RUN_DIR`` re-reads every episode, old runs included, when the simulator's
-faults in successes are wanted too.
+once, and the runner writes each episode with ``review`` (verdict and faults; ``none`` for a
+success, whose simulator faults still count in the fault rate) and each failed one with the
+label ``who_failed`` too (counted in the summary like any label). Runs written before successes
+were reviewed (their successes carry no ``review``) are read by :class:`RunReviews`, which has
+the reviewer review only the records without one.
 
 A reviewer that fails (a task it cannot find, a bug) never costs the run an episode: reviewing
 stops, and :attr:`LiveReview.stopped` says why (the runner prints it as a note).
@@ -18,6 +19,7 @@ from collections.abc import Iterator
 
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord, EpisodeReview, Manifest
+from todeval.errors import TodevalError
 from todeval.review import Review, Reviewer
 
 WHO_FAILED = "who_failed"
@@ -49,11 +51,9 @@ class LiveReview:
         self.stopped: str | None = None
 
     def __call__(self, record: EpisodeRecord) -> EpisodeRecord:
-        """``record`` with its review if it failed (else unchanged)."""
-        if self.stopped is not None or record.outcome in (
-            Outcome.SUCCESS,
-            Outcome.INFRASTRUCTURE_ERROR,
-        ):
+        """``record`` with its review, and its verdict as a label if it failed (an
+        infrastructure error, which is re-run rather than scored, unchanged)."""
+        if self.stopped is not None or record.outcome is Outcome.INFRASTRUCTURE_ERROR:
             return record
         self._feed.record = record
         try:
@@ -67,12 +67,82 @@ class LiveReview:
         if review.episode_id != record.episode_id:
             self.stopped = f"the reviewer answered {review.episode_id} for {record.episode_id}"
             return record
+        written = EpisodeReview(verdict=review.verdict, faults=review.faults)
+        if record.outcome is Outcome.SUCCESS:
+            return record.model_copy(update={"review": written})
         return record.model_copy(
-            update={
-                "review": EpisodeReview(verdict=review.verdict, faults=review.faults),
-                "labels": {**record.labels, WHO_FAILED: review.verdict},
-            }
+            update={"review": written, "labels": {**record.labels, WHO_FAILED: review.verdict}}
         )
 
 
-__all__ = ["WHO_FAILED", "LiveReview"]
+def stored_review(record: EpisodeRecord) -> Review | None:
+    """The review written into ``record`` as a :class:`Review`, if it has one."""
+    if record.review is None:
+        return None
+    return Review(
+        episode_id=record.episode_id,
+        task_id=record.task_id,
+        outcome=record.outcome.value,
+        verdict=record.review.verdict,
+        faults=record.review.faults,
+    )
+
+
+class RunReviews:
+    """One run's reviews gathered as its records are read once (``offer`` each, in file
+    order): a record's stored review is taken as it is; the reviewer reviews only the records
+    without one, fed one at a time (set up on the first such record, never when all have one).
+
+    Infrastructure errors are not reviewed (they are re-run, not scored). The outcome:
+
+    * :attr:`reviews`, one per reviewable record;
+    * :attr:`unreadable`: the reviewer could not read the run (a task it does not ship: its
+      one-line error), so there is no review of it;
+    * :attr:`needs_rereading`: the reviewer did not answer one record at a time (it stopped
+      early, or answered another episode): review the run whole instead
+      (:func:`todeval.review.reading.review_with`).
+    """
+
+    def __init__(self, reviewer: Reviewer, manifest: Manifest) -> None:
+        self.reviewer = reviewer
+        self._manifest = manifest
+        self._feed: _Feed | None = None
+        self._reviews: Iterator[Review] | None = None
+        self.reviews: list[Review] = []
+        self.reviewed = 0
+        """Records the reviewer read (those without a stored review)."""
+        self.unreadable: str | None = None
+        self.needs_rereading = False
+
+    @property
+    def done(self) -> bool:
+        """Nothing more to gather (the reviewer failed or did not stream)."""
+        return self.unreadable is not None or self.needs_rereading
+
+    def offer(self, record: EpisodeRecord) -> None:
+        if self.done or record.outcome is Outcome.INFRASTRUCTURE_ERROR:
+            return
+        stored = stored_review(record)
+        if stored is not None:
+            self.reviews.append(stored)
+            return
+        if self._feed is None or self._reviews is None:
+            self._feed = _Feed()
+            self._reviews = self.reviewer.review(self._manifest, self._feed)
+        self._feed.record = record
+        self.reviewed += 1
+        try:
+            review = next(self._reviews)
+        except StopIteration:
+            self.needs_rereading = True
+            return
+        except TodevalError as exc:
+            self.unreadable = exc.message
+            return
+        if review.episode_id != record.episode_id:
+            self.needs_rereading = True
+            return
+        self.reviews.append(review)
+
+
+__all__ = ["WHO_FAILED", "LiveReview", "RunReviews", "stored_review"]

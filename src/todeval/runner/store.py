@@ -14,12 +14,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import from_json
 
 from todeval.core import safejson
 from todeval.core.appendlog import repair_tail
@@ -74,6 +76,46 @@ def _why(exc: Exception) -> str:
         return ""
     where = ".".join(str(p) for p in first["loc"]) or "record"
     return f" ({where}: {first['msg']})"
+
+
+def _validate(line: bytes) -> EpisodeRecord:
+    """One line as a record: parsed by pydantic-core, then validated (faster than
+    ``model_validate_json``, whose event validators make it rebuild each event as an object)."""
+    return EpisodeRecord.model_validate(from_json(line))
+
+
+class _Key(BaseModel):
+    task_id: str
+    trial: int
+
+
+_HEAD = re.compile(
+    rb'\{"schema_version":\d+,"benchmark":"(?:[^"\\]|\\.)*","episode_id":"(?:[^"\\]|\\.)*",'
+    rb'"task_id":"((?:[^"\\]|\\.)*)","trial":(-?\d+)[,}]'
+)
+"""The start of a line as the writer writes it (``model_dump_json``'s field order)."""
+
+
+def line_key(line: bytes) -> tuple[str, int] | None:
+    """An episode line's (task id, trial), read without validating the line; ``None`` when the
+    line names none (it is not a valid record either).
+
+    A line as todeval writes it starts with its key, read there (a line that repeats the name
+    later -- JSON's last duplicate wins -- is caught when it is validated, see
+    :meth:`RunDirectory.iter_episode_lines`); any other line is parsed for it."""
+    head = _HEAD.match(line)
+    if head is not None:
+        raw = head.group(1)
+        try:
+            task = json.loads(b'"' + raw + b'"') if b"\\" in raw else raw.decode("utf-8")
+        except ValueError:
+            return None  # not JSON's string, or not UTF-8: no record either
+        return task, int(head.group(2))
+    try:
+        key = _Key.model_validate_json(line)
+    except (ValidationError, ValueError):
+        return None
+    return key.task_id, key.trial
 
 
 class RunDirectory:
@@ -151,17 +193,47 @@ class RunDirectory:
         """Complete episode records, streamed; a torn last line is skipped.
 
         If an episode appears more than once (re-run after an infrastructure error), only its
-        last line is yielded: a first pass notes where each key last appears (keys only), the
-        second yields those lines. ``light=True`` drops events and details, keeping memory
-        small for summaries and resume bookkeeping.
+        last line is yielded: a first pass notes where each key last appears (keys only, read
+        without validating the line), the second validates every line once and yields those.
+        ``light=True`` drops events and details, keeping memory small for summaries and resume
+        bookkeeping.
         """
+        for _, record in self.iter_episode_lines(light=light):
+            yield record
+
+    def iter_episode_lines(self, *, light: bool = False) -> Iterator[tuple[bytes, EpisodeRecord]]:
+        """:meth:`iter_episodes` with each record's line as it is on disk (one validation per
+        line in all: the first pass reads keys only, :func:`line_key`)."""
         last: dict[tuple[str, int], int] = {}
-        for number, record in self._scan(light=True):
-            last[record.key] = number
+        read: dict[int, tuple[str, int]] = {}
+        checked: dict[int, tuple[bytes, EpisodeRecord]] = {}
+        opened = self._open_episodes()
+        if opened is None:
+            return
+        with opened as fh:
+            for number, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                if line.endswith(b"\n"):
+                    key = line_key(line)
+                    if key is not None:
+                        read[number] = key
+                    last[key or ("", -number)] = number
+                    continue
+                try:  # an unterminated last line: torn, unless it is a whole record
+                    record = _validate(line)
+                except (ValidationError, ValueError):
+                    continue
+                checked[number] = (line, record)
+                last[record.key] = number
         keep = set(last.values())
-        for number, record in self._scan(light=light):
+        for number, line, record in self._scan(light=light, checked=checked):
+            if read.get(number, record.key) != record.key:
+                raise BadInputError(
+                    f"{self.episodes_path}: line {number} names its task_id or trial twice"
+                )
             if number in keep:
-                yield record
+                yield line, record
 
     def read_episodes(self, *, light: bool = False) -> list[EpisodeRecord]:
         """All complete episode records (see :meth:`iter_episodes`)."""
@@ -169,7 +241,8 @@ class RunDirectory:
 
     def scan_episodes(self) -> Iterator[tuple[int, EpisodeRecord]]:
         """(line number, record) of every complete line, superseded ones included (light)."""
-        return self._scan(light=True)
+        for number, _, record in self._scan(light=True):
+            yield number, record
 
     def _open_episodes(self) -> IO[bytes] | None:
         if not self.episodes_path.exists() and not self.episodes_path.is_symlink():
@@ -184,7 +257,11 @@ class RunDirectory:
                 f"{self.episodes_path}: cannot read ({exc.strerror or exc})"
             ) from None
 
-    def _scan(self, *, light: bool) -> Iterator[tuple[int, EpisodeRecord]]:
+    def _scan(
+        self, *, light: bool, checked: dict[int, tuple[bytes, EpisodeRecord]] | None = None
+    ) -> Iterator[tuple[int, bytes, EpisodeRecord]]:
+        """(line number, line, record) of every complete line, each validated once
+        (``checked``: lines already validated, by number, with the line as it was then)."""
         opened = self._open_episodes()
         if opened is None:
             return
@@ -192,19 +269,22 @@ class RunDirectory:
             for number, line in enumerate(fh, start=1):
                 if not line.strip():
                     continue
-                try:
-                    record = EpisodeRecord.model_validate_json(line)
-                except (ValidationError, ValueError) as exc:
-                    if not line.endswith(b"\n"):
-                        continue  # torn last line from an interrupted write
-                    raise BadInputError(
-                        f"{self.episodes_path}: line {number} is not a valid episode record"
-                        f"{_why(exc)}"
-                    ) from None
+                seen = (checked or {}).get(number)
+                record = seen[1] if seen is not None and seen[0] == line else None
+                if record is None:
+                    try:
+                        record = _validate(line)
+                    except (ValidationError, ValueError) as exc:
+                        if not line.endswith(b"\n"):
+                            continue  # torn last line from an interrupted write
+                        raise BadInputError(
+                            f"{self.episodes_path}: line {number} is not a valid episode "
+                            f"record{_why(exc)}"
+                        ) from None
                 if light:
                     record.events = []
                     record.details = {}
-                yield number, record
+                yield number, line, record
 
     def repair_tail(self) -> Path | None:
         """Make ``episodes.jsonl`` end on a whole line before the next append: a torn last
