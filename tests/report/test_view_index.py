@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import shutil
 import signal
 import threading
@@ -21,6 +22,7 @@ import pytest
 
 from tests.report.helpers import PAYLOADS
 from tests.report.test_view_server import start_view
+from todeval.cli import main
 from todeval.report import ViewState, make_server
 from todeval.report._index import INDEX_NAME, EpisodeIndex, EpisodeQuery, IndexedRun
 
@@ -269,3 +271,118 @@ def test_view_process_uses_the_given_index_file(root: Path, tmp_path: Path) -> N
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0 and "Traceback" not in err
     assert f"index {index} (154 new line(s)" in err
+
+
+def test_a_transcript_is_read_by_offset_while_the_log_grows_or_tears(root: Path) -> None:
+    index, runs = _index(root)
+    index.update(runs)
+    first = index.record("corpus", "test/000-sng01936#0")
+    assert first is not None and first.task_id == "test/000-sng01936"
+    log = root / "corpus" / "episodes.jsonl"
+    # appended lines (indexed or not yet) and a torn last line leave indexed offsets valid
+    _append_copies(root / "corpus", 2)
+    torn = _copy_line(_lines(root / "corpus")[5], 5)
+    with log.open("a", encoding="utf-8") as fh:
+        fh.write(torn[: len(torn) // 2])
+    assert index.record("corpus", "test/000-sng01936#0") == first
+    index.update(runs)  # the torn line waits; the two complete ones are read
+    assert index.counts()["corpus"] == 119
+    copy = index.record("corpus", "copy/001#0")
+    assert copy is not None and copy.events[-1].data == {"text": "q1"}
+    assert index.record("corpus", "copy/005#0") is None
+    with log.open("a", encoding="utf-8") as fh:
+        fh.write(torn[len(torn) // 2 :])
+    index.update(runs)
+    assert index.record("corpus", "copy/005#0") is not None
+    assert index.record("corpus", "test/000-sng01936#0") == first
+    # the file rewritten under the index (two lines swapped): the stale offset reads nothing
+    # wrong -- None, until the index is updated (it sees the rewrite and reads it again)
+    lines = _lines(root / "corpus")
+    assert len(lines[0]) != len(lines[1])
+    log.write_text("".join([lines[1], lines[0], *lines[2:]]), encoding="utf-8")
+    assert index.record("corpus", "test/000-sng01936#0") is None
+    assert index.update(runs).reindexed == ["corpus"]
+    assert index.record("corpus", "test/000-sng01936#0") == first
+
+
+def test_the_index_keeps_no_copy_of_the_transcripts(root: Path) -> None:
+    index, runs = _index(root)
+    index.update(runs)
+    import sqlite3
+
+    with sqlite3.connect(index.path) as db:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        columns = {
+            name: [c[1] for c in db.execute(f'PRAGMA table_info("{name}")')] for name in tables
+        }
+    assert index.fts and "search_content" not in tables  # contentless: postings only
+    assert not any(
+        "events" in cols or "text" in cols for n, cols in columns.items() if n != "search"
+    )
+    # a run dropped and indexed again leaves postings that match nothing
+    index.update(runs[:1])
+    assert index.query(EpisodeQuery(q="volcano"))["total"] == 0
+    index.update(runs)
+    assert index.query(EpisodeQuery(q="volcano"))["total"] > 0
+    assert index.facets()["total"] == 147
+
+
+def _rank_cells(html: str) -> list[str]:
+    return re.findall(r'<td class="rank"[^>]*>.*?</td>', html)
+
+
+def test_the_live_boards_show_the_reports_rank_intervals(
+    tmp_path: Path, runs: dict[str, Path]
+) -> None:
+    root = tmp_path / "runs"
+    root.mkdir()
+    for name in ("rule", "corpus"):
+        shutil.copytree(runs[name], root / name)
+    static = tmp_path / "report.html"
+    assert main(["report", str(root / "rule"), str(root / "corpus"), "-o", str(static)]) == 0
+    expected = _rank_cells(static.read_text(encoding="utf-8"))
+    assert len(expected) == 2 and all('class="rk"' in cell for cell in expected)
+    server = make_server(ViewState(root), "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        status, _, page = _get(int(server.server_address[1]), "/")
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    assert status == 200
+    assert _rank_cells(page.decode()) == expected
+    # a restart over unchanged runs serves the kept page, intervals and all
+    again = ViewState(root)
+    assert again.page() == page and again.complete
+
+
+def test_pages_across_runs_agree_with_the_whole_list(root: Path) -> None:
+    index, runs = _index(root)
+    index.update(runs)
+    every = index.query(EpisodeQuery(limit=2000))["rows"]
+    assert len(every) == 147 and [r["run"] for r in every][116:118] == ["corpus", "unreal"]
+    for filters in ({}, {"outcome": "failure"}, {"fc": "wrong_booking"}, {"group": "hotel"}):
+        want = [
+            r
+            for r in every
+            if all(
+                (r["outcome"] if k == "outcome" else r["group"]) == v
+                if k != "fc"
+                else r["labels"].get("failure_class") == v
+                for k, v in filters.items()
+            )
+        ]
+        for offset, limit in ((0, 5), (110, 20), (len(want) - 3, 10)):
+            got = index.query(EpisodeQuery(offset=max(0, offset), limit=limit, **filters))
+            assert got["total"] == len(want)
+            assert got["rows"] == want[max(0, offset) : max(0, offset) + limit], (filters, offset)
+    # a search or a label filter: the same order, counted in SQL
+    hits = index.query(EpisodeQuery(q="hotel", limit=2000))["rows"]
+    assert hits == [r for r in every if r in hits] and len(hits) > 1
+    labels = index.query(EpisodeQuery(label="failure_class:no_booking", offset=2, limit=3))
+    assert (
+        labels["total"] == 6
+        and [r["labels"]["failure_class"] for r in labels["rows"]] == ["no_booking"] * 3
+    )

@@ -4,15 +4,22 @@
 lists episodes from this index and fetches one transcript at a time. The index (default
 ``RUNS_DIR/.todeval-view.sqlite``) holds, per episode, its list row (id, outcome, group,
 labels, turns), where its line is in ``episodes.jsonl`` (byte offset and length; the
-transcript itself is read from the run's file on demand) and its search text (an FTS5 table
-when SQLite has FTS5, else a plain table searched with ``LIKE``).
+transcript itself is read from the run's file on demand), its value of the benchmark's
+primary metric (for the boards' rank intervals) and its search text: a contentless FTS5 table
+(only the words' postings, no copy of the text) when SQLite has FTS5, else a plain table
+searched with ``LIKE``. Per run it keeps the counts the filters show and each task's mean of
+the primary metric, so neither needs a pass over the episodes. The index stays a fraction of
+the runs' size (about 6% at a million episodes, see docs/report.md).
 
 It is built incrementally. Per run directory it records how far ``episodes.jsonl`` was read
 (byte offset, line count) and the file's identity (inode, and digests of its first bytes and
 of the bytes before the offset). On each update only the lines appended since are read; a
 file that was replaced, shrunk or rewritten is indexed again from the start. A torn last line
 (a run killed mid-write) is left for the next update. An episode that appears again (re-run
-after an infrastructure error) replaces its earlier row, as when the run is read.
+after an infrastructure error) replaces its earlier row, as when the run is read. Episode
+row ids are never re-used, so the search postings of a removed row (a contentless table
+cannot delete them without the original text) match nothing; when they outnumber the live
+rows the index is built again from scratch.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import json
 import os
 import re
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
@@ -38,7 +45,7 @@ from todeval.errors import BadInputError
 from todeval.runner.store import EPISODES
 
 INDEX_NAME = ".todeval-view.sqlite"
-INDEX_SCHEMA = "1"
+INDEX_SCHEMA = "2"
 _PROBE = 4096  # bytes hashed at the start of the file and before the offset
 _BATCH = 250  # lines per insert batch (written while the next is parsed)
 
@@ -50,6 +57,8 @@ class IndexedRun(BaseModel):
     path: Path
     benchmark: str
     failure_label: str | None = None
+    metric: str = ""
+    """The benchmark's primary metric: each task's mean of it feeds the rank intervals."""
 
 
 class EpisodeQuery(BaseModel):
@@ -81,6 +90,7 @@ class _Line(BaseModel):
     reason: str = ""
     turns: int = 0
     labels: dict[str, str] = Field(default_factory=dict)
+    metrics: dict[str, float | None] = Field(default_factory=dict)
 
 
 class _Events(BaseModel):
@@ -99,6 +109,15 @@ class UpdateStats:
     reindexed: list[str] = field(default_factory=list)
     removed: int = 0
     seconds: float = 0.0
+    total_runs: int = 0
+    """The runs this update covers (``runs`` counts those that had new lines)."""
+    done_runs: int = 0
+    """The runs brought up to date so far (for progress reports)."""
+    finished: bool = False
+    """Set on the last report of an update (the index is complete)."""
+
+
+Progress = Callable[[UpdateStats], None]
 
 
 _EVENTS_START = b'"events":['
@@ -129,6 +148,20 @@ def events_text(raw: bytes) -> str:
         if escape in data:
             data = data.replace(escape, b"  ")
     return data.decode("utf-8", "replace")
+
+
+def read_line(raw: bytes) -> _Line:
+    """The list fields of an episode line. A line as the runner writes it (``events`` then
+    ``usage``) is parsed without its events, the bulk of it; any other line, or one whose cut
+    does not parse, in full."""
+    start = raw.find(_EVENTS_START)
+    end = raw.rfind(_EVENTS_END)
+    if start > 0 and end > start:
+        try:
+            return _Line.model_validate_json(raw[:start] + raw[end + 2 :])
+        except (ValidationError, ValueError):
+            pass
+    return _Line.model_validate_json(raw)
 
 
 def search_text(line: _Line, raw: bytes) -> str:
@@ -173,13 +206,17 @@ CREATE TABLE runs (
     pos INTEGER NOT NULL DEFAULT 0,
     benchmark TEXT NOT NULL DEFAULT '',
     fail_label TEXT NOT NULL DEFAULT '',
+    metric TEXT NOT NULL DEFAULT '',
     inode INTEGER NOT NULL DEFAULT 0,
     offset INTEGER NOT NULL DEFAULT 0,
     lines INTEGER NOT NULL DEFAULT 0,
     head TEXT NOT NULL DEFAULT '',
     tail TEXT NOT NULL DEFAULT '',
-    problem TEXT
+    problem TEXT,
+    facets TEXT NOT NULL DEFAULT '[]',
+    task_values TEXT NOT NULL DEFAULT '{}'
 );
+CREATE INDEX runs_pos ON runs (pos);
 CREATE TABLE episodes (
     id INTEGER PRIMARY KEY,
     run INTEGER NOT NULL,
@@ -193,14 +230,19 @@ CREATE TABLE episodes (
     turns INTEGER NOT NULL,
     offset INTEGER NOT NULL,
     length INTEGER NOT NULL,
-    UNIQUE (run, task, trial)
+    value REAL
 );
 CREATE INDEX episodes_order ON episodes (run, offset);
 CREATE INDEX episodes_id ON episodes (run, episode_id);
 CREATE TABLE labels (ep INTEGER NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL);
 CREATE INDEX labels_value ON labels (name, value);
 CREATE INDEX labels_ep ON labels (ep);
+CREATE TABLE pages (key TEXT PRIMARY KEY, page BLOB NOT NULL, facets BLOB NOT NULL);
 """
+
+_LIST_COLUMNS = "r.key, e.episode_id, e.outcome, e.grp, e.labels, e.turns"
+_FEW_MATCHES = 20_000  # a search matching at most this many: its matches are sorted
+_REBUILD_AT = 10_000  # orphaned search rows tolerated beyond the number of live episodes
 
 
 def fts5_available() -> bool:
@@ -255,16 +297,23 @@ class EpisodeIndex:
                     "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'search_%'"
                 ).fetchall():
                     db.execute(f'DROP TABLE IF EXISTS "{name}"')
+                db.execute("VACUUM")
                 db.executescript(_SCHEMA)
                 if self._want_fts:
-                    db.execute(
-                        "CREATE VIRTUAL TABLE search USING fts5(text, detail=none, columnsize=0)"
+                    db.execute(  # contentless: the postings only, no copy of the text
+                        "CREATE VIRTUAL TABLE search "
+                        "USING fts5(text, content='', detail=none, columnsize=0)"
                     )
                 else:
                     db.execute("CREATE TABLE search (rowid INTEGER PRIMARY KEY, text TEXT)")
                 db.executemany(
                     "INSERT INTO meta VALUES (?, ?)",
-                    [("schema", INDEX_SCHEMA), ("fts", "1" if self._want_fts else "0")],
+                    [
+                        ("schema", INDEX_SCHEMA),
+                        ("fts", "1" if self._want_fts else "0"),
+                        ("next_id", "1"),
+                        ("orphans", "0"),
+                    ],
                 )
                 return self._want_fts
         except sqlite3.DatabaseError as exc:
@@ -284,17 +333,44 @@ class EpisodeIndex:
     def _file(self, stored: str) -> Path:
         return self.root / stored
 
-    def update(self, runs: Sequence[IndexedRun]) -> UpdateStats:
-        """Bring the index up to date with ``runs`` (in display order); others are dropped."""
+    def _meta_int(self, db: sqlite3.Connection, key: str) -> int:
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def _set_meta(self, db: sqlite3.Connection, key: str, value: object) -> None:
+        db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(value)))
+
+    def _too_many_orphans(self) -> bool:
+        """Removed rows still in the contentless search table outnumber the live ones."""
+        if not self.fts:
+            return False
+        with self._db() as db:
+            live = int(db.execute("SELECT count(*) FROM episodes").fetchone()[0])
+            return self._meta_int(db, "orphans") > live + _REBUILD_AT
+
+    def _reset(self) -> None:
+        """Start again from an empty index (the file is only a cache of the run files)."""
+        with self._db() as db:
+            db.execute("DELETE FROM meta WHERE key = 'schema'")
+        self.fts = self._open()
+
+    def update(self, runs: Sequence[IndexedRun], progress: Progress | None = None) -> UpdateStats:
+        """Bring the index up to date with ``runs`` (in display order); others are dropped.
+
+        ``progress`` is called with the running figures after each run that had new lines
+        (from the updating thread)."""
         import time
 
         t0 = time.perf_counter()
-        stats = UpdateStats()
+        stats = UpdateStats(total_runs=len(runs))
+        if self._too_many_orphans():
+            self._reset()
         with self._db() as db:
             known = {
                 row[1]: row
                 for row in db.execute(
-                    "SELECT id, path, inode, offset, lines, head, tail, fail_label FROM runs"
+                    "SELECT id, path, inode, offset, lines, head, tail, fail_label, metric "
+                    "FROM runs"
                 )
             }
             wanted = {self._stored_path(r.path): (pos, r) for pos, r in enumerate(runs)}
@@ -306,7 +382,12 @@ class EpisodeIndex:
                     db.execute("COMMIT")
                     stats.removed += 1
             for stored, (pos, run) in wanted.items():
+                before = stats.lines
                 self._update_run(db, stored, pos, run, known.get(stored), stats)
+                stats.done_runs += 1
+                if progress is not None and stats.lines > before:
+                    stats.seconds = time.perf_counter() - t0
+                    progress(stats)
         stats.seconds = time.perf_counter() - t0
         return stats
 
@@ -314,10 +395,16 @@ class EpisodeIndex:
         db.execute(
             "DELETE FROM labels WHERE ep IN (SELECT id FROM episodes WHERE run = ?)", (run_id,)
         )
-        db.execute(
-            "DELETE FROM search WHERE rowid IN (SELECT id FROM episodes WHERE run = ?)", (run_id,)
-        )
+        if self.fts:  # a contentless table keeps the postings: they match no episode any more
+            gone = db.execute("SELECT count(*) FROM episodes WHERE run = ?", (run_id,)).fetchone()
+            self._set_meta(db, "orphans", self._meta_int(db, "orphans") + int(gone[0]))
+        else:
+            db.execute(
+                "DELETE FROM search WHERE rowid IN (SELECT id FROM episodes WHERE run = ?)",
+                (run_id,),
+            )
         db.execute("DELETE FROM episodes WHERE run = ?", (run_id,))
+        db.execute("UPDATE runs SET facets = '[]', task_values = '{}' WHERE id = ?", (run_id,))
 
     def _update_run(
         self,
@@ -338,16 +425,18 @@ class EpisodeIndex:
         db.execute("BEGIN")
         if row is None:
             cur = db.execute(
-                "INSERT INTO runs (path, key, pos, benchmark, fail_label) VALUES (?, ?, ?, ?, ?)",
-                (stored, run.key, pos, run.benchmark, fail_label),
+                "INSERT INTO runs (path, key, pos, benchmark, fail_label, metric) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (stored, run.key, pos, run.benchmark, fail_label, run.metric),
             )
             run_id, offset, lines = int(cur.lastrowid or 0), 0, 0
         else:
-            run_id, _, old_inode, offset, lines, head, tail, old_fail = row
+            run_id, _, old_inode, offset, lines, head, tail, old_fail, old_metric = row
             rewritten = (
                 old_inode != inode
                 or size < offset
                 or old_fail != fail_label
+                or old_metric != run.metric
                 or (offset > 0 and _probe(file, offset) != (head, tail))
             )
             if rewritten and offset > 0:
@@ -357,20 +446,44 @@ class EpisodeIndex:
                 offset, lines = 0, 0
                 db.execute("UPDATE runs SET problem = NULL WHERE id = ?", (run_id,))
             db.execute(
-                "UPDATE runs SET key = ?, pos = ?, benchmark = ?, fail_label = ? WHERE id = ?",
-                (run.key, pos, run.benchmark, fail_label, run_id),
+                "UPDATE runs SET key = ?, pos = ?, benchmark = ?, fail_label = ?, metric = ? "
+                "WHERE id = ?",
+                (run.key, pos, run.benchmark, fail_label, run.metric, run_id),
             )
         if size > offset:
-            offset, lines = self._read_lines(db, run_id, file, offset, lines, fail_label, stats)
+            offset, lines = self._read_lines(db, run_id, file, offset, lines, run, stats)
             stats.runs += 1
             head, tail = _probe(file, offset)
             db.execute(
                 "UPDATE runs SET inode = ?, offset = ?, lines = ?, head = ?, tail = ? WHERE id = ?",
                 (inode, offset, lines, head, tail, run_id),
             )
+            self._summarize_run(db, run_id)
         elif row is None or inode != row[2]:
             db.execute("UPDATE runs SET inode = ? WHERE id = ?", (inode, run_id))
         db.execute("COMMIT")
+
+    def _summarize_run(self, db: sqlite3.Connection, run_id: int) -> None:
+        """Store the run's filter counts and its tasks' mean primary metric (read by the page
+        and /api/facets without a pass over the episodes)."""
+        facets = db.execute(
+            "SELECT outcome, fail, grp, count(*) FROM episodes WHERE run = ? "
+            "GROUP BY outcome, fail, grp",
+            (run_id,),
+        ).fetchall()
+        values = db.execute(
+            "SELECT task, avg(value) FROM episodes WHERE run = ? AND value IS NOT NULL "
+            "GROUP BY task ORDER BY task",
+            (run_id,),
+        ).fetchall()
+        db.execute(
+            "UPDATE runs SET facets = ?, task_values = ? WHERE id = ?",
+            (
+                json.dumps(facets, ensure_ascii=False, separators=(",", ":")),
+                json.dumps(dict(values), ensure_ascii=False, separators=(",", ":")),
+                run_id,
+            ),
+        )
 
     def _read_lines(
         self,
@@ -379,9 +492,10 @@ class EpisodeIndex:
         file: Path,
         offset: int,
         lines: int,
-        fail_label: str,
+        run: IndexedRun,
         stats: UpdateStats,
     ) -> tuple[int, int]:
+        fail_label, metric = run.failure_label or "", run.metric
         existing: dict[tuple[str, int], int] = {}
         if offset > 0:
             existing = {
@@ -390,7 +504,8 @@ class EpisodeIndex:
                     "SELECT id, task, trial FROM episodes WHERE run = ?", (run_id,)
                 )
             }
-        next_id = int(db.execute("SELECT coalesce(max(id), 0) + 1 FROM episodes").fetchone()[0])
+        next_id = self._meta_int(db, "next_id")
+        orphans = 0
         rows: list[tuple[Any, ...]] = []
         texts: list[tuple[int, str]] = []
         labels: list[tuple[int, str, str]] = []
@@ -400,6 +515,7 @@ class EpisodeIndex:
         # SQLite works in a second thread (it releases the GIL) while this one parses
         writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="todeval-index")
         batches: list[Future[None]] = []
+        fts = self.fts
 
         def write(
             rows: list[tuple[Any, ...]],
@@ -411,8 +527,9 @@ class EpisodeIndex:
                 marks = ",".join("?" * len(replaced))
                 db.execute(f"DELETE FROM episodes WHERE id IN ({marks})", replaced)
                 db.execute(f"DELETE FROM labels WHERE ep IN ({marks})", replaced)
-                db.execute(f"DELETE FROM search WHERE rowid IN ({marks})", replaced)
-            db.executemany("INSERT INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+                if not fts:
+                    db.execute(f"DELETE FROM search WHERE rowid IN ({marks})", replaced)
+            db.executemany("INSERT INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
             db.executemany("INSERT INTO search (rowid, text) VALUES (?, ?)", texts)
             db.executemany("INSERT INTO labels VALUES (?, ?, ?)", labels)
 
@@ -435,7 +552,7 @@ class EpisodeIndex:
                 if not raw.strip():
                     continue
                 try:
-                    line = _Line.model_validate_json(raw)
+                    line = read_line(raw)
                 except (ValidationError, ValueError):
                     problem = problem or f"{file}: line {lines} is not a valid episode record"
                     continue
@@ -447,11 +564,13 @@ class EpisodeIndex:
                     labels[:] = [x for x in labels if x[0] != old]
                 elif old is not None:
                     replaced.append(old)
+                    orphans += 1
                 ep_id = next_id
                 pending.add(ep_id)
                 next_id += 1
                 existing[key] = ep_id
                 fail = line.labels.get(fail_label, "") if fail_label else ""
+                value = line.metrics.get(metric) if line.outcome.counts_in_metrics else None
                 rows.append(
                     (
                         ep_id,
@@ -462,10 +581,11 @@ class EpisodeIndex:
                         line.outcome.value,
                         line.group,
                         fail,
-                        json.dumps(line.labels, ensure_ascii=False),
+                        json.dumps(line.labels, ensure_ascii=False) if line.labels else "{}",
                         line.turns,
                         start,
                         len(raw),
+                        value,
                     )
                 )
                 texts.append((ep_id, search_text(line, raw)))
@@ -476,6 +596,9 @@ class EpisodeIndex:
         writer.shutdown(wait=True)
         for batch in batches:
             batch.result()  # raise what the writer raised
+        self._set_meta(db, "next_id", next_id)
+        if orphans and fts:
+            self._set_meta(db, "orphans", self._meta_int(db, "orphans") + orphans)
         if problem:
             db.execute("UPDATE runs SET problem = ? WHERE id = ?", (problem, run_id))
         return offset, lines
@@ -486,28 +609,52 @@ class EpisodeIndex:
         with self._db() as db:
             return [r[0] for r in db.execute("SELECT problem FROM runs WHERE problem IS NOT NULL")]
 
+    def _run_facets(self) -> list[tuple[str, list[list[Any]]]]:
+        with self._db() as db:
+            rows = db.execute("SELECT key, facets FROM runs ORDER BY pos").fetchall()
+        return [(key, json.loads(facets)) for key, facets in rows]
+
     def counts(self) -> dict[str, int]:
         """Indexed episodes per run key."""
-        with self._db() as db:
-            return dict(
-                db.execute(
-                    "SELECT r.key, count(e.id) FROM runs r LEFT JOIN episodes e ON e.run = r.id "
-                    "GROUP BY r.id"
-                ).fetchall()
-            )
+        return {key: sum(n for *_, n in facets) for key, facets in self._run_facets()}
 
     def facets(self) -> dict[str, Any]:
-        """Counts for the filters: total, per run, outcome, failure class and group."""
-        out: dict[str, Any] = {}
+        """Counts for the filters: total, per run, outcome, failure class and group (summed
+        from the runs' stored counts)."""
+        per: dict[str, dict[str, int]] = {"outcome": {}, "fc": {}, "group": {}}
+        runs: dict[str, int] = {}
+        for key, facets in self._run_facets():
+            runs[key] = 0
+            for outcome, fail, grp, n in facets:
+                runs[key] += n
+                for name, value in (("outcome", outcome), ("fc", fail), ("group", grp)):
+                    per[name][value] = per[name].get(value, 0) + n
+        per["fc"].pop("", None)
+        return {"total": sum(runs.values()), "run": runs, **per}
+
+    def task_values(self) -> dict[str, dict[str, float]]:
+        """Per run key, each task's mean of the run's primary metric (episodes that count in
+        metrics, the last line per task and trial), as the static report computes them."""
+        names: dict[str, str] = {}  # one str per task id, shared by every run
+        out: dict[str, dict[str, float]] = {}
         with self._db() as db:
-            out["total"] = db.execute("SELECT count(*) FROM episodes").fetchone()[0]
-            out["run"] = self.counts()
-            for name, col in (("outcome", "outcome"), ("fc", "fail"), ("group", "grp")):
-                out[name] = dict(
-                    db.execute(f"SELECT {col}, count(*) FROM episodes GROUP BY {col}").fetchall()
-                )
-            out["fc"].pop("", None)
+            for key, values in db.execute("SELECT key, task_values FROM runs ORDER BY pos"):
+                out[key] = {names.setdefault(t, t): v for t, v in json.loads(values).items()}
         return out
+
+    def cached_page(self, key: str) -> tuple[bytes, bytes] | None:
+        """The page and facets stored under ``key`` by :meth:`store_page`, if any."""
+        with self._db() as db:
+            row = db.execute("SELECT page, facets FROM pages WHERE key = ?", (key,)).fetchone()
+        return (bytes(row[0]), bytes(row[1])) if row else None
+
+    def store_page(self, key: str, page: bytes, facets: bytes) -> None:
+        """Keep one built page (the last): a restart over unchanged runs serves it at once."""
+        with self._db() as db:
+            db.execute("BEGIN")
+            db.execute("DELETE FROM pages")
+            db.execute("INSERT INTO pages VALUES (?, ?, ?)", (key, page, facets))
+            db.execute("COMMIT")
 
     def _where(self, q: EpisodeQuery) -> tuple[str, list[Any], list[str]]:
         clauses: list[str] = []
@@ -541,19 +688,88 @@ class EpisodeIndex:
         return where, args, terms
 
     def query(self, q: EpisodeQuery) -> dict[str, Any]:
-        """``{total, offset, terms, rows}``: one page of list rows matching the filters."""
-        where, args, terms = self._where(q)
-        base = "FROM episodes e JOIN runs r ON r.id = e.run" + where
+        """``{total, offset, terms, rows}``: one page of list rows matching the filters, in
+        the runs' order and each run's file order.
+
+        Filters on run, outcome, failure class and group are counted from the runs' stored
+        counts and paged run by run (each run's rows come from its own index range); a search
+        or a label filter is counted in SQL (a search alone, from the search table when no
+        removed row lingers in it) and paged by walking the runs in order when it matches
+        many rows, by sorting the matches when it matches few."""
         with self._db() as db:
-            total = db.execute(f"SELECT count(*) {base}", args).fetchone()[0]
-            rows = db.execute(
-                f"SELECT r.key, e.episode_id, e.outcome, e.grp, e.labels, e.turns {base} "
-                "ORDER BY r.pos, e.offset LIMIT ? OFFSET ?",
-                [*args, q.limit, q.offset],
-            ).fetchall()
+            if not q.q.strip() and not q.label:
+                return self._page_by_runs(db, q)
+            where, args, terms = self._where(q)
+            base = "FROM episodes e JOIN runs r ON r.id = e.run" + where
+            alone = not (q.run or q.outcome or q.fc or q.group or q.label)
+            if alone and self.fts and terms and self._meta_int(db, "orphans") == 0:
+                total = db.execute(
+                    "SELECT count(*) FROM search WHERE search MATCH ?", (args[-1],)
+                ).fetchone()[0]
+            else:
+                total = db.execute(f"SELECT count(*) {base}", args).fetchone()[0]
+            rows: list[tuple[Any, ...]] = []
+            if total > q.offset:
+                # many matches: walk the runs in order, stopping once the page is full
+                walk = "FROM runs r CROSS JOIN episodes e ON e.run = r.id" + where
+                source = walk if total > _FEW_MATCHES else base
+                rows = db.execute(
+                    f"SELECT {_LIST_COLUMNS} {source} ORDER BY r.pos, e.offset LIMIT ? OFFSET ?",
+                    [*args, q.limit, q.offset],
+                ).fetchall()
+        return self._rows(total, q.offset, terms, rows)
+
+    def _page_by_runs(self, db: sqlite3.Connection, q: EpisodeQuery) -> dict[str, Any]:
+        """A page under filters the runs' stored counts can count (run, outcome, failure
+        class, group): each run's count is known, so only the runs the page spans are read."""
+        per_run: list[tuple[int, int]] = []  # (run id, matching episodes) in display order
+        for run_id, key, facets in db.execute("SELECT id, key, facets FROM runs ORDER BY pos"):
+            if q.run and key != q.run:
+                continue
+            n = sum(
+                count
+                for outcome, fail, grp, count in json.loads(facets)
+                if (not q.outcome or outcome == q.outcome)
+                and (not q.fc or fail == q.fc)
+                and (not q.group or grp == q.group)
+            )
+            if n:
+                per_run.append((run_id, n))
+        total = sum(n for _, n in per_run)
+        clauses, args = ["e.run = ?"], []
+        for value, clause in (
+            (q.outcome, "e.outcome = ?"),
+            (q.fc, "e.fail = ?"),
+            (q.group, "e.grp = ?"),
+        ):
+            if value:
+                clauses.append(clause)
+                args.append(value)
+        sql = (
+            f"SELECT {_LIST_COLUMNS} FROM episodes e JOIN runs r ON r.id = e.run "
+            f"WHERE {' AND '.join(clauses)} ORDER BY e.offset LIMIT ? OFFSET ?"
+        )
+        rows: list[tuple[Any, ...]] = []
+        skip, want = q.offset, q.limit
+        for run_id, n in per_run:
+            if want <= 0:
+                break
+            if skip >= n:
+                skip -= n
+                continue
+            got = db.execute(sql, [run_id, *args, want, skip]).fetchall()
+            rows += got
+            want -= len(got)
+            skip = 0
+        return self._rows(total, q.offset, [], rows)
+
+    @staticmethod
+    def _rows(
+        total: int, offset: int, terms: list[str], rows: list[tuple[Any, ...]]
+    ) -> dict[str, Any]:
         return {
             "total": total,
-            "offset": q.offset,
+            "offset": offset,
             "terms": terms,
             "rows": [
                 {
@@ -572,14 +788,17 @@ class EpisodeIndex:
         """The full record of one episode, read from its run's file (None: not indexed, or
         the file changed under the index -- update and ask again)."""
         with self._db() as db:
+            found_run = db.execute("SELECT id, path FROM runs WHERE key = ?", (run,)).fetchone()
+            if found_run is None:
+                return None
+            run_id, stored = found_run
             found = db.execute(
-                "SELECT r.path, e.offset, e.length FROM episodes e JOIN runs r ON r.id = e.run "
-                "WHERE r.key = ? AND e.episode_id = ?",
-                (run, episode_id),
+                "SELECT offset, length FROM episodes WHERE run = ? AND episode_id = ?",
+                (run_id, episode_id),
             ).fetchone()
         if found is None:
             return None
-        stored, offset, length = found
+        offset, length = found
         try:
             with (self._file(stored) / EPISODES).open("rb") as fh:
                 fh.seek(offset)

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import ThreadingHTTPServer
 from pathlib import Path
@@ -30,44 +32,155 @@ from urllib.parse import parse_qs, urlsplit
 
 from pydantic import ValidationError
 
+from todeval.panels.model import PANEL_FILE
 from todeval.registry import discover
-from todeval.report._index import INDEX_NAME, EpisodeIndex, EpisodeQuery, IndexedRun, UpdateStats
-from todeval.report._inputs import ReportInputs, discover_inputs, watch_files
+from todeval.report._index import (
+    INDEX_NAME,
+    EpisodeIndex,
+    EpisodeQuery,
+    IndexedRun,
+    Progress,
+    UpdateStats,
+)
+from todeval.report._inputs import ReportInputs, discover_inputs
 from todeval.report._page import DEFAULT_TITLE, asset, build_html, content_security_policy
 from todeval.report._payload import episode_view
 from todeval.results.profile import ProfileBook
+from todeval.runner.store import EPISODES, MANIFEST, SUMMARY
 from todeval.serving import PageHandler, bind, is_loopback
+
+_WATCHED = frozenset({MANIFEST, PANEL_FILE, EPISODES, SUMMARY})
 
 
 def tree_version(root: Path) -> str:
-    """A hash of (path, size, mtime) of every run file under ``root``."""
+    """A hash of (path, size, mtime) of every run file under ``root`` (the files
+    :func:`watch_files` names, found with one ``scandir`` per directory: at 1,000 runs this
+    is checked on every request)."""
     digest = hashlib.sha256()
-    for path in watch_files(root):
+    stack = [(str(root), "")]
+    while stack:
+        path, rel = stack.pop()
         try:
-            st = path.stat()
+            entries = sorted(os.scandir(path), key=lambda e: e.name)
         except OSError:
             continue
-        digest.update(f"{path.relative_to(root)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        subdirs = []
+        for entry in entries:
+            try:
+                if entry.name in _WATCHED and entry.is_file():
+                    st = entry.stat()
+                    digest.update(f"{rel}{entry.name}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+                elif not entry.name.startswith(".") and entry.is_dir():
+                    subdirs.append((entry.path, f"{rel}{entry.name}/"))
+            except OSError:
+                continue
+        stack.extend(reversed(subdirs))
     return digest.hexdigest()[:16]
+
+
+class _Indexer:
+    """Brings the index up to date in a thread of its own: a request waits for it a bounded
+    time, then is answered from what is indexed so far (a cold start over a million episodes
+    serves its first page from the runs' summaries while the index is built)."""
+
+    def __init__(
+        self,
+        index: EpisodeIndex,
+        progress: Progress | None,
+        on_complete: Callable[[str], None] | None = None,
+    ) -> None:
+        self.index = index
+        self.progress = progress
+        self.on_complete = on_complete
+        self._cond = threading.Condition()
+        self._want: tuple[str, list[IndexedRun]] | None = None
+        self._done = ""  # the tree version the index is complete for
+        self._busy = False
+        self._error: BaseException | None = None
+        self.last: UpdateStats | None = None
+
+    def request(self, version: str, runs: list[IndexedRun]) -> None:
+        with self._cond:
+            self._want = (version, runs)
+            if not self._busy:
+                self._busy = True
+                threading.Thread(target=self._loop, name="todeval-indexer", daemon=True).start()
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                if self._want is None:
+                    self._busy = False
+                    self._cond.notify_all()
+                    return
+                version, runs = self._want
+                self._want = None
+            try:
+                stats = self.index.update(runs, self.progress)
+            except BaseException as exc:  # raised again to the request that waits
+                with self._cond:
+                    self._error, self._busy = exc, False
+                    self._cond.notify_all()
+                return
+            with self._cond:
+                self.last = stats
+                complete = self._want is None
+                if complete:
+                    self._done = version
+                self._cond.notify_all()
+            if complete and self.on_complete is not None:
+                self.on_complete(version)
+            stats.finished = True
+            if self.progress is not None:
+                self.progress(stats)
+
+    def mark_complete(self, version: str) -> None:
+        """The index is known to be complete for ``version`` (its page was kept for it)."""
+        with self._cond:
+            if not self._busy:
+                self._done = version
+
+    def complete(self, version: str) -> bool:
+        return self._done == version
+
+    def wait(self, version: str, timeout: float) -> bool:
+        """Whether the index is complete for ``version`` within ``timeout`` seconds."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._done == version or self._error, timeout)
+            if self._error is not None:
+                error, self._error = self._error, None
+                raise error
+            return self._done == version
 
 
 @dataclass
 class ViewState:
     """The served page and the episode index, brought up to date at most once per change of
-    the run files (checked on every request)."""
+    the run files (checked on every request).
+
+    The index is updated in a thread of its own; a request waits for it at most ``wait_s``
+    seconds, then the page is built from the runs' summaries (with the episodes indexed so
+    far, and without rank intervals: they need every run's task values) and rebuilt when the
+    index is complete -- its version changes then, so an open page reloads. The last page
+    built with a complete index is kept in the index file: a restart over unchanged runs
+    serves it without reading them."""
 
     root: Path
     title: str = DEFAULT_TITLE
     poll_ms: int = 2000
     index_path: Path | None = None
     profiles: ProfileBook | None = None
+    wait_s: float = 10.0
+    progress: Progress | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _version: str = ""
+    _complete: bool = False
     _page: bytes = b""
     _facets: bytes = b""
     _checked: float = -1e9
     _index: EpisodeIndex | None = None
-    last_update: UpdateStats | None = None
+    _indexer: _Indexer | None = None
+    _inputs: ReportInputs | None = None
 
     @property
     def index(self) -> EpisodeIndex:
@@ -76,8 +189,32 @@ class ViewState:
             self._index = EpisodeIndex(path, self.root)
         return self._index
 
+    @property
+    def indexer(self) -> _Indexer:
+        if self._indexer is None:
+            self._indexer = _Indexer(self.index, self.progress, self._indexed)
+        return self._indexer
+
+    @property
+    def complete(self) -> bool:
+        """The served page was built with a complete index."""
+        return self._complete
+
+    @property
+    def last_update(self) -> UpdateStats | None:
+        return self.indexer.last
+
     def version(self) -> str:
-        return tree_version(self.root)
+        """The run files' hash, marked while the index is incomplete for them (the page
+        reloads when it changes: a run wrote an episode, or the index caught up)."""
+        version = tree_version(self.root)
+        return version if self.indexer.complete(version) else version + "-indexing"
+
+    def _page_key(self, version: str) -> str:
+        from todeval import __version__
+
+        parts = (version, self.title, str(self.poll_ms), self.index.path.name, __version__)
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
     def sync(self, max_age_s: float = 0.0) -> str:
         """Update the index and rebuild the page if any run file changed; the version.
@@ -86,37 +223,99 @@ class ViewState:
         this old (a transcript fetch; the page's own poll notices changes)."""
         with self._lock:
             now = time.monotonic()
-            if self._page and now - self._checked <= max_age_s:
+            if self._page and self._complete and now - self._checked <= max_age_s:
                 return self._version
-            version = self.version()
-            if version != self._version or not self._page:
-                self._rebuild(version)
+            version = tree_version(self.root)
+            if version == self._version and self._page and self._complete:
+                self._checked = now
+                return version
+            if not self._page:  # a page an earlier process built over these very files
+                cached = self.index.cached_page(self._page_key(version))
+                if cached is not None:
+                    self._page, self._facets = cached
+                    self._version, self._complete = version, True
+                    self.indexer.mark_complete(version)
+                    self._inputs = None
+                    self._checked = time.monotonic()
+                    return version
+            if version != self._version or self._inputs is None:
+                self._inputs = self._discover()
+                self.indexer.request(version, self._runs(self._inputs))
+                complete = self.indexer.wait(version, self.wait_s)
+            else:  # still indexing the files the page was built for: no waiting again
+                complete = self.indexer.wait(version, 0.0)
+            if version != self._version or complete != self._complete or not self._page:
+                self._build(self._inputs, version, complete)
+            if complete:
+                self._inputs = None
             self._checked = time.monotonic()
             return self._version
 
-    def _rebuild(self, version: str) -> None:
+    def _indexed(self, version: str) -> None:
+        """The index caught up with ``version`` (in the indexing thread): the page a request
+        built meanwhile from the summaries is rebuilt complete, and kept, without waiting for
+        the next request."""
+        with self._lock:
+            if version == self._version and not self._complete and self._inputs is not None:
+                self._build(self._inputs, version, True)
+                self._inputs = None
+
+    def _discover(self) -> ReportInputs:
         if self.profiles is None:
             self.profiles = ProfileBook(discover().profiles)
-        inputs = discover_inputs(self.root, self.profiles, transcripts=0)
-        runs = [
-            IndexedRun(
-                key=r.key,
-                path=r.path,
-                benchmark=r.manifest.benchmark,
-                failure_label=self.profiles.get(r.manifest.benchmark).failure_label(),
+        return discover_inputs(self.root, self.profiles, transcripts=0)
+
+    def _runs(self, inputs: ReportInputs) -> list[IndexedRun]:
+        assert self.profiles is not None
+        out = []
+        for r in inputs.runs:
+            profile = self.profiles.get(r.manifest.benchmark)
+            out.append(
+                IndexedRun(
+                    key=r.key,
+                    path=r.path,
+                    benchmark=r.manifest.benchmark,
+                    failure_label=profile.failure_label(),
+                    metric=profile.primary,
+                )
             )
-            for r in inputs.runs
-        ]
+        return out
+
+    def _build(self, inputs: ReportInputs, version: str, complete: bool) -> None:
         index = self.index
-        self.last_update = index.update(runs)
-        inputs.problems += index.problems()
+        counts = index.counts()
+        problems = list(inputs.problems) + index.problems()
+        if complete:  # every run's task values: the boards get their rank intervals
+            values = index.task_values()
+            for run in inputs.runs:
+                run.task_values = values.get(run.key, {})
+        else:
+            done = sum(1 for r in inputs.runs if r.key in counts)
+            problems.append(
+                f"the episode index is being built ({done:,} of {len(inputs.runs):,} runs "
+                f"so far): the list shows the episodes indexed until now, the boards their "
+                "rank intervals once it is complete; this page reloads then"
+            )
         if not inputs.runs and not inputs.panels:
-            inputs.problems.append(
+            problems.append(
                 f"no run directories under {self.root} yet; this page refreshes when they appear"
             )
-        self._page = self._html(inputs, version, index.counts())
+        shown = ReportInputs(
+            runs=inputs.runs,
+            panels=inputs.panels,
+            scores=inputs.scores,
+            problems=problems,
+            profiles=inputs.profiles,
+            transcripts=inputs.transcripts,
+        )
+        page_version = version if complete else version + "-indexing"
+        self._page = self._html(shown, page_version, counts)
         self._facets = json.dumps(index.facets()).encode()
-        self._version = version
+        self._version, self._complete = version, complete
+        if complete:
+            index.store_page(self._page_key(version), self._page, self._facets)
+        for run in inputs.runs:  # the page holds them now
+            run.task_values = {}
 
     def _html(self, inputs: ReportInputs, version: str, counts: dict[str, int]) -> bytes:
         name = self.index.path.name
