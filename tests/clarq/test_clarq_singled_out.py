@@ -1,6 +1,6 @@
 """Issue 41, round 2: a turn releases a node only when one of its questions is aimed at that
-node -- specific, not a catch-all, not a bare list, not a salad of background fragments, and
-singling the node out over every other available node -- and the bag adversary family."""
+node -- specific, not a catch-all, not a bare list, not a salad of background fragments run
+together, and no other available node asked for more -- and the bag adversary family."""
 
 from __future__ import annotations
 
@@ -8,14 +8,22 @@ import asyncio
 
 import pytest
 
-from todeval.benchmarks.clarq import load_tasks
+from tests.clarq.helpers import REFERENCE
+from todeval.benchmarks.clarq import load_tasks, read_original
 from todeval.benchmarks.clarq._tasks import Background
 from todeval.benchmarks.clarq._text import provider_message
 from todeval.benchmarks.clarq.adversaries import BAG_SPACE, BagSeeker, families
 from todeval.benchmarks.clarq.controls import SUITE
 from todeval.benchmarks.clarq.protocol import GREETINGS, ProviderView, SeekerView
-from todeval.benchmarks.clarq.providers.rule import RuleProvider, WordRuleProvider
+from todeval.benchmarks.clarq.providers import entry_names
+from todeval.benchmarks.clarq.providers.rule import (
+    RuleProvider,
+    WordRuleProvider,
+    clauses,
+    run_words,
+)
 from todeval.benchmarks.clarq.seekers import task_question
+from todeval.benchmarks.clarq.tools.audit import ReferenceTurn, rebuild
 
 EN = "en/test/Gather_Resources-0"
 ZH = "zh/test/Alliance_Building-0"
@@ -91,3 +99,50 @@ def test_the_bag_seeker_packs_one_question_a_turn() -> None:
     with pytest.raises(ValueError, match="unknown parameter"):
         BagSeeker({"size": 3})
     assert isinstance(task.background, Background)
+
+
+def test_fragments_count_only_when_run_together() -> None:
+    task = next(t for t in load_tasks("en", "test") if t.task_id == EN)
+    names = entry_names(task.background)
+    assert (
+        run_words("Which mine air Miasma Primeval Fantasy shovel should I use?", names, "en") == 6
+    )
+    # a scene named in full counts one word; function words break the run
+    assert run_words("Should I go through the Miasma Forest or the Mist Forest?", names, "en") == 1
+    assert run_words("Where is the peculiar fog for the mine?", names, "en") == 2
+
+
+def test_a_joined_question_is_read_clause_by_clause() -> None:
+    question = "Could you tell me where I can find the map and how I can learn the magic?"
+    assert clauses(question) == [
+        "Could you tell me where I can find the map ",
+        "how I can learn the magic?",
+    ]
+    assert clauses("Which tavern is Henry at, and which crystal will I get?") == [
+        "Which tavern is Henry at",
+        "which crystal will I get?",
+    ]
+    assert clauses("Which mine should I go to?") == ["Which mine should I go to?"]
+
+
+@pytest.fixture(scope="module")
+def reference() -> list[list[ReferenceTurn]]:
+    return rebuild(read_original(REFERENCE))[0]
+
+
+def test_the_reference_seekers_multi_part_questions(reference: list[list[ReferenceTurn]]) -> None:
+    """Two of the GPT-4o reference seeker's turns the original provider answered with a node
+    that round 2's first margin rule (the node had to beat every other) refused or gave away to
+    another node."""
+    # "... where I can find the map and how I can learn or acquire the magic ...?": the map
+    # (node 1) first, as the original; read as one sentence, the magic's node scores higher
+    turn = reference[94][1]
+    assert turn.labels == ("1",)
+    assert RuleProvider().decide(turn.view()).released == ["1"]
+    assert RuleProvider(clauses=frozenset()).decide(turn.view()).released == ["2"]
+    # "which beach -- East Coast, West Coast, or South Coast -- would be the best for creating a
+    # beautiful beach scene for my painting?": parts of four entries, not run together
+    turn = reference[177][2]
+    assert turn.labels == ("2",)
+    assert RuleProvider().decide(turn.view()).released == ["2"]
+    assert RuleProvider(run_words={}).decide(turn.view()).released == []
