@@ -168,7 +168,7 @@ def _main(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
-    if code == EXIT_OK:
+    if code == EXIT_OK and args._results:  # only runs record results (scoring records none)
         from todeval.runner.command import retry_exit
 
         retry = retry_exit(args)

@@ -18,6 +18,7 @@ from todeval.scoring.multiwoz._bleu import (
     corpus_bleu_many,
     sum_stats,
     tokenize_13a,
+    turn_statistics,
 )
 from todeval.scoring.multiwoz._corpus import CorpusData
 from todeval.scoring.multiwoz._normalize import ResponseNormalizer
@@ -57,6 +58,45 @@ def test_corpus_bleu_equals_sacrebleu(corpus: CorpusData) -> None:
     stats = BleuStatistics()
     ours = corpus_bleu(sum_stats([stats.turn(h, r) for h, r in zip(hyps, refs, strict=True)]))
     assert ours == pytest.approx(sacrebleu.corpus_bleu(hyps, [refs]).score, abs=1e-9)
+
+
+def test_shipped_tokenized_references_are_their_13a_tokenisation(corpus: CorpusData) -> None:
+    expected = {
+        d: [" ".join(tokenize_13a(r.rstrip()).split()) for r in refs]
+        for d, refs in corpus.references.items()
+    }
+    assert corpus.tokenized_references == expected
+
+
+def test_vectorised_turn_statistics_equal_the_per_turn_ones(corpus: CorpusData) -> None:
+    data = json.loads(gzip.decompress((FIXTURES / "soloist.json.gz").read_bytes()))
+    normalize = ResponseNormalizer()
+    pairs = [
+        (normalize(turn["response"]), corpus.references[dialogue][i])
+        for dialogue, turns in list(data.items())[:200]
+        for i, turn in enumerate(turns)
+    ]
+    rng = random.Random(3)
+    words = ["a", "b", "c", "the", "NAME", "."]
+    for _ in range(2000):
+        hyp, ref = (" ".join(rng.choices(words, k=rng.randint(0, 12))) for _ in range(2))
+        pairs.append((hyp, ref))
+    pairs += [("", ""), ("a", ""), ("", "a a")]
+    hyps = [tokenize_13a(h.rstrip()).split() for h, _ in pairs]
+    refs = [tokenize_13a(r.rstrip()).split() for _, r in pairs]
+    stats = BleuStatistics()
+    expected = [list(stats.turn(h, r)) for h, r in pairs]
+    assert turn_statistics(hyps, refs).tolist() == expected
+    assert turn_statistics([], []).shape == (0, 10)
+
+
+def test_vectorised_turn_statistics_with_a_huge_vocabulary() -> None:
+    hyps = [[f"w{i}" for i in range(40000)] + ["x", "y"], ["x", "y", "x"]]
+    refs = [["x", "y", "w5", "w6", "w7", "w8"], ["x", "x", "y"]]
+    assert turn_statistics(hyps, refs).tolist() == [
+        [40002, 6, 6, 4, 2, 1, 40002, 40001, 40000, 39999],
+        [3, 3, 3, 1, 0, 0, 3, 2, 1, 0],
+    ]
 
 
 def test_turn_statistics_clip_repeated_ngrams() -> None:

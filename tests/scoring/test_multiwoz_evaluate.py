@@ -20,7 +20,7 @@ from todeval.scoring.multiwoz import (
     evaluate,
     to_summary,
 )
-from todeval.scoring.multiwoz._background import BackgroundMap
+from todeval.scoring.multiwoz._background import BackgroundCall
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "multiwoz_predictions"
 
@@ -119,25 +119,31 @@ def test_parallel_and_serial_give_identical_results(
     assert serial.model_dump() == parallel.model_dump()
 
 
-def test_background_map_falls_back_when_the_child_fails() -> None:
+def test_background_call_falls_back_when_the_child_fails() -> None:
     calls: list[int] = []
 
-    def make() -> Any:
+    def compute() -> list[str]:
         if os.getpid() != parent:
             raise RuntimeError("child fails")
         calls.append(1)
-        return str.upper
+        return ["A", "B"]
 
     parent = os.getpid()
-    job = BackgroundMap(make, ["a", "b"], parallel=True)
+    job = BackgroundCall(compute, parallel=True)
     assert job.result() == ["A", "B"]
     assert calls == [1]  # computed in-process after the child failed
     job.close()
     job.close()
 
 
-def test_background_map_close_without_result() -> None:
-    job = BackgroundMap(lambda: str.upper, ["x"] * 50000, parallel=True)
+def test_background_call_returns_the_child_result() -> None:
+    parent = os.getpid()
+    job = BackgroundCall(lambda: (os.getpid() != parent, ["x"] * 50000), parallel=True)
+    assert job.result() == (True, ["x"] * 50000)  # large enough to fill a pipe
+
+
+def test_background_call_close_without_result() -> None:
+    job = BackgroundCall(lambda: ["X"] * 50000, parallel=True)
     job.close()
     assert job.result() == ["X"] * 50000
 

@@ -94,6 +94,70 @@ class BleuStatistics:
         return (hyp_len, ref_len, *correct, *totals)
 
 
+def _turn_stats(hyp: list[str], ref: list[str]) -> Stats:
+    hyp_grams, ref_grams = _ngrams(hyp), _ngrams(ref)
+    correct = [0, 0, 0, 0]
+    for gram in hyp_grams.keys() & ref_grams.keys():
+        count, matched = hyp_grams[gram], ref_grams[gram]
+        correct[len(gram) - 1] += count if count < matched else matched
+    return (len(hyp), len(ref), *correct, *[max(len(hyp) - n, 0) for n in range(ORDER)])
+
+
+def turn_statistics(hyps: Sequence[list[str]], refs: Sequence[list[str]]) -> Any:
+    """Per-turn statistics of many (hypothesis, reference) token lists at once: an ``(n, 10)``
+    int64 numpy array, row ``i`` equal to :meth:`BleuStatistics.turn` of pair ``i``.
+
+    Exact integer counting with numpy: tokens become ids; each n-gram of turn ``t`` becomes
+    the integer ``t * V**n + code`` (``code`` < ``V**n``, ``V`` = vocabulary size + 1), so
+    equal keys are equal n-grams of the same turn; matched counts are the minimum of the
+    hypothesis' and the reference's count of each key present in both (clipping, as
+    sacrebleu does), summed per turn. Pairs whose keys could overflow 62 bits (a vocabulary
+    of several thousand words) are counted one by one instead; the results are the same.
+    """
+    import numpy as np
+
+    n_turns = len(hyps)
+    vocab: dict[str, int] = {}
+
+    def encode(token_lists: Sequence[list[str]]) -> tuple[Any, Any]:
+        lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
+        flat = [vocab.setdefault(w, len(vocab) + 1) for tokens in token_lists for w in tokens]
+        return np.array(flat, dtype=np.int64), lengths
+
+    hyp_ids, hyp_len = encode(hyps)
+    ref_ids, ref_len = encode(refs)
+    base = len(vocab) + 1
+    out = np.zeros((n_turns, N_STATS), dtype=np.int64)
+    out[:, 0], out[:, 1] = hyp_len, ref_len
+    for n in range(ORDER):
+        out[:, 2 + ORDER + n] = np.maximum(hyp_len - n, 0)
+    if n_turns and n_turns * base**ORDER >= 1 << 62:
+        for i, (hyp, ref) in enumerate(zip(hyps, refs, strict=True)):
+            out[i, 2 : 2 + ORDER] = _turn_stats(hyp, ref)[2 : 2 + ORDER]
+        return out
+
+    def keys(ids: Any, lengths: Any, n: int) -> Any:
+        ends = np.cumsum(lengths)
+        turn = np.repeat(np.arange(n_turns, dtype=np.int64), lengths)
+        last = np.repeat(ends, lengths)  # end of each position's own turn
+        starts = np.nonzero(np.arange(len(ids)) + n <= last)[0]
+        code = np.zeros(len(starts), dtype=np.int64)
+        for j in range(n):
+            code = code * base + ids[starts + j]
+        return turn[starts] * base**n + code
+
+    for n in range(1, ORDER + 1):
+        hyp_keys, hyp_counts = np.unique(keys(hyp_ids, hyp_len, n), return_counts=True)
+        ref_keys, ref_counts = np.unique(keys(ref_ids, ref_len, n), return_counts=True)
+        common, in_hyp, in_ref = np.intersect1d(
+            hyp_keys, ref_keys, assume_unique=True, return_indices=True
+        )
+        matched = np.minimum(hyp_counts[in_hyp], ref_counts[in_ref])
+        turns = common // base**n
+        out[:, 1 + n] = np.bincount(turns, weights=matched, minlength=n_turns).astype(np.int64)
+    return out
+
+
 def sum_stats(stats: Sequence[Stats]) -> Stats:
     """Element-wise sum of statistics tuples."""
     out = [0] * N_STATS

@@ -36,6 +36,7 @@ class CorpusData:
         self._goals: dict[str, dict[str, DomainGoal]] | None = None
         self._booked: dict[str, list[frozenset[str]]] | None = None
         self._references: dict[str, list[str]] | None = None
+        self._tokenized: dict[str, list[str]] | None = None
         self._gold_states: dict[str, list[State]] | None = None
 
     @property
@@ -69,6 +70,14 @@ class CorpusData:
         if self._references is None:
             self._references = _read("references_test_mwz22")
         return self._references
+
+    @property
+    def tokenized_references(self) -> dict[str, list[str]]:
+        """The references in sacrebleu's 13a tokenisation (tokens joined by single spaces),
+        shipped precomputed (``references_test_mwz22_13a``; a test recomputes it)."""
+        if self._tokenized is None:
+            self._tokenized = _read("references_test_mwz22_13a")
+        return self._tokenized
 
     @property
     def gold_states(self) -> dict[str, list[State]]:

@@ -1,21 +1,22 @@
 """``evaluate``: score a MultiWOZ prediction file or mapping with the standard rules.
 
-Order of work (so that the slow Moses normalisation can run in a child process meanwhile):
-placeholders are canonicalised first; Inform/Success only look for canonical placeholder
-words (``NAME``, ``PHONE``, ...), which the Moses round trip never creates or removes, so
-they are scored on the canonicalised text while the child normalises it; BLEU and richness
-then use the fully normalised text.
+Order of work (so that the text metrics can run in a child process meanwhile): placeholders
+are canonicalised first; Inform/Success only look for canonical placeholder words (``NAME``,
+``PHONE``, ...), which the Moses round trip never creates or removes, so they are scored on the
+canonicalised text by the parent while the child normalises the texts and computes BLEU and
+richness from the fully normalised text (:func:`text_scores`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from todeval.errors import UsageError, choice_error
-from todeval.scoring.multiwoz._background import BackgroundMap
-from todeval.scoring.multiwoz._bleu import BleuStatistics, corpus_bleu, sum_stats
+from todeval.scoring.multiwoz._background import BackgroundCall
+from todeval.scoring.multiwoz._bleu import N_STATS, corpus_bleu, tokenize_13a, turn_statistics
 from todeval.scoring.multiwoz._corpus import CorpusData
 from todeval.scoring.multiwoz._database import VenueDatabase
 from todeval.scoring.multiwoz._domains import ACTIVE_DOMAIN_MODES, ActiveDomainsMode
@@ -38,7 +39,7 @@ from todeval.scoring.multiwoz._normalize import (
     moses_round_trip,
     normalize_state,
 )
-from todeval.scoring.multiwoz._richness import richness, tokenize
+from todeval.scoring.multiwoz._richness import Richness, richness, tokenize
 from todeval.scoring.multiwoz._success import score_dialogue
 
 DEFAULT_METRICS: tuple[Metric, ...] = METRICS
@@ -46,6 +47,62 @@ DEFAULT_METRICS: tuple[Metric, ...] = METRICS
 
 def _percent(hits: int, total: int) -> float | None:
     return 100.0 * hits / total if total else None
+
+
+@dataclass(frozen=True)
+class TextScores:
+    """What the text metrics give: corpus BLEU and per-dialogue BLEU statistics, per-turn
+    token counts and the richness figures (each only when asked for)."""
+
+    bleu: float | None
+    bleu_stats: list[list[int]]
+    lengths: list[list[int]]
+    richness: Richness | None
+
+
+def text_scores(
+    texts: Sequence[str],
+    turn_texts: Sequence[Sequence[int]],
+    references: Callable[[], list[list[str]]],
+    *,
+    bleu: bool,
+    lexical: bool,
+) -> TextScores:
+    """Moses-normalise ``texts`` (canonicalised responses) and score BLEU and richness.
+
+    ``turn_texts`` gives, per dialogue, the index in ``texts`` of each turn's response;
+    ``references`` returns, per dialogue, its 13a-tokenised references (called only for BLEU).
+    """
+    if not bleu and not lexical:
+        return TextScores(bleu=None, bleu_stats=[], lengths=[], richness=None)
+    round_trip = moses_round_trip()
+    normalized = [round_trip(t) for t in texts]
+    corpus = None
+    per_dialogue: list[list[int]] = []
+    if bleu:
+        import numpy as np
+
+        hyp_tokens = [tokenize_13a(t.rstrip()).split() for t in normalized]
+        hyps: list[list[str]] = []
+        refs: list[list[str]] = []
+        bounds = [0]
+        for indexes, dialogue_refs in zip(turn_texts, references(), strict=True):
+            for i, ref in zip(indexes, dialogue_refs, strict=False):
+                hyps.append(hyp_tokens[i])
+                refs.append(ref.split())
+            bounds.append(len(hyps))
+        per_turn = turn_statistics(hyps, refs)
+        cumulative = np.vstack([np.zeros((1, N_STATS), dtype=np.int64), per_turn.cumsum(axis=0)])
+        sums = cumulative[bounds[1:]] - cumulative[bounds[:-1]]
+        per_dialogue = [[int(v) for v in row] for row in sums]
+        corpus = corpus_bleu(tuple(int(v) for v in per_turn.sum(axis=0)))
+    lengths: list[list[int]] = []
+    scores = None
+    if lexical:
+        tokens = [tokenize(t) for t in normalized]
+        lengths = [[len(tokens[i]) for i in indexes] for indexes in turn_texts]
+        scores = richness(tokens[i] for indexes in turn_texts for i in indexes)
+    return TextScores(bleu=corpus, bleu_stats=per_dialogue, lengths=lengths, richness=scores)
 
 
 def parse_metrics(metrics: Iterable[str]) -> list[Metric]:
@@ -116,7 +173,6 @@ class _Scorer:
         self.database = database
         self.warnings: list[str] = []
         self.dialogues = [DialogueScore(dialogue_id=d, turns=len(t)) for d, t in parsed.items()]
-        self._tokens: dict[str, list[str]] = {}
 
     def run(self, source: str, *, parallel: bool) -> MultiwozResult:
         canonical: dict[str, str] = {}
@@ -125,34 +181,39 @@ class _Scorer:
                 if turn.response not in canonical:
                     canonical[turn.response] = canonicalize_placeholders(turn.response)
         unique = list(dict.fromkeys(canonical.values()))
-        moses = BackgroundMap(moses_round_trip, unique, parallel=parallel)
+        index = {text: i for i, text in enumerate(unique)}
+        turn_texts = [
+            [index[canonical[t.response]] for t in turns] for turns in self.parsed.values()
+        ]
+        ids = list(self.parsed)
+        corpus = self.corpus
+        job = BackgroundCall(
+            lambda: text_scores(
+                unique,
+                turn_texts,
+                lambda: [corpus.tokenized_references[d] for d in ids],
+                bleu="bleu" in self.chosen,
+                lexical="richness" in self.chosen,
+            ),
+            parallel=parallel and ("bleu" in self.chosen or "richness" in self.chosen),
+        )
         try:
             states: dict[str, list[State]] = {}
             used_gold = False
             if self._wants_success or "dst" in self.chosen:
                 states, used_gold = self._states()
             estimated = self._inform_success(states, canonical) if self._wants_success else 0
-            bleu_stats = BleuStatistics() if "bleu" in self.chosen else None
-            if bleu_stats is not None:
-                bleu_stats.prepare(self._references())
-            normalized: list[str] = []
-            for chunk in moses.chunks():  # work on each chunk while the child does the next
-                normalized.extend(chunk)
-                if bleu_stats is not None:
-                    bleu_stats.prepare(chunk)
-                if "richness" in self.chosen:
-                    for text in chunk:
-                        if text not in self._tokens:
-                            self._tokens[text] = tokenize(text)
+            text = job.result()
         finally:
-            moses.close()
-        normalized_of = dict(zip(unique, normalized, strict=True))
-        responses = {
-            d: [normalized_of[canonical[t.response]] for t in turns]
-            for d, turns in self.parsed.items()
-        }
-        bleu = self._bleu(bleu_stats, responses) if bleu_stats is not None else None
-        richness_scores = self._richness(responses) if "richness" in self.chosen else None
+            job.close()
+        for score, bleu_stats in zip(self.dialogues, text.bleu_stats, strict=False):
+            score.bleu_stats = bleu_stats
+        for score, lengths in zip(self.dialogues, text.lengths, strict=False):
+            score.lengths = lengths
+        bleu = text.bleu
+        richness_scores = (
+            RichnessScores(**text.richness.__dict__) if text.richness is not None else None
+        )
         dst = None
         if "dst" in self.chosen:
             if used_gold:
@@ -233,35 +294,6 @@ class _Scorer:
             score.inform_total = outcome.inform_total
             score.success_total = outcome.success_total
         return estimated
-
-    def _references(self) -> list[str]:
-        references = self.corpus.references
-        return [ref for s in self.dialogues for ref in references[s.dialogue_id][: s.turns]]
-
-    def _bleu(self, stats: BleuStatistics, responses: dict[str, list[str]]) -> float:
-        references = self.corpus.references
-        for score in self.dialogues:
-            hyps = responses[score.dialogue_id]
-            refs = references[score.dialogue_id]
-            score.bleu_stats = list(
-                sum_stats([stats.turn(h, r) for h, r in zip(hyps, refs, strict=False)])
-            )
-        return corpus_bleu(sum_stats([tuple(s.bleu_stats or ()) for s in self.dialogues]))
-
-    def _richness(self, responses: dict[str, list[str]]) -> RichnessScores:
-        memo = self._tokens
-        per_dialogue: list[list[list[str]]] = []
-        for score in self.dialogues:
-            tokens = []
-            for r in responses[score.dialogue_id]:
-                t = memo.get(r)
-                if t is None:
-                    t = memo[r] = tokenize(r)
-                tokens.append(t)
-            score.lengths = [len(t) for t in tokens]
-            per_dialogue.append(tokens)
-        scores = richness(t for tokens in per_dialogue for t in tokens)
-        return RichnessScores(**scores.__dict__)
 
     def _dst(self, states: dict[str, list[State]]) -> DstScores:
         scorer = DstScorer()
