@@ -69,32 +69,92 @@ _NUM = r"(\d{1,2}|" + "|".join(_WORDS) + r")"
 _PATTERNS: dict[str, list[re.Pattern[str]]] = {
     "people": [
         re.compile(_NUM + r"\s+(?:people|persons?|guests?|adults?|of us|ppl|tickets?|seats?)\b"),
-        re.compile(r"\b(?:group|party|table|family) of " + _NUM + r"\b"),
+        re.compile(r"\b(?:group|party|table|family) (?:of|to|is) " + _NUM + r"\b"),
+        # "a table for 4 on Saturday", "a reservation for 7 at 13:00" (not "for 3 nights")
+        re.compile(
+            r"\b(?:table|reservation|booking|seats?|tickets?|rooms?) for "
+            + _NUM
+            + r"\b(?!\s*(?:nights?|days?|o'?clock|[:.]\d|am\b|pm\b))"
+        ),
     ],
     "stay": [re.compile(_NUM + r"\s+(?:nights?|days? stay)\b")],
     "stars": [re.compile(_NUM + r"[- ]stars?\b")],
     "day": [
         re.compile(r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"),
     ],
-    "pricerange": [re.compile(r"\b(cheap|moderate(?:ly)?|expensive)\b")],
+    "pricerange": [
+        re.compile(r"\b(cheap|moderate(?:ly)?|expensive)\b"),
+        re.compile(
+            r"\b(mid-?priced|mid-?range|reasonably priced|pricey|posh|upmarket|high[- ]end|"
+            r"upscale|inexpensive|budget)\b"
+        ),
+    ],
     "area": [re.compile(r"\b(?:in|the|of) (north|south|east|west|centre|center)\b")],
     # "a hotel" is how people ask for any place to stay; only "guest house" names the type
     "type": [re.compile(r"\b(guest ?house)s?\b")],
+    "parking": [re.compile(r"\b(?:free |with |has |have )(parking)\b")],
+    "internet": [re.compile(r"\b(?:free |with |has |have )(wifi|wi-fi|internet)\b")],
 }
+_HOURS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+}  # fmt: skip
+_HOUR = r"(\d{1,2}|" + "|".join(_HOURS) + r")"
+_PART = r"(?:\s*(am|pm|a\.m\.|p\.m\.)|\s+in the (morning|afternoon|evening)|\s+at night)?"
+_TIMES = [  # a clock time said in words or digits; the groups give hour, minutes, part of day
+    re.compile(r"\b(\d{1,2})[:.](\d{2})" + _PART),
+    re.compile(r"\b(quarter past|half past|quarter to) " + _HOUR + _PART),
+    re.compile(r"\b" + _HOUR + r"(?: o'?clock)" + _PART),
+    re.compile(r"\b" + _HOUR + r"(?:\s*(am|pm)|\s+in the (morning|afternoon|evening))\b"),
+    re.compile(r"\bat (\d{2})(\d{2})\b"),
+]
+_ARRIVE = re.compile(r"(?:arriv\w*|get(?:ting)? (?:there|in)|be there)\b[^.,;!?]{0,20}$|\bby $")
+_LEAVE = re.compile(r"(?:leav\w*|depart\w*)\b[^.,;!?]{0,20}$|\bafter $")
+_SAME = re.compile(r"\bsame (?:group|party|people|number of people|\w+ (?:people|persons?))\b")
+_SAME_DAY = re.compile(r"\bsame day\b")
+_PRICE_WORDS = {
+    "moderately": "moderate", "midpriced": "moderate", "midrange": "moderate",
+    "reasonablypriced": "moderate", "pricey": "expensive", "posh": "expensive",
+    "upmarket": "expensive", "highend": "expensive", "upscale": "expensive",
+    "inexpensive": "cheap", "budget": "cheap",
+}  # fmt: skip
+_TIME_SLOTS = ("time", "arriveby", "leaveat")
+_GOAL_WORDS = {
+    "food": r"\b{}\b",
+    "departure": r"\b(?:from|leaving|leave|departing|depart)\s+(?:from\s+)?{}\b",
+    "destination": r"\b(?:to|into|towards|arriv\w*(?: at| in)?|get(?:ting)? (?:to|into))\s+{}\b",
+}
+"""Free-text slots read where the user says the goal's own value ("indian", "from
+broxbourne"): enough to see it given, never to judge it (a value outside the goal is not looked
+for, so a search with another value may be one the user asked for)."""
 _NEGATED = re.compile(r"\b(?:not|no|rather than|instead of|other than|n't)\b[^.,;]*$")
 _STATED_ONLY = ("pricerange", "area", "type", "stars")  # 'not in goal' is checked for these
+_UNCHECKED = ("time",)
+"""Slots read only to see a value given, never against the goal: "at 17:01" may be a train's
+time in a message about a restaurant's goal."""
 _ASKS = {
-    "people": re.compile(r"how many (?:people|persons|guests)|number of (?:people|guests)"),
+    "people": re.compile(
+        r"how many (?:people|persons|guests|tickets|seats)|number of (?:people|guests|tickets)"
+    ),
     "day": re.compile(r"which day|what day|day (?:would|will|do)"),
     "stay": re.compile(r"how many nights|how long"),
     "time": re.compile(r"what time|which time"),
 }
+_ASK_CUES = {
+    "train": re.compile(r"\btickets?\b"),
+    "restaurant": re.compile(r"\btable\b"),
+    "hotel": re.compile(r"\b(?:will stay|nights?)\b"),
+}
+"""The domain a question for a booking value is about, by its words."""
 _REFUSAL = re.compile(
-    r"\b(?:cannot|can't|can not|unable to|am not able to)\s+(?:make\s+)?(?:book|reserve)\s+"
-    r"(?:that|this|it|the booking|anything)\b"
+    r"\b(?:cannot|can't|can not|unable to|(?:am )?not able to)\s+(?:make|complete|process|book|"
+    r"reserve)\s+(?:that|this|it|anything|(?:the|your|a|that|this) (?:booking|reservation))\b"
+    r"(?!\s+(?:without|for|unless|until|before|on|at)\b)"
+    r"|\b(?:booking|reservation) (?:could not|couldn't|cannot|can't) be (?:made|completed)\b"
 )
-"""A system turn refusing a booking outright ("I cannot book that."), as opposed to refusing a
-value ("I can't book for 12 people.")."""
+"""A system turn refusing a booking outright ("I cannot book that.", "I'm afraid I can't make
+that reservation.", "the booking could not be made"), as opposed to refusing a value ("I can't
+book for 12 people.", "I cannot make a booking without the number of people.")."""
 _REFERENCE = re.compile(
     r"\b(?:reference|ref\.?)(?: number| code)?(?: is)?:?\s*#?([A-Z0-9]{6,10})\b"
 )
@@ -102,13 +162,69 @@ _REFERENCE = re.compile(
 
 def _value(slot: str, raw: str) -> str:
     raw = _WORDS.get(raw, raw)
-    if slot == "pricerange" and raw.startswith("moderate"):
-        raw = "moderate"
+    if slot == "pricerange":
+        raw = _PRICE_WORDS.get(raw.replace("-", "").replace(" ", ""), raw)
     if slot == "area" and raw == "center":
         raw = "centre"
     if slot == "type":
         raw = "guesthouse" if raw.replace(" ", "") == "guesthouse" else "hotel"
+    if slot in ("parking", "internet"):
+        raw = "yes"
     return normalise_value(slot, raw)
+
+
+def _clock(m: re.Match[str]) -> tuple[str, int, int] | None:
+    """(slot-free) HH:MM of a :data:`_TIMES` match, or None if it is no clock time."""
+    groups = [g for g in m.groups()]
+    if groups[0] in ("quarter past", "half past", "quarter to"):
+        hour = int(_HOURS.get(groups[1], groups[1]) if groups[1] else 0)
+        minute = {"quarter past": 15, "half past": 30, "quarter to": -15}[groups[0]]
+        part = groups[2] or groups[3]
+        if minute < 0:
+            hour, minute = hour - 1, 45
+    else:
+        hour = int(_HOURS.get(groups[0], groups[0]))
+        minute = int(groups[1]) if len(groups) > 1 and groups[1] and groups[1].isdigit() else 0
+        part = next((g for g in groups[1:] if g and not g.isdigit()), None)
+    part = part or ("night" if m.group(0).endswith("night") else None)
+    if part in ("pm", "p.m.", "afternoon", "evening", "night") and hour < 12:
+        hour += 12
+    if not (0 <= hour <= 24 and 0 <= minute < 60):
+        return None
+    return f"{hour:02d}:{minute:02d}", m.start(), m.end()
+
+
+def _readings(m: re.Match[str], value: str) -> set[str]:
+    """A clock time and, said without a part of day ("by 3:00"), its afternoon reading too."""
+    hour = int(value[:2])
+    plain = not re.search(r"am|pm|a\.m|p\.m|morning|afternoon|evening|night", m.group(0))
+    if plain and 1 <= hour <= 11 and not m.group(0).startswith("0"):
+        return {value, f"{hour + 12:02d}{value[2:]}"}
+    return {value}
+
+
+def times(text: str) -> dict[str, set[str]]:
+    """The clock times a (lower-case) message states, by slot: ``arriveby`` after "arrive
+    by", ``leaveat`` after "leave after", else ``time`` ("a table at 16:30")."""
+    found: dict[str, set[str]] = {}
+    taken: list[tuple[int, int]] = []
+    for pattern in _TIMES:
+        for m in pattern.finditer(text):
+            clock = _clock(m)
+            if clock is None or any(a <= m.start() < b for a, b in taken):
+                continue
+            value, start, end = clock
+            taken.append((start, end))
+            before = text[max(0, start - 30) : start]
+            slot = (
+                "arriveby"
+                if _ARRIVE.search(before)
+                else "leaveat"
+                if _LEAVE.search(before)
+                else "time"
+            )
+            found.setdefault(slot, set()).update(_readings(m, value))
+    return found
 
 
 def mentions(text: str, names: Iterable[str] = ()) -> dict[str, set[str]]:
@@ -125,6 +241,8 @@ def mentions(text: str, names: Iterable[str] = ()) -> dict[str, set[str]]:
                 if _NEGATED.search(low[max(0, m.start() - 16) : m.start()]):
                     continue  # "a hotel, not a guesthouse": the opposite of a statement
                 found.setdefault(slot, set()).add(_value(slot, m.group(1)))
+    for slot, values in times(low).items():
+        found.setdefault(slot, set()).update(values)
     return found
 
 
@@ -141,12 +259,17 @@ class _Language:
     normalise: Callable[[str, Any], str] = normalise_value
     reached: Callable[[str], bool] = lambda domain: True
     """whether the user got to a goal domain (one it never got to cannot have ended early)"""
+    ask_domain: Callable[[str], str | None] = lambda text: None
+    """the goal domain a system question is about, when its words say so ("how many tickets")"""
+    other_domain: Callable[[str], str | None] = lambda text: None
+    """a domain the message asks for that the goal does not have (packs: the entity it names)"""
 
 
 _MULTIWOZ = _Language(
     read=mentions,
     stated_only=frozenset(_STATED_ONLY),
-    booking=lambda domain: ("people", "day", "stay"),
+    booking=lambda domain: ("people", "day", "stay", "time"),
+    ask_domain=lambda text: next((d for d, cue in _ASK_CUES.items() if cue.search(text)), None),
     asks=_ASKS,
 )
 
@@ -189,7 +312,17 @@ def _pack_language(task: BookingTask) -> _Language:
         for e in entities
         for name, slot in e.booking.items()
     }
+
+    def other_domain(text: str) -> str | None:
+        unnamed = text.lower()
+        for name in sorted(keys, key=len, reverse=True):
+            if len(name) > 3:
+                unnamed = unnamed.replace(name.lower(), " ")
+        mentioned = entity_mentioned(pack, unnamed)
+        return mentioned if mentioned is not None and mentioned not in task.domains else None
+
     return _Language(
+        other_domain=other_domain,
         read=read,
         stated_only=frozenset(
             n for e in entities for n, s in e.slots.items() if s.type == "categorical"
@@ -252,32 +385,51 @@ def review_episode(task: BookingTask, record: EpisodeRecord) -> Review:
         for e in events
         if e.kind == "booking_result" and e.data.get("ok")
     }
-    for e in events:
+    slips: list[tuple[int, str | None, str, Fault]] = []  # (event, slot, value, fault)
+    last_said: dict[str, int] = {}  # slot -> the last turn the user stated a value for it
+    for index, e in enumerate(events):
         if e.kind == "user_message":
             text = str(e.data.get("text", ""))
-            for slot, values in language.read(text, names).items():
+            read = language.read(text, names)
+            if language is _MULTIWOZ:
+                for slot, form in _GOAL_WORDS.items():
+                    for value in _goal_values(task, slot) or set():
+                        if re.search(form.format(re.escape(value)), text.lower()):
+                            read.setdefault(slot, set()).add(value)
+            other = language.other_domain(text)
+            if other is not None:
+                slips.append(
+                    (
+                        index,
+                        None,
+                        other,
+                        Fault(side="simulator", kind="not_in_goal", turn=e.turn, evidence=text),
+                    )
+                )
+            for slot, pattern in (("people", _SAME), ("day", _SAME_DAY)):
+                if slot not in read and slot in said and pattern.search(text.lower()):
+                    read[slot] = set(said[slot])  # "for the same group of people"
+            for slot, values in read.items():
                 said.setdefault(slot, set()).update(values)
+                last_said[slot] = e.turn
                 allowed = _goal_values(task, slot, normalise=language.normalise)
+                if allowed and slot in _TIME_SLOTS and values & allowed:
+                    values = values & allowed  # "by 3:00" read as 15:00, as the goal has it
                 for value in sorted(values):
                     if allowed is None:
                         if slot in language.stated_only:
-                            faults.append(
-                                Fault(
-                                    side="simulator", kind="not_in_goal", turn=e.turn, evidence=text
-                                )
+                            slip = Fault(
+                                side="simulator", kind="not_in_goal", turn=e.turn, evidence=text
                             )
+                            slips.append((index, slot, value, slip))
                         continue
                     if "dontcare" in allowed or value in allowed:
                         stated.setdefault(slot, set()).add(value)
-                    else:
-                        faults.append(
-                            Fault(
-                                side="simulator",
-                                kind="contradicts_goal",
-                                turn=e.turn,
-                                evidence=text,
-                            )
+                    elif slot not in _UNCHECKED:
+                        slip = Fault(
+                            side="simulator", kind="contradicts_goal", turn=e.turn, evidence=text
                         )
+                        slips.append((index, slot, value, slip))
         elif e.kind == "system_message":
             text = str(e.data.get("text", ""))
             for slot, pattern in language.asks.items():
@@ -292,11 +444,43 @@ def review_episode(task: BookingTask, record: EpisodeRecord) -> Review:
                     )
         elif e.kind in ("db_query", "booking_request"):
             faults += _call_faults(task, e, stated, said, language)
+    ended: list[Fault] = []
     if record.outcome is not Outcome.SUCCESS:
-        faults += _unbooked(task, record, events, stated, asked, language)
+        ended = _unbooked(task, record, events, stated, asked, language, refusals, last_said)
+    # a stray value the system never used does not count once the system is seen to have given
+    # up on a domain the user gave everything for: that failure is the system's either way
+    ignored = any(f.kind == "gave_up" for f in ended)
+    faults += [
+        fault
+        for at, slot, value, fault in slips
+        if not ignored or _acted_on(events, at, slot, value, language)
+    ]
+    faults += ended
+    if record.outcome is not Outcome.SUCCESS:
         faults += _refused(task, events, refusals)
         faults += _ending(record)
     return review_of(record, faults)
+
+
+def _acted_on(
+    events: list[Any], at: int, slot: str | None, value: str, language: _Language
+) -> bool:
+    """Whether a search or booking after event ``at`` carries ``value`` for ``slot`` (or, with
+    no slot, is in domain ``value``): whether the system acted on what the user said."""
+    for e in events[at + 1 :]:
+        if e.kind not in ("db_query", "booking_request"):
+            continue
+        if slot is None:
+            if str(e.data.get("domain")) == value:
+                return True
+            continue
+        args = e.data.get("arguments")
+        given = args.get(slot) if isinstance(args, dict) else None
+        if isinstance(given, dict):
+            given = given.get("value")
+        if given is not None and language.normalise(slot, given) == value:
+            return True
+    return False
 
 
 def _call_faults(
@@ -323,14 +507,16 @@ def _call_faults(
         if isinstance(given, dict):  # a search operator: {"operator": "=", "value": ...}
             given = given.get("value")
         if given is None:
-            if event.kind == "booking_request" and slot in language.booking(domain):
+            if event.kind == "booking_request":
+                # a booking slot left out is missing; a constraint left out is not honoured
+                kind = "missing_slots" if slot in language.booking(domain) else "ignored_constraint"
                 call = (
                     f"booking_request {domain} without {slot} (user said {', '.join(sorted(said))})"
                 )
-                out.append(
-                    Fault(side="agent", kind="missing_slots", turn=event.turn, evidence=call)
-                )
+                out.append(Fault(side="agent", kind=kind, turn=event.turn, evidence=call))
             continue
+        if language is _MULTIWOZ and slot in _GOAL_WORDS:
+            continue  # only the goal's own value is read for it: another may be the user's
         value = language.normalise(slot, given)
         followed = value in said.get(slot, set())
         if not followed and not any(slot_matches(slot, value, v) for v in allowed or ()):
@@ -348,27 +534,54 @@ def _unbooked(
     stated: dict[str, set[str]],
     asked: list[tuple[str, int, str]],
     language: _Language = _MULTIWOZ,
+    refusals: Sequence[tuple[int, str]] = (),
+    last_said: Mapping[str, int] | None = None,
 ) -> list[Fault]:
     """Faults about goal domains left without a booking, and values the system asked for that
-    the goal holds (as a constraint or a booking slot) and the user never gave."""
+    a goal domain left unbooked holds (as a constraint or a booking slot) and the user never
+    gave. Once the system has refused a booking outright, neither what the user had not yet
+    given when asked before that refusal nor its ending the dialogue is the user's fault: the
+    system would not book whatever it was told. A question that names its domain ("how many
+    tickets") and that the user never answered leaves that value ungiven for that domain, even
+    if the user said one for another domain before (held-out study, issue 42)."""
     out: list[Fault] = []
+    booked = _booked(events)
+    refused = max((turn for turn, _ in refusals), default=None)
+    unanswered: set[tuple[str, str]] = set()  # (domain, slot) asked for and never answered
     for slot, turn, text in asked:
-        held = _goal_values(task, slot, normalise=language.normalise)
+        if refused is not None and turn <= refused:
+            continue
+        domain_asked = language.ask_domain(text.lower())
+        goal = task.domains.get(domain_asked or "")
+        if (
+            goal is not None
+            and domain_asked not in booked
+            and slot in (goal.book or goal.fail_book)
+            and (last_said or {}).get(slot, 0) <= turn
+        ):
+            unanswered.add((str(domain_asked), slot))
+            out.append(Fault(side="simulator", kind="withheld_value", turn=turn, evidence=text))
+            continue
+        held: set[str] = set()
+        for domain in task.domains:
+            if domain not in booked:
+                held |= _goal_values(task, slot, domain, language.normalise) or set()
         if held and "dontcare" not in held and not stated.get(slot, set()) & held:
             out.append(Fault(side="simulator", kind="withheld_value", turn=turn, evidence=text))
-    booked = _booked(events)
     last = max((e.turn for e in events), default=0)
+    given_up = any(
+        (goal.book or goal.fail_book)
+        and domain not in booked
+        and not _missing(task, domain, stated, language, unanswered)
+        for domain, goal in task.domains.items()
+    )
     for domain, goal in task.domains.items():
         needed = [s for s in (goal.book or goal.fail_book) if s in language.booking(domain)]
         if not (goal.book or goal.fail_book) or domain in booked:
             continue
-        missing = [
-            s
-            for s in needed
-            if not stated.get(s, set())
-            & (_goal_values(task, s, domain, language.normalise) or set())
-        ]
-        if missing and record.termination == "done" and language.reached(domain):
+        missing = _missing(task, domain, stated, language, unanswered)
+        ended = record.termination == "done" and language.reached(domain)
+        if missing and ended and not refusals and not given_up:
             said = f"{domain} unbooked; never given: {', '.join(missing)}"
             out.append(Fault(side="simulator", kind="early_done", turn=last, evidence=said))
         elif not missing and record.outcome is Outcome.FAILURE:
@@ -376,6 +589,20 @@ def _unbooked(
             said = f"{domain} unbooked although the user gave {given or 'what it needs'}"
             out.append(Fault(side="agent", kind="gave_up", turn=last, evidence=said))
     return out
+
+
+def _missing(
+    task: BookingTask,
+    domain: str,
+    stated: dict[str, set[str]],
+    language: _Language,
+    unanswered: set[tuple[str, str]] = set(),  # noqa: B006 -- read only
+) -> list[str]:
+    """The booking values of ``domain``'s goal the user has not given (or not answered)."""
+    goal = task.domains[domain]
+    needed = [s for s in (goal.book or goal.fail_book) if s in language.booking(domain)]
+    held = {s: _goal_values(task, s, domain, language.normalise) or set() for s in needed}
+    return [s for s in needed if (domain, s) in unanswered or not stated.get(s, set()) & held[s]]
 
 
 def _refused(task: BookingTask, events: list[Any], refusals: list[tuple[int, str]]) -> list[Fault]:
