@@ -55,9 +55,12 @@ def _f1(summary: dict[str, Any]) -> float:
     return float(summary["metrics"]["bargain.f1"]["micro"]["value"])
 
 
-def test_the_secret_is_made_once_next_to_the_cache_private(tmp_path: Path) -> None:
+def test_the_secret_is_made_once_next_to_the_cache_private(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TODEVAL_CACHE_DIR", str(tmp_path / "fresh"))  # not the tests' fixed one
     path = secret_path()
-    assert path.parent == Path(os.environ["TODEVAL_CACHE_DIR"])
+    assert path.parent == tmp_path / "fresh" and not path.exists()
     key = installation_key()
     assert path.is_file() and stat.S_IMODE(path.stat().st_mode) == 0o600
     assert installation_key() == key  # read back, not drawn again

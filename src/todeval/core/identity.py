@@ -48,6 +48,12 @@ class RoleIdentity(BaseModel):
         description="the player was handed more than the role's view (the answer key): a "
         "control, never ranked beside agents under test",
     )
+    channel: str | None = Field(
+        None,
+        description="how the player ran: built-in (shipped code), in-process (a "
+        "package.module:Class in the evaluator's process: trusted code), endpoint (the "
+        "user's own service: self-run) or isolated (a class in the OS sandbox, --isolate)",
+    )
 
     @property
     def label(self) -> str:
@@ -160,6 +166,7 @@ def role_identity(
     prompts_sha256: str | None = None,
     config_keys: Sequence[str] = (),
     privileged: bool = False,
+    channel: str | None = None,
 ) -> RoleIdentity:
     """One role: its player, its model (as the config names it) with the display name from
     ``infos``, the digest of the templates it reads, the config keys its choice sets, and
@@ -171,4 +178,5 @@ def role_identity(
         prompts_sha256=prompts_sha256,
         config_keys=list(config_keys),
         privileged=privileged,
+        channel=channel,
     )

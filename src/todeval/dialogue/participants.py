@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
@@ -235,6 +236,23 @@ class Role(Generic[P]):
             wanted = ", ".join(_protocol_methods(self.protocol))
             raise UsageError(f"{self.noun} player {name!r} does not implement {wanted}")
         return obj  # type: ignore[return-value]
+
+
+def output_type(protocol: type[Any]) -> type[Any] | None:
+    """The return type of a role protocol's ``respond``, or the third argument of the
+    ``Participant[Context, Observation, Output]`` it derives from (None when neither reads)."""
+    try:
+        found = typing.get_type_hints(protocol.respond).get("return")
+    except Exception:
+        found = None
+    if isinstance(found, type):
+        return found
+    for base in getattr(protocol, "__orig_bases__", ()):
+        args = typing.get_args(base)
+        if typing.get_origin(base) is Participant and len(args) == 3:
+            output = args[2]
+            return output if isinstance(output, type) else None
+    return None
 
 
 def split_params(name: str, *, what: str = "player") -> tuple[str, dict[str, str]]:

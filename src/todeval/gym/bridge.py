@@ -14,14 +14,13 @@ import contextvars
 import json
 import queue
 import threading
-import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
-from todeval.dialogue.participants import Participant
+from todeval.dialogue.participants import output_type
 
 CHANNEL: contextvars.ContextVar[Channel | None] = contextvars.ContextVar(
     "todeval_gym_channel", default=None
@@ -119,23 +118,6 @@ class GymControl(GymAgent):
     full start context, as a control is, and marked as one in the manifest (never ranked)."""
 
     privileged = True
-
-
-def output_type(protocol: type[Any]) -> type[Any] | None:
-    """The return type of a role protocol's ``respond``, or the third argument of the
-    ``Participant[Context, Observation, Output]`` it derives from (None when neither reads)."""
-    try:
-        found = typing.get_type_hints(protocol.respond).get("return")
-    except Exception:
-        found = None
-    if isinstance(found, type):
-        return found
-    for base in getattr(protocol, "__orig_bases__", ()):
-        args = typing.get_args(base)
-        if typing.get_origin(base) is Participant and len(args) == 3:
-            output = args[2]
-            return output if isinstance(output, type) else None
-    return None
 
 
 __all__ = [

@@ -44,6 +44,10 @@ class RuntimeOptions:
     # episodes in flight (--max-concurrency): the calls in flight allowed per endpoint when the
     # models file sets no lower connection_limit (None: the backend's default)
     max_concurrency: int | None = None
+    # --isolate: every package.module:Class player in an OS sandbox (todeval.dialogue.isolation);
+    # isolate_env: variables passed into the sandbox by name
+    isolate: bool = False
+    isolate_env: tuple[str, ...] = ()
 
 
 QUIET_HELP = "print nothing but warnings and errors (results go to the output files only)"
@@ -81,6 +85,8 @@ def runtime_options(args: argparse.Namespace, out: Path | None = None) -> Runtim
         retry=retry,
         record_calls=not getattr(args, "no_record_calls", False),
         max_concurrency=concurrency if isinstance(concurrency, int) else None,
+        isolate=bool(getattr(args, "isolate", False)),
+        isolate_env=tuple(getattr(args, "isolate_env", None) or ()),
     )
 
 
@@ -193,6 +199,21 @@ def add_run_arguments(
     )
     parser.add_argument(
         "--out", default=None, metavar="DIR", help=f"run directory (default {default_out})"
+    )
+    parser.add_argument(
+        "--isolate",
+        action="store_true",
+        help="play every package.module:Class player in an OS sandbox (bubblewrap) that cannot "
+        "read the package's data, the run directory or this environment; recorded as the "
+        "role's channel",
+    )
+    parser.add_argument(
+        "--isolate-env",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="pass this environment variable into the sandbox (repeatable; e.g. the player's "
+        "own API key variable)",
     )
     parser.add_argument(
         "--no-review",

@@ -7,14 +7,30 @@ import hashlib
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
 from todeval.core.identity import RoleIdentity, role_identity
+from todeval.core.imports import is_reference
 from todeval.core.records import EpisodeRecord, Summary
 from todeval.dialogue.episode import EpisodeStreams
-from todeval.dialogue.participants import PlayerFactory, PlayerOptions, is_interactive
+from todeval.dialogue.isolation import (
+    CHANNEL_BUILTIN,
+    CHANNEL_ENDPOINT,
+    CHANNEL_IN_PROCESS,
+    CHANNEL_ISOLATED,
+    IsolatedFactory,
+    IsolationOptions,
+    isolated_factory,
+)
+from todeval.dialogue.participants import (
+    PlayerFactory,
+    PlayerOptions,
+    is_interactive,
+    split_params,
+)
 from todeval.dialogue.prompts import PromptSet
 from todeval.errors import choice_error
 from todeval.runner.options import RunSettings, RuntimeOptions, model_pool, pin_prompts
@@ -144,7 +160,8 @@ def _identity(
     config: C,
     prompts: PromptSet | None,
     infos: Mapping[str, Any],
-    factory: PlayerFactory[Any] | None,
+    factory: PlayerFactory[Any] | IsolatedFactory | None,
+    isolated: bool = False,
 ) -> RoleIdentity:
     model = role.model_of(config)
     reads = role.reads_prompts(config) if role.reads_prompts is not None else model is not None
@@ -163,7 +180,46 @@ def _identity(
         prompts_sha256=digest,
         config_keys=keys,
         privileged=factory.privileged if factory is not None else False,
+        channel=_channel(role, config, isolated),
     )
+
+
+def _channel(role: RoleSpec[C], config: C, isolated: bool) -> str | None:
+    """How the role's player ran (:data:`~todeval.dialogue.isolation.CHANNELS`)."""
+    if role.role is None:
+        return None
+    if isolated:
+        return CHANNEL_ISOLATED
+    chosen = split_params(role.chosen(config))[0]
+    if role.agent is not None and chosen == "agent":
+        return CHANNEL_ENDPOINT
+    return CHANNEL_IN_PROCESS if is_reference(chosen) else CHANNEL_BUILTIN
+
+
+def _isolated_roles(roles: Sequence[RoleSpec[C]], config: C, runtime: RuntimeOptions) -> set[str]:
+    """The roles ``--isolate`` puts in the sandbox: those played by a ``package.module:Class``."""
+    if not runtime.isolate:
+        return set()
+    return {
+        r.name
+        for r in roles
+        if r.role is not None
+        and is_reference(split_params(r.chosen(config))[0])
+        and split_params(r.chosen(config))[0] not in r.role.builtins
+    }
+
+
+def _hidden_from_sandbox(runtime: RuntimeOptions) -> list[Path]:
+    """Folders the sandbox must not see besides the package data: the run directory and the
+    response cache's folder (the installation's secrets live there)."""
+    from todeval.backends.cache import default_cache_path
+
+    hidden = [default_cache_path().parent]
+    if runtime.cache_path:
+        hidden.append(Path(runtime.cache_path).parent)
+    if runtime.out is not None:
+        hidden.append(Path(runtime.out))
+    return hidden
 
 
 def build_plan(
@@ -192,7 +248,12 @@ def build_plan(
         pinned = spec.pinned_templates(cfg, prompts) if spec.pinned_templates else None
         digest = prompts.digest_of(list(pinned)) if pinned is not None else prompts.digest
         cfg = pin_prompts(cfg, digest, spec.name)
-    factories = {r.name: r.role.resolve(r.chosen(cfg)) for r in spec.roles if r.role is not None}
+    isolated = _isolated_roles(spec.roles, cfg, runtime)  # never imported in this process
+    factories: dict[str, Any] = {
+        r.name: r.role.resolve(r.chosen(cfg))
+        for r in spec.roles
+        if r.role is not None and r.name not in isolated
+    }
     set_name = spec.tasks.set_name(cfg)
     if set_name is not None:
         for factory in factories.values():  # a player that cannot play this set says so now
@@ -222,7 +283,23 @@ def build_plan(
     if spec.prepare is not None:
         context.shared = spec.prepare(context)
     hubs: list[Any] = []
-    options = {r.name: _options(r, context, hubs) for r in spec.roles if r.name in factories}
+    options = {
+        r.name: _options(r, context, hubs)
+        for r in spec.roles
+        if r.name in factories or r.name in isolated
+    }
+    for r in spec.roles:
+        if r.name in isolated and r.role is not None:
+            factory = isolated_factory(
+                r.role,
+                r.chosen(cfg),
+                options[r.name],
+                model=r.model_of(cfg),
+                isolation=IsolationOptions(env=runtime.isolate_env),
+                hidden=_hidden_from_sandbox(runtime),
+            )
+            context.closers.append(factory.host.aclose)
+            factories[r.name] = factory
     first = {name: factory.build(options[name]) for name, factory in factories.items()}
 
     async def play(job: EpisodeJob) -> EpisodeRecord:
@@ -269,7 +346,8 @@ def build_plan(
         play=play,
         players=players,
         roles={
-            r.name: _identity(r, cfg, prompts, infos, factories.get(r.name)) for r in spec.roles
+            r.name: _identity(r, cfg, prompts, infos, factories.get(r.name), r.name in isolated)
+            for r in spec.roles
         },
         selection=selection,
         protocol=protocol if isinstance(protocol, str) else None,

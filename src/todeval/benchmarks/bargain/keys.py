@@ -210,27 +210,16 @@ def key_of(run_dir: Path, fingerprint: str) -> bytes:
     return bytes.fromhex(keys[fingerprint])
 
 
-_SESSIONS: dict[Path, SessionKey] = {}
-"""This process's key of each run directory whose key file it took away while it plays: a plan
-built twice for one directory (before the file is written back) keeps the recorded keys."""
-
-EPISODES = "episodes.jsonl"
-
-
 def recorded_fingerprints(run_dir: Path) -> set[str]:
-    """The key fingerprints the run directory's episode records name (a torn line skipped)."""
-    path = run_dir / EPISODES
+    """The key fingerprints the run directory's episode records name (read through the run
+    directory's own reader: safe reading, a torn last line skipped, superseded lines too)."""
+    from todeval.runner.store import RunDirectory
+
     found: set[str] = set()
-    if not path.is_file():
-        return found
-    with path.open(encoding="utf-8", errors="replace") as f:
-        for line in f:
-            try:
-                value = json.loads(line).get("details", {}).get("candidate_key")
-            except (ValueError, AttributeError):
-                continue
-            if isinstance(value, str) and value:
-                found.add(value)
+    for record in RunDirectory(run_dir).iter_episodes():
+        value = record.details.get("candidate_key")
+        if isinstance(value, str) and value:
+            found.add(value)
     return found
 
 
@@ -244,9 +233,6 @@ def session_key(run_dir: Path | None) -> SessionKey:
         return SessionKey(list_key(), "pinned" if pinned else "installation")
     run_dir = run_dir.resolve()
     current, known = read_keys(run_dir)
-    earlier = _SESSIONS.get(run_dir)
-    if not known and earlier is not None:  # hidden by it, or not written yet
-        return earlier
     pinned = os.environ.get(KEY_ENV)
     if pinned:
         found = SessionKey(_parse(pinned, KEY_ENV), "pinned", run_dir, known)
@@ -279,7 +265,6 @@ def session_key(run_dir: Path | None) -> SessionKey:
         )
     if known:
         found.hide()
-        _SESSIONS[run_dir] = found
     return found
 
 
