@@ -5,15 +5,23 @@ Every failed episode is read against its goal -- with the scorer's own value nor
 
 simulator (the user under the goal)
   ``contradicts_goal``   it stated a value for a slot its goal constrains to something else
-  ``not_in_goal``        it stated a constraint its goal does not have (area, price, type, stars)
+  ``not_in_goal``        it stated a constraint its goal does not have (area, price, type, stars;
+                         on a pack, also an entity its goal does not have)
   ``withheld_value``     the system asked for a value the goal holds (people, day, nights, time;
-                         a constraint or a booking slot) and the user never gave it
+                         a constraint or a booking slot) for a domain left unbooked and the user
+                         never gave it (a question naming its domain -- "how many tickets" -- is
+                         answered only by what the user says after it)
   ``early_done``         it ended the dialogue with a goal domain unbooked before giving every
                          booking value that domain needs
   ``simulator_error``    the simulator crashed
 
+  Once the system refuses a booking outright, the questions it asked before and the user's
+  ending are not the user's faults; once it leaves unbooked a domain the user gave everything
+  for, a stated value it never used is not either (the held-out study of issue 42).
+
 system (the agent under test; side ``agent``)
-  ``ignored_constraint`` a search or booking whose argument contradicts a value the user stated
+  ``ignored_constraint`` a search or booking whose argument contradicts a value the user stated,
+                         or a booking that leaves out a constraint the user stated
   ``missing_slots``      a booking without a booking slot the user had already given
   ``invented_reference`` a reference in its messages that no successful booking returned
   ``gave_up``            the user gave every value a goal domain needs, and it was not booked;
