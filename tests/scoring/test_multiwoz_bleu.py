@@ -60,6 +60,27 @@ def test_corpus_bleu_equals_sacrebleu(corpus: CorpusData) -> None:
     assert ours == pytest.approx(sacrebleu.corpus_bleu(hyps, [refs]).score, abs=1e-9)
 
 
+def test_corpus_bleu_is_sacrebleu_compute_bleu_to_the_bit() -> None:
+    from sacrebleu.metrics.bleu import BLEU
+
+    rng = random.Random(5)
+    cases = [(0, 0, 0, 0, 0, 0, 0, 0, 0, 0), (0, 5, 0, 0, 0, 0, 0, 0, 0, 0)]
+    for _ in range(20000):
+        hyp, ref = rng.randint(0, 60), rng.randint(0, 60)
+        total = [max(hyp - n, 0) for n in range(4)]
+        correct = [rng.randint(0, t) if rng.random() < 0.8 else 0 for t in total]
+        cases.append((hyp, ref, *correct, *total))
+    for stats in cases:
+        expected = BLEU.compute_bleu(
+            correct=list(stats[2:6]),
+            total=list(stats[6:]),
+            sys_len=stats[0],
+            ref_len=stats[1],
+            smooth_method="exp",
+        ).score
+        assert corpus_bleu(stats) == expected, stats
+
+
 def test_shipped_tokenized_references_are_their_13a_tokenisation(corpus: CorpusData) -> None:
     expected = {
         d: [" ".join(tokenize_13a(r.rstrip()).split()) for r in refs]

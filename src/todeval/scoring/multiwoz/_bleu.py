@@ -3,7 +3,7 @@
 Corpus BLEU depends only on summed sufficient statistics (hypothesis length, reference length,
 matched and total n-grams for n = 1..4). Each turn's statistics are computed once; a dialogue's
 are their sum, so a bootstrap over dialogues recomputes corpus BLEU from resampled sums without
-re-tokenising anything. The score itself comes from sacrebleu's ``BLEU.compute_bleu``.
+re-tokenising anything. The score is computed as sacrebleu's ``BLEU.compute_bleu`` computes it.
 
 :func:`tokenize_13a` is sacrebleu's 13a tokenizer with its first rule (pad every symbol with
 spaces, one regex match per symbol and space) done by ``str.translate``; on Python 3.11 this
@@ -13,6 +13,7 @@ is several times faster and gives identical output (the tests compare it with sa
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -168,17 +169,29 @@ def sum_stats(stats: Sequence[Stats]) -> Stats:
 
 
 def corpus_bleu(stats: Stats) -> float:
-    """Corpus BLEU (0-100) from summed statistics, computed by sacrebleu."""
-    from sacrebleu.metrics.bleu import BLEU
-
-    score = BLEU.compute_bleu(
-        correct=list(stats[2 : 2 + ORDER]),
-        total=list(stats[2 + ORDER :]),
-        sys_len=int(stats[0]),
-        ref_len=int(stats[1]),
-        smooth_method="exp",
-    )
-    return float(score.score)
+    """Corpus BLEU (0-100) from summed statistics: sacrebleu's ``BLEU.compute_bleu`` with
+    exponential smoothing, the same operations in the same order (so the same float; tested
+    for equality), without importing sacrebleu (whose import pulls in lxml, tabulate and
+    portalocker and costs more than scoring a file's BLEU)."""
+    sys_len, ref_len = int(stats[0]), int(stats[1])
+    correct, total = stats[2 : 2 + ORDER], stats[2 + ORDER :]
+    brevity = 1.0
+    if sys_len < ref_len:
+        brevity = math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
+    if not any(correct):
+        return 0.0
+    precisions = [0.0] * ORDER
+    smooth = 1.0
+    for n in range(ORDER):
+        if total[n] == 0:
+            break
+        if correct[n] == 0:
+            smooth *= 2
+            precisions[n] = 100.0 / (smooth * total[n])
+        else:
+            precisions[n] = 100.0 * correct[n] / total[n]
+    logs = [math.log(p) if p != 0.0 else _LOG_ZERO for p in precisions]
+    return brevity * math.exp(sum(logs) / ORDER)
 
 
 def corpus_bleu_many(stats: Any) -> Any:

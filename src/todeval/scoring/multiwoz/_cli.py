@@ -1,7 +1,7 @@
 """``todeval score multiwoz PRED.json``: options, the stdout table and the JSON output.
 
-Heavy modules (sacremoses, sacrebleu, rapidfuzz, numpy) are imported only when the command
-runs, so registering the command costs nothing.
+Heavy modules (rapidfuzz, numpy; sacremoses only for non-ASCII text) are imported only when
+the command runs, so registering the command costs nothing.
 """
 
 from __future__ import annotations
@@ -53,9 +53,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _import_summary_modules() -> None:
+    """Import what the summary needs (its pydantic models, numpy) while the child process
+    computes the text metrics, instead of before or after."""
+    import numpy  # noqa: F401
+
+    import todeval.scoring.multiwoz._summary  # noqa: F401
+
+
 def run(args: argparse.Namespace) -> int:
     from todeval.scoring.multiwoz._evaluate import evaluate
-    from todeval.scoring.multiwoz._summary import to_summary
 
     metrics = [m.strip() for m in str(args.metrics).split(",") if m.strip()]
     if args.resamples < 1:
@@ -65,7 +72,10 @@ def run(args: argparse.Namespace) -> int:
         metrics=metrics,
         active_domains=args.active_domains,
         parallel=not args.serial and (os.cpu_count() or 1) > 1,
+        while_waiting=_import_summary_modules,
     )
+    from todeval.scoring.multiwoz._summary import to_summary
+
     summary = to_summary(result, seed=args.seed, resamples=args.resamples)
     for warning in result.warnings:
         print(f"todeval: warning: {warning}", file=sys.stderr)

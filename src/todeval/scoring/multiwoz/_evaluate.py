@@ -125,6 +125,7 @@ def evaluate(
     corpus: CorpusData | None = None,
     database: VenueDatabase | None = None,
     parallel: bool = False,
+    while_waiting: Callable[[], object] | None = None,
 ) -> MultiwozResult:
     """Score predictions in the community format against the MultiWOZ test set.
 
@@ -135,6 +136,9 @@ def evaluate(
     domains come from (``given``, ``state`` or ``placeholders``). Pass a shared
     ``corpus``/``database`` to reuse loaded data across calls. ``parallel=True`` runs the Moses
     normalisation in a forked child process (POSIX; same results, less wall time).
+    ``while_waiting`` is called once after Inform/Success, before the text metrics are
+    collected (with ``parallel``, while the child may still be working): a caller can prepare
+    what it does next there, e.g. import its modules.
 
     Raises :class:`~todeval.errors.BadInputError` for malformed predictions and
     :class:`~todeval.errors.UsageError` for unknown options.
@@ -152,7 +156,7 @@ def evaluate(
     known = {d: len(turns) for d, turns in corpus.booked_domains.items()}
     parsed = validate_predictions(raw, source, known)
     scorer = _Scorer(parsed, chosen, active_domains, corpus, database)
-    return scorer.run(source, parallel=parallel)
+    return scorer.run(source, parallel=parallel, while_waiting=while_waiting)
 
 
 class _Scorer:
@@ -174,7 +178,9 @@ class _Scorer:
         self.warnings: list[str] = []
         self.dialogues = [DialogueScore(dialogue_id=d, turns=len(t)) for d, t in parsed.items()]
 
-    def run(self, source: str, *, parallel: bool) -> MultiwozResult:
+    def run(
+        self, source: str, *, parallel: bool, while_waiting: Callable[[], object] | None
+    ) -> MultiwozResult:
         canonical: dict[str, str] = {}
         for turns in self.parsed.values():
             for turn in turns:
@@ -203,6 +209,8 @@ class _Scorer:
             if self._wants_success or "dst" in self.chosen:
                 states, used_gold = self._states()
             estimated = self._inform_success(states, canonical) if self._wants_success else 0
+            if while_waiting is not None:
+                while_waiting()
             text = job.result()
         finally:
             job.close()
