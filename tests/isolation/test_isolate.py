@@ -41,8 +41,12 @@ def _summary(out: Path) -> dict[str, Any]:
     return json.loads((out / "summary.json").read_text())
 
 
+def _channel_of(out: Path, role: str) -> str:
+    return str(json.loads((out / "manifest.json").read_text())["roles"][role]["channel"])
+
+
 def _channel(out: Path) -> str:
-    return str(json.loads((out / "manifest.json").read_text())["roles"]["seeker"]["channel"])
+    return _channel_of(out, "seeker")
 
 
 def _s(out: Path) -> float:
@@ -126,3 +130,45 @@ def test_isolate_without_bubblewrap_is_a_usage_error(tmp_path: Path) -> None:
         .startswith("todeval: error: --isolate needs bubblewrap")
     )
     assert "Traceback" not in done.stderr
+
+
+def test_an_isolated_system_reads_its_world_but_no_goal(tmp_path: Path) -> None:
+    """A booking system's role declares its back-end (schema, databases, packs) readable: the
+    rule system played by reference in the sandbox scores as it does in-process."""
+    full = {**os.environ, "TODEVAL_CACHE_DIR": str(tmp_path / "cache")}
+    scores = {}
+    for name, more in (("in", []), ("iso", ["--isolate"])):
+        cmd = [sys.executable, "-m", "todeval", "run", "booking", "--system"]
+        cmd += ["todeval.benchmarks.booking.systems.rule:RuleSystem", "--limit", "4"]
+        cmd += ["--out", str(tmp_path / name), "--quiet", *more]
+        done = subprocess.run(cmd, cwd=ROOT, env=full, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        metrics = _summary(tmp_path / name)["metrics"]
+        scores[name] = {
+            k: metrics[k]["micro"]["value"] for k in ("booking.booking_accuracy", "booking.inform")
+        }
+    assert scores["iso"] == scores["in"] == {"booking.booking_accuracy": 1.0, "booking.inform": 1.0}
+    assert _channel_of(tmp_path / "iso", "system") == "isolated"
+
+
+def test_public_data_names_no_goal() -> None:
+    from todeval.benchmarks.booking.players import SYSTEM
+    from todeval.dialogue.isolation import public_paths
+
+    names = {p.name for p in public_paths(SYSTEM.public_data)}
+    assert "schema.json" in names and "db" in names and "cars.csv" in names
+    assert not names & {"tasks.json", "booking_tasks", "corpus"}
+
+
+def test_a_resume_keeps_the_channel(tmp_path: Path) -> None:
+    seeker = "tests.isolation.fixed_seeker:FixedSeeker"
+    out = tmp_path / "run"
+    assert _run(tmp_path, out, seeker, "--isolate").returncode == 0
+    lines = (out / "episodes.jsonl").read_text().splitlines(keepends=True)
+    (out / "episodes.jsonl").write_text("".join(lines[:-1]))  # one episode to play again
+    done = _run(tmp_path, out, seeker)
+    assert done.returncode == 4
+    assert "seeker player ran isolated, now in-process" in done.stderr
+    assert len((out / "episodes.jsonl").read_text().splitlines()) == len(lines) - 1
+    assert _run(tmp_path, out, seeker, "--isolate").returncode == 0
+    assert len((out / "episodes.jsonl").read_text().splitlines()) == len(lines)

@@ -7,22 +7,26 @@ input and output, one JSON object a line:
 * the first line sets the player up: ``{"player": "REF[?key=value...]", "role": ...,
   "model": SPEC|null, "temperature": ..., "max_tokens": ..., "extra": {...},
   "prompts": {"defaults": {...}, "overrides": {...}}|null}``;
-* then requests ``{"id": N, "instance": K, "method": "start"|"respond", "type": "module:Qual",
-  "arg": JSON}``: ``start`` builds instance ``K`` (one a dialogue) and starts it with the view,
-  ``respond`` hands it an observation; ``type`` names the argument's class, rebuilt here with
-  pydantic;
+* then requests ``{"id": N, "instance": K, "method": "start"|"respond"|OTHER, "arg": JSON,
+  "before": [[METHOD, JSON], ...]}``: ``start`` builds instance ``K`` (one a dialogue) and
+  starts it with the view, ``respond`` hands it an observation, another async method of the
+  class is called with its argument; ``before`` replays the synchronous calls the evaluator
+  made since the last request (their results are not sent back); arguments are
+  :func:`todeval.dialogue.wire.encode`'s tagged JSON, rebuilt here as the same objects;
 * each answered ``{"id": N, "ok": true, "value": JSON, "grown": {field: [new items]}}`` (items
   the player appended to a list of its start view, e.g. the usage of its model calls) or
   ``{"id": N, "ok": false, "error": "one line", "infrastructure": bool}``.
 
 What the player prints goes to standard error; the protocol keeps the original standard output
-for itself. Benchmark-neutral: nothing here names a benchmark.
+for itself. ``--describe REF`` prints whether the class loads and its extra methods, then exits.
+Benchmark-neutral: nothing here names a benchmark.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 import os
 import sys
@@ -30,11 +34,33 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from todeval.dialogue.wire import decode
 
-def _type_of(name: str) -> Any:
-    from todeval.core.imports import load_reference
 
-    return load_reference(name, what="view type")
+def extra_methods(cls: type) -> dict[str, bool]:
+    """The class's public methods besides ``start`` and ``respond``: name -> whether async
+    (the evaluator's stand-in gets the same, so optional protocols still match)."""
+    found: dict[str, bool] = {}
+    for name in dir(cls):
+        if name.startswith("_") or name in ("start", "respond"):
+            continue
+        attr = inspect.getattr_static(cls, name)
+        if isinstance(attr, classmethod | staticmethod) or not inspect.isfunction(attr):
+            continue
+        found[name] = inspect.iscoroutinefunction(attr)
+    return found
+
+
+def describe(reference: str) -> dict[str, Any]:
+    """``--describe REF``: whether the class loads here, and its extra methods."""
+    from todeval.dialogue.participants import Role
+
+    role: Role[Any] = Role("player", "player", object, {}, view=lambda context: context)
+    try:
+        factory = role.resolve(reference)
+    except Exception as exc:
+        return {"ok": False, "error": _line(exc)}
+    return {"ok": True, "methods": extra_methods(factory.cls)}
 
 
 class _Instances:
@@ -72,9 +98,10 @@ class _Instances:
 
     async def call(self, request: dict[str, Any]) -> dict[str, Any]:
         instance = int(request["instance"])
+        for name, buffered in request.get("before", []):  # sync calls made since the last
+            getattr(self.players[instance], str(name))(decode(buffered))
         method = str(request["method"])
-        arg_type = _type_of(str(request["type"]))
-        arg = TypeAdapter(arg_type).validate_python(request["arg"])
+        arg = decode(request["arg"])
         if method == "start":
             player = self.factory.build(self.options)
             self.players[instance] = player
@@ -84,6 +111,8 @@ class _Instances:
             value: Any = None
         elif method == "respond":
             value = await self.players[instance].respond(arg)
+        elif method in extra_methods(type(self.players[instance])):
+            value = await getattr(self.players[instance], method)(arg)
         else:
             raise ValueError(f"unknown method {method!r}")
         return {
@@ -164,6 +193,9 @@ def _line(exc: BaseException) -> str:
 
 
 def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--describe":
+        print(json.dumps(describe(sys.argv[2])))
+        return
     protocol_out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # the player's prints go to standard error
     sys.stdout = sys.stderr

@@ -38,6 +38,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from todeval.dialogue.participants import PlayerOptions, Role, output_type, split_params
+from todeval.dialogue.wire import encode
 from todeval.errors import InfrastructureError, UsageError
 
 BWRAP = "bwrap"
@@ -93,8 +94,21 @@ def package_data_dirs() -> list[Path]:
     return [p for p in (root / "data",) if p.is_dir()]
 
 
+def public_paths(patterns: Sequence[str]) -> list[Path]:
+    """The files and folders of the package's data that ``patterns`` (a role's
+    ``public_data``) name."""
+    found: list[Path] = []
+    for root in package_data_dirs():
+        for pattern in patterns:
+            found.extend(sorted(p.resolve() for p in root.glob(pattern)))
+    return list(dict.fromkeys(found))
+
+
 def sandbox_argv(
-    player_roots: Sequence[Path], hidden: Sequence[Path], env: Mapping[str, str]
+    player_roots: Sequence[Path],
+    hidden: Sequence[Path],
+    env: Mapping[str, str],
+    readable: Sequence[Path] = (),
 ) -> list[str]:
     """The bubblewrap command line that runs the player runner."""
     import todeval
@@ -122,6 +136,8 @@ def sandbox_argv(
     for path in hidden:  # mounted over what the binds above exposed
         if any(path.resolve().is_relative_to(m) for m in mounted):
             argv.extend(["--tmpfs", str(path.resolve())])
+    for path in readable:  # back over the tmpfs: what the role may read of the data
+        argv.extend(["--ro-bind", str(path), str(path)])
     argv += ["--clearenv", "--chdir", "/tmp"]
     for name, value in env.items():
         argv.extend(["--setenv", name, value])
@@ -218,21 +234,23 @@ class IsolatedHost:
                 )
         self._waiting.clear()
 
-    async def call(self, instance: int, method: str, arg: Any) -> dict[str, Any]:
+    async def call(
+        self, instance: int, method: str, arg: Any, before: list[list[Any]] | None = None
+    ) -> dict[str, Any]:
         process = await self._ensure()
         if process.returncode is not None:
             raise InfrastructureError(f"the isolated player's sandbox ended ({process.returncode})")
         request_id = self._next_id
         self._next_id += 1
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(_retrieved)  # an episode cancelled meanwhile: no warning
         self._waiting[request_id] = future
-        kind = type(arg)
         body = {
             "id": request_id,
             "instance": instance,
             "method": method,
-            "type": f"{kind.__module__}:{kind.__qualname__}",
-            "arg": TypeAdapter(kind).dump_python(arg, mode="json"),
+            "arg": encode(arg),
+            "before": before or [],
         }
         self._write(process, body)
         self.calls += 1
@@ -259,6 +277,11 @@ class IsolatedHost:
             await asyncio.gather(self._reader, return_exceptions=True)
 
 
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
 class IsolatedPlayer:
     """The evaluator's side of one dialogue's isolated player: it has the role protocol's
     methods and forwards each call to the sandbox."""
@@ -270,20 +293,30 @@ class IsolatedPlayer:
         self.output = output
         self.instance = host.new_instance()
         self.view: Any = None
+        self._buffered: list[list[Any]] = []
 
     async def start(self, context: Any) -> None:
         self.view = context
-        answer = await self.host.call(self.instance, "start", context)
-        self._grow(answer)
+        await self._call("start", context)
 
     async def respond(self, observation: Any) -> Any:
-        answer = await self.host.call(self.instance, "respond", observation)
+        return self._checked(await self._call("respond", observation), self.output)
+
+    async def _call(self, method: str, arg: Any) -> Any:
+        before, self._buffered = self._buffered, []
+        answer = await self.host.call(self.instance, method, arg, before)
         self._grow(answer)
-        value = answer.get("value")
-        if self.output is None:
+        return answer.get("value")
+
+    def _buffer(self, method: str, arg: Any) -> None:
+        self._buffered.append([method, encode(arg)])
+
+    @staticmethod
+    def _checked(value: Any, output: type[Any] | None) -> Any:
+        if output is None:
             return value
         try:
-            return TypeAdapter(self.output).validate_python(value)
+            return TypeAdapter(output).validate_python(value)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first.get("loc", ())) or "reply"
@@ -316,12 +349,62 @@ class IsolatedFactory:
     def privileged(self) -> bool:
         return False  # never handed more than the role's view
 
+    methods: Mapping[str, bool] = field(default_factory=dict)
+    """The class's other public methods (name -> async), as the sandbox described them."""
+
     def build(self, options: PlayerOptions) -> Any:
-        player = IsolatedPlayer(self.host, output_type(self.role.protocol))
+        kind = _stand_in(tuple(sorted(self.methods.items())))
+        player = kind(self.host, output_type(self.role.protocol))
         return self.role.check(player, self.name)
 
     def check_selection(self, selection: str) -> None:
         return None
+
+
+def _forward(name: str, is_async: bool) -> Any:
+    """A stand-in's method ``name``: an async one is a call into the sandbox (its result as
+    JSON); a synchronous one is buffered and replayed before the next call (returns None)."""
+    if is_async:
+
+        async def call(self: IsolatedPlayer, arg: Any) -> Any:
+            return await self._call(name, arg)
+
+        return call
+
+    def buffered(self: IsolatedPlayer, arg: Any) -> None:
+        self._buffer(name, arg)
+
+    return buffered
+
+
+def _stand_in(methods: tuple[tuple[str, bool], ...]) -> type[IsolatedPlayer]:
+    """The stand-in class with the player class's other methods (so optional protocols, such
+    as observing queued results, still match the stand-in as they match the class)."""
+    if not methods:
+        return IsolatedPlayer
+    body = {name: _forward(name, is_async) for name, is_async in methods}
+    return type("IsolatedPlayerWithMethods", (IsolatedPlayer,), body)
+
+
+def describe(argv: Sequence[str], name: str) -> dict[str, bool]:
+    """Load the class in the sandbox once (a usage error when it cannot be), and list its other
+    public methods."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            [*argv, "--describe", name], capture_output=True, text=True, timeout=120
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UsageError(f"--isolate: cannot start the sandbox ({exc})") from None
+    try:
+        body = json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        why = " ".join(done.stderr.split())[-300:] or f"exit {done.returncode}"
+        raise UsageError(f"--isolate: the sandbox did not start: {why}") from None
+    if not body.get("ok"):
+        raise UsageError(f"--isolate: {name}: {body.get('error')}")
+    return {str(k): bool(v) for k, v in dict(body.get("methods") or {}).items()}
 
 
 def isolated_factory(
@@ -339,7 +422,8 @@ def isolated_factory(
     cache)."""
     roots = module_roots(name)
     env = sandbox_env(roots, isolation, os.environ)
-    argv = sandbox_argv(roots, [*package_data_dirs(), *hidden], env)
+    readable = public_paths(role.public_data)
+    argv = sandbox_argv(roots, [*package_data_dirs(), *hidden], env, readable)
     prompts = options.prompts
     extra = {}
     for key, value in options.extra.items():
@@ -360,7 +444,8 @@ def isolated_factory(
         ),
     }
     _, params = split_params(name)
-    return IsolatedFactory(role, name, IsolatedHost(setup, argv), params)
+    methods = describe(argv, name)
+    return IsolatedFactory(role, name, IsolatedHost(setup, argv), params, methods)
 
 
 __all__ = [

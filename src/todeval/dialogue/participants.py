@@ -205,6 +205,10 @@ class Role(Generic[P]):
     action: Callable[[str], Any] | None = field(default=None, kw_only=True)
     """How a policy's text becomes this role's output (:mod:`todeval.gym`); default: the JSON
     of the output model the role's protocol names, or the text itself."""
+    public_data: tuple[str, ...] = field(default=(), kw_only=True)
+    """Glob patterns, relative to the package's data folder, of what a player of this role may
+    read when it is isolated (``--isolate``): its own back-end, as a deployed player has it (a
+    booking system's database and schema, never the goals). The rest of the data is hidden."""
 
     def context_for(self, player: object, context: Any) -> Any:
         """What ``player`` is handed at the start: the full ``context`` for a privileged

@@ -125,6 +125,19 @@ def _check_resume(existing: Manifest, plan: RunPlan, run_dir: Path) -> None:
             f"{run_dir} holds a run over a different task set (hash {existing.task_set_hash} != "
             f"{plan.task_set_hash}); use another --out directory"
         )
+    moved = [
+        f"{role} player ran {before.channel}, now {now.channel}"
+        for role, before in existing.roles.items()
+        if (now := plan.roles.get(role)) is not None
+        and before.channel is not None
+        and now.channel is not None
+        and before.channel != now.channel
+    ]
+    if moved:  # the manifest names one channel for every episode: keep it true
+        raise RefusedError(
+            f"{run_dir} holds a run whose {'; '.join(moved)}; resume it as it was started "
+            "(--isolate or not) or use another --out directory"
+        )
 
 
 def _error_record(

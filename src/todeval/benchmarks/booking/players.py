@@ -32,6 +32,18 @@ USERS: dict[str, str] = {
     "replay": "todeval.benchmarks.booking.users.replay:ReplayUser",
 }
 
-SYSTEM: Role[BookingSystem] = Role("system", "system", BookingSystem, SYSTEMS, view=system_view)
+SYSTEM_BACKEND = (
+    "multiwoz/schema.json",
+    "multiwoz/ontology.json",
+    "multiwoz/db",
+    "multiwoz/packs",
+    "domains/*/domain.yaml",
+    "domains/*/*.csv",
+)
+"""What an isolated system may read of the package's data: its world (schema, databases,
+packs), never a goal (``booking_tasks``, the corpus, a pack's ``tasks.json``)."""
+SYSTEM: Role[BookingSystem] = Role(
+    "system", "system", BookingSystem, SYSTEMS, view=system_view, public_data=SYSTEM_BACKEND
+)
 # the user's view is its own goal: the UserContext is built for the user alone
 USER: Role[UserSimulator] = Role("user", "user simulator", UserSimulator, USERS, view=same_view)
