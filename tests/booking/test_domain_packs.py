@@ -99,6 +99,7 @@ def test_a_broken_pack_is_one_line_naming_the_problem(
     with pytest.raises(BadInputError) as raised:
         load_pack(pack_copy)
     assert says in str(raised.value) and "\n" not in str(raised.value)
+    cached_pack.cache_clear()
     assert main(["data", "domain", str(pack_copy), "--check"]) == 3
     assert says in capsys.readouterr().err
 
@@ -410,3 +411,78 @@ def test_who_failed_on_a_pack_blames_the_system_that_never_offers(
     assert kinds == {"gave_up"}
     said = [e["data"]["text"] for e in records[0]["events"] if e["kind"] == "user_message"]
     assert any("I want to book it for" in text for text in said)
+
+
+def _cars_in_sqlite(folder: Path, table: str = "cars") -> Path:
+    import csv
+    import sqlite3
+
+    rows = list(csv.DictReader((folder / "cars.csv").open(newline="")))
+    path = folder / "cars.sqlite"
+    with sqlite3.connect(path) as db:
+        columns = ", ".join(f'"{c}" TEXT' for c in rows[0])
+        db.execute(f"CREATE TABLE {table} ({columns})")
+        marks = ", ".join("?" for _ in rows[0])
+        db.executemany(f"INSERT INTO {table} VALUES ({marks})", [list(r.values()) for r in rows])
+    db.close()
+    _edit(folder, "data: cars.csv", f"data: cars.sqlite#{table}")
+    return path
+
+
+def test_pack_data_from_sqlite_goes_through_the_safe_reader(
+    tmp_path: Path, pack_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An SQLite table reads as its CSV did; a view, a file that is not SQLite and a link that
+    leaves the pack's folder are each one line and exit 3 (issue 42, point 1). (The CLI keeps
+    a pack per folder for the process: cleared between edits here.)"""
+    from todeval.benchmarks.booking.domains.pack import cached_pack
+
+    csv_rows = load_pack(PACK).rows["car"]
+    path = _cars_in_sqlite(pack_copy)
+    assert load_pack(pack_copy).rows["car"] == csv_rows
+    with sqlite3_view(path):
+        assert main(["data", "domain", str(pack_copy), "--check"]) == 0
+    _edit(pack_copy, "data: cars.sqlite#cars", "data: cars.sqlite#every_car")
+    cached_pack.cache_clear()
+    assert main(["data", "domain", str(pack_copy), "--check"]) == 3
+    assert "no table 'every_car' (a view)" in capsys.readouterr().err
+    path.write_bytes(b"not a database" * 100)
+    cached_pack.cache_clear()
+    assert main(["data", "domain", str(pack_copy), "--check"]) == 3
+    err = capsys.readouterr().err
+    assert "not a readable SQLite file" in err and "Traceback" not in err
+    outside = tmp_path / "outside.sqlite"
+    path.unlink()
+    _cars_in_sqlite_at(outside, pack_copy)
+    path.symlink_to(outside)
+    _edit(pack_copy, "data: cars.sqlite#every_car", "data: cars.sqlite#cars")
+    cached_pack.cache_clear()
+    assert main(["data", "domain", str(pack_copy), "--check"]) == 3
+    assert "leaves" in capsys.readouterr().err
+
+
+class sqlite3_view:
+    """Adds a view ``every_car`` over ``cars`` for the duration."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __enter__(self) -> None:
+        import sqlite3
+
+        with sqlite3.connect(self.path) as db:
+            db.execute("CREATE VIEW every_car AS SELECT * FROM cars")
+        db.close()
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _cars_in_sqlite_at(target: Path, folder: Path) -> None:
+    import csv
+    import sqlite3
+
+    rows = list(csv.DictReader((folder / "cars.csv").open(newline="")))
+    with sqlite3.connect(target) as db:
+        db.execute(f"CREATE TABLE cars ({', '.join(f'{c!r} TEXT' for c in rows[0])})")
+    db.close()

@@ -98,10 +98,63 @@ def read_user_text(
     return decode_utf8(data, path, what=what)
 
 
+MAX_SQLITE_ROWS = 1_000_000
+"""The bound on the rows read from one SQLite table a user hands us."""
+_SQLITE_STEPS = 200_000_000
+"""SQLite virtual-machine steps one read may take before it is stopped (no hang)."""
+
+
+def read_user_sqlite_rows(
+    path: str | Path,
+    table: str,
+    *,
+    what: str = "file",
+    folder: str | Path | None = None,
+    max_bytes: int = MAX_USER_FILE_BYTES,
+    max_rows: int = MAX_SQLITE_ROWS,
+) -> list[dict[str, object]]:
+    """Every row of ``table`` (a real table, not a view) of the SQLite file ``path``, after the
+    checks of this module: the file is read once (bounded) and opened from memory, so no journal
+    or lock file is touched; at most ``max_rows`` rows; a read that runs too long is stopped."""
+    import sqlite3
+
+    path = Path(path)
+    data = read_user_bytes(path, what=what, folder=folder, max_bytes=max_bytes)
+    steps = 0
+
+    def progress() -> int:
+        nonlocal steps
+        steps += 1000
+        return 1 if steps > _SQLITE_STEPS else 0
+
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.deserialize(data)
+        conn.set_progress_handler(progress, 1000)
+        conn.row_factory = sqlite3.Row
+        kind = conn.execute("SELECT type FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+        if kind is None or kind[0] != "table":
+            found = "a view" if kind is not None else "no such table"
+            raise BadInputError(f"{path}: the {what} has no table {table!r} ({found})")
+        quoted = table.replace('"', '""')  # quoted, never interpolated raw
+        cursor = conn.execute(f'SELECT * FROM "{quoted}"')
+        rows = cursor.fetchmany(max_rows + 1)
+        if len(rows) > max_rows:
+            raise BadInputError(f"{path}: the {what}'s table {table!r} has over {max_rows:,} rows")
+        return [dict(r) for r in rows]
+    except sqlite3.Error as exc:
+        cause = "it took too long" if steps > _SQLITE_STEPS else str(exc).splitlines()[0]
+        raise BadInputError(f"{path}: the {what} is not a readable SQLite file ({cause})") from None
+    finally:
+        conn.close()
+
+
 __all__ = [
+    "MAX_SQLITE_ROWS",
     "MAX_USER_FILE_BYTES",
     "check_regular",
     "decode_utf8",
     "read_user_bytes",
+    "read_user_sqlite_rows",
     "read_user_text",
 ]

@@ -73,7 +73,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from todeval.core import safejson
-from todeval.core.userfiles import read_user_text
+from todeval.core.userfiles import read_user_sqlite_rows, read_user_text
 from todeval.errors import BadInputError
 
 SlotType = Literal["categorical", "text", "integer", "time"]
@@ -349,20 +349,22 @@ def _read_rows(folder: Path, entity: str, spec: str) -> list[dict[str, Any]]:
         if path.suffix in (".sqlite", ".db", ".sqlite3"):
             if not table:
                 raise _fail(where, "an SQLite file needs a table: FILE.sqlite#table")
-            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
-                conn.row_factory = sqlite3.Row
-                # the table name is quoted, never interpolated raw: it comes from the schema
-                quoted = table.replace('"', '""')
-                return [dict(r) for r in conn.execute(f'SELECT * FROM "{quoted}"')]
+            return read_user_sqlite_rows(
+                folder / file, table, what="pack data", folder=folder, max_bytes=MAX_PACK_FILE_BYTES
+            )
         if path.suffix == ".json":
             rows = safejson.loads(
-                read_user_text(path, what="pack data", max_bytes=MAX_PACK_FILE_BYTES)
+                read_user_text(
+                    folder / file, what="pack data", folder=folder, max_bytes=MAX_PACK_FILE_BYTES
+                )
             )
             if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
                 raise _fail(where, "a JSON data file must be a list of objects")
             return rows
         if path.suffix == ".csv":
-            text = read_user_text(path, what="pack data", max_bytes=MAX_PACK_FILE_BYTES)
+            text = read_user_text(
+                folder / file, what="pack data", folder=folder, max_bytes=MAX_PACK_FILE_BYTES
+            )
             return list(csv.DictReader(io.StringIO(text, newline="")))
     except sqlite3.Error as exc:
         raise _fail(where, f"SQLite: {exc}") from None
