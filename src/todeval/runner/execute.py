@@ -51,7 +51,7 @@ from todeval.errors import (
     TodevalError,
     UsageError,
 )
-from todeval.runner.executors import Executor, make_executor
+from todeval.runner.executors import Executor, WorkersLostError, make_executor
 from todeval.runner.plan import EpisodeJob, RunPlan
 from todeval.runner.progress import ProgressReporter
 from todeval.runner.store import RunDirectory
@@ -227,6 +227,9 @@ async def _run_jobs(
             progress.started()
             try:
                 record = await executor.play(job)
+            except WorkersLostError as exc:  # nowhere left to play: resume later
+                stop(exc)
+                return
             except Exception as exc:
                 record = _error_record(plan, job, exc, started)
             if health.refusal is not None:  # this episode may have met it: not kept
@@ -559,6 +562,16 @@ def _raise_stop(
     stop: TodevalError, store: RunDirectory, wanted: set[tuple[str, int]], total: int
 ) -> None:
     """Raise why the session stopped early, with how far the run got."""
+    if isinstance(stop, WorkersLostError):
+        kept = sum(
+            1
+            for r in store.iter_episodes(light=True)
+            if r.key in wanted and r.outcome is not Outcome.INFRASTRUCTURE_ERROR
+        )
+        raise WorkersLostError(
+            f"{stop.message}: {kept} of {total} episodes done and kept in {store.path}; "
+            "resume with the same command once the cluster has workers again"
+        )
     if isinstance(stop, _Interrupted):
         done = sum(
             1

@@ -13,6 +13,7 @@ episode's model calls met (a refused key, an unreachable endpoint) for the drive
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import math
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from todeval.core.health import RunHealth, current_health, watching
 from todeval.core.imports import load_reference
 from todeval.core.records import EpisodeRecord
-from todeval.errors import UsageError
+from todeval.errors import EXIT_RETRY, TodevalError, UsageError
 
 if TYPE_CHECKING:
     from todeval.runner.options import RuntimeOptions
@@ -95,8 +96,47 @@ class _EpisodeWorker:
         return json.dumps({"record": record.model_dump_json(), "health": health.snapshot()})
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+class WorkersLostError(TodevalError):
+    """Every Ray worker of the session was lost (their nodes died): the finished episodes are
+    kept and the ones in flight are not written, so running the same command resumes."""
+
+    exit_code = EXIT_RETRY
+
+
+def spread(nodes: list[tuple[str, int]], count: int) -> list[str]:
+    """``count`` node ids for as many workers, one per CPU, taking the nodes in turn (so a few
+    workers land on different nodes): ``[("a", 2), ("b", 1)]`` and 3 give a, b, a."""
+    order: list[str] = []
+    depth = max((cpus for _, cpus in nodes), default=0)
+    for level in range(depth):
+        order.extend(node for node, cpus in nodes if cpus > level)
+    if not order:
+        return []
+    return [order[i % len(order)] for i in range(count)]
+
+
+def _why_lost(exc: BaseException) -> str:
+    """Why a Ray actor is gone, in a few words: its creation failed (the error's last line),
+    or its node died or cannot be reached."""
+    if getattr(exc, "actor_init_failed", False):
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        return f"a worker could not start: {lines[-1][:200] if lines else type(exc).__name__}"
+    return f"their nodes died or cannot be reached: {type(exc).__name__}"
+
+
 class RayExecutor:
-    """Episodes on Ray actors (a local cluster, or an existing one by address)."""
+    """Episodes on Ray actors (a local cluster, or an existing one by address).
+
+    One actor per CPU of the cluster's nodes (no more than the episodes in flight), placed on
+    the nodes in turn; a node without CPUs (a head started with ``--num-cpus 0``) gets none.
+    Each episode goes to the actor with the fewest in flight. An actor that dies (its node was
+    lost) leaves the pool and its episodes are played again on the others; once none is left
+    the session stops with :class:`WorkersLostError`.
+    """
 
     def __init__(
         self,
@@ -127,21 +167,59 @@ class RayExecutor:
                 kwargs["object_store_memory"] = object_store_memory
                 kwargs["num_cpus"] = num_workers or os.cpu_count() or 1
             ray.init(**kwargs)
-        workers = num_workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        per_worker = max(1, math.ceil(max_concurrency / workers))
-        actor_cls = ray.remote(num_cpus=0)(_EpisodeWorker).options(max_concurrency=per_worker)
-        runtime = worker_runtime(plan)
-        self._actors = [
-            actor_cls.remote(plan.factory, plan.config, runtime) for _ in range(workers)
+        nodes = [
+            (str(node["NodeID"]), int(node.get("Resources", {}).get("CPU", 0)))
+            for node in ray.nodes()
+            if node.get("Alive")
         ]
-        self._next = 0
-        nodes = len(ray.nodes())
-        self.description = f"ray ({workers} workers on {nodes} node(s))"
+        cpus = sum(n for _, n in nodes)
+        workers = num_workers or max(1, min(cpus, max_concurrency))
+        placed = spread(nodes, workers)
+        per_worker = max(1, math.ceil(max_concurrency / workers))
+        actor_cls = ray.remote(num_cpus=0)(_EpisodeWorker)
+        runtime = worker_runtime(plan)
+        self._actors: list[Any] = []
+        for i in range(workers):
+            options: dict[str, Any] = {"max_concurrency": per_worker}
+            if placed:
+                strategies = importlib.import_module("ray.util.scheduling_strategies")
+                # hard: a soft affinity lets Ray put workers on a busy node's neighbour
+                # (the head, say); a worker whose node is gone fails and leaves the pool
+                options["scheduling_strategy"] = strategies.NodeAffinitySchedulingStrategy(
+                    placed[i], soft=False
+                )
+            self._actors.append(
+                actor_cls.options(**options).remote(plan.factory, plan.config, runtime)
+            )
+        self._in_flight = [0] * workers
+        self._alive = set(range(workers))
+        self._lost: list[str] = []
+        self._actor_error: type[BaseException] = ray.exceptions.RayActorError
+        used = len(set(placed)) if placed else len(nodes)
+        self.description = f"ray ({_count(workers, 'worker')} on {_count(used, 'node')})"
+
+    def _pick(self) -> int:
+        if not self._alive:
+            raise WorkersLostError(
+                f"all {len(self._actors)} Ray workers were lost ({self._lost[-1]})"
+            )
+        return min(self._alive, key=lambda i: (self._in_flight[i], i))
 
     async def play(self, job: EpisodeJob) -> EpisodeRecord:
-        actor = self._actors[self._next % len(self._actors)]
-        self._next += 1
-        reply = json.loads(await actor.play.remote(job.task_id, job.trial, job.group))
+        while True:
+            index = self._pick()
+            self._in_flight[index] += 1
+            try:
+                raw = await self._actors[index].play.remote(job.task_id, job.trial, job.group)
+            except self._actor_error as exc:  # its node died: play the episode elsewhere
+                if index in self._alive:
+                    self._alive.discard(index)
+                    self._lost.append(_why_lost(exc))
+                continue
+            finally:
+                self._in_flight[index] -= 1
+            break
+        reply = json.loads(raw)
         health = current_health()
         if health is not None:
             health.merge(reply["health"])
@@ -149,7 +227,8 @@ class RayExecutor:
 
     def close(self) -> None:
         for actor in self._actors:
-            self._ray.kill(actor)
+            with contextlib.suppress(Exception):  # a dead actor's node may be gone
+                self._ray.kill(actor)
         if self._started_here:
             self._ray.shutdown()
 
