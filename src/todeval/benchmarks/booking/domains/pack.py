@@ -350,21 +350,17 @@ def _read_rows(folder: Path, entity: str, spec: str) -> list[dict[str, Any]]:
             if not table:
                 raise _fail(where, "an SQLite file needs a table: FILE.sqlite#table")
             return read_user_sqlite_rows(
-                folder / file, table, what="pack data", folder=folder, max_bytes=MAX_PACK_FILE_BYTES
+                path, table, what="pack data", max_bytes=MAX_PACK_FILE_BYTES
             )
         if path.suffix == ".json":
             rows = safejson.loads(
-                read_user_text(
-                    folder / file, what="pack data", folder=folder, max_bytes=MAX_PACK_FILE_BYTES
-                )
+                read_user_text(path, what="pack data", max_bytes=MAX_PACK_FILE_BYTES)
             )
             if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
                 raise _fail(where, "a JSON data file must be a list of objects")
             return rows
         if path.suffix == ".csv":
-            text = read_user_text(
-                folder / file, what="pack data", folder=folder, max_bytes=MAX_PACK_FILE_BYTES
-            )
+            text = read_user_text(path, what="pack data", max_bytes=MAX_PACK_FILE_BYTES)
             return list(csv.DictReader(io.StringIO(text, newline="")))
     except sqlite3.Error as exc:
         raise _fail(where, f"SQLite: {exc}") from None
