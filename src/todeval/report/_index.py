@@ -636,10 +636,14 @@ class EpisodeIndex:
         """Per run key, each task's mean of the run's primary metric (episodes that count in
         metrics, the last line per task and trial), as the static report computes them."""
         names: dict[str, str] = {}  # one str per task id, shared by every run
+        numbers: dict[float, float] = {}  # and one float per value (mostly 0.0 and 1.0)
         out: dict[str, dict[str, float]] = {}
         with self._db() as db:
             for key, values in db.execute("SELECT key, task_values FROM runs ORDER BY pos"):
-                out[key] = {names.setdefault(t, t): v for t, v in json.loads(values).items()}
+                out[key] = {
+                    names.setdefault(t, t): numbers.setdefault(v, v)
+                    for t, v in json.loads(values).items()
+                }
         return out
 
     def cached_page(self, key: str) -> tuple[bytes, bytes] | None:
