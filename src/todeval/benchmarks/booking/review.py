@@ -22,9 +22,11 @@ simulator (the user under the goal)
 system (the agent under test; side ``agent``)
   ``ignored_constraint`` a search or booking whose argument contradicts a value the user stated,
                          or a booking that leaves out a constraint the user stated
-  ``missing_slots``      a booking without a booking slot the user had already given
+  ``missing_slots``      a booking without a booking slot the user had already given, or one
+                         that failed for a slot of the system's own (a venue's name, a car id)
   ``invented_reference`` a reference in its messages that no successful booking returned
-  ``gave_up``            the user gave every value a goal domain needs, and it was not booked;
+  ``gave_up``            the user gave every value a goal domain needs, and it was not booked
+                         (unless its last search there found nothing and it tried no booking);
                          or it refused a booking outright ("I cannot book that.") and a goal
                          domain stayed unbooked
   ``format_violation``, ``system_error`` -- the episode was aborted or crashed on its side
@@ -118,6 +120,7 @@ _TIMES = [  # a clock time said in words or digits; the groups give hour, minute
 ]
 _ARRIVE = re.compile(r"(?:arriv\w*|get(?:ting)? (?:there|in)|be there)\b[^.,;!?]{0,20}$|\bby $")
 _LEAVE = re.compile(r"(?:leav\w*|depart\w*)\b[^.,;!?]{0,20}$|\bafter $")
+_PART_OF_NUMBER = re.compile(r"[./]\d")
 _SAME = re.compile(r"\bsame (?:group|party|people|number of people|\w+ (?:people|persons?))\b")
 _SAME_DAY = re.compile(r"\bsame day\b")
 _PRICE_WORDS = {
@@ -248,6 +251,12 @@ def mentions(text: str, names: Iterable[str] = ()) -> dict[str, set[str]]:
             for m in pattern.finditer(low):
                 if _NEGATED.search(low[max(0, m.start() - 16) : m.start()]):
                     continue  # "a hotel, not a guesthouse": the opposite of a statement
+                if _PART_OF_NUMBER.match(low[m.end(1) :]) or low[: m.start(1)][-1:] in (
+                    "/",
+                    ".",
+                    "-",
+                ):
+                    continue  # "1.5 people", "1/2 stars", "-2 nights": no number the pattern knows
                 found.setdefault(slot, set()).add(_value(slot, m.group(1)))
     for slot, values in times(low).items():
         found.setdefault(slot, set()).update(values)
@@ -452,6 +461,8 @@ def review_episode(task: BookingTask, record: EpisodeRecord) -> Review:
                     )
         elif e.kind in ("db_query", "booking_request"):
             faults += _call_faults(task, e, stated, said, language)
+        elif e.kind == "booking_result" and not e.data.get("ok"):
+            faults += _own_slots(e, language)
     ended: list[Fault] = []
     if record.outcome is not Outcome.SUCCESS:
         ended = _unbooked(task, record, events, stated, asked, language, refusals, last_said)
@@ -550,12 +561,16 @@ def _unbooked(
     gave. Once the system has refused a booking outright, neither what the user had not yet
     given when asked before that refusal nor its ending the dialogue is the user's fault: the
     system would not book whatever it was told. A question that names its domain ("how many
-    tickets") and that the user never answered leaves that value ungiven for that domain, even
-    if the user said one for another domain before (held-out study, issue 42)."""
+    tickets") and that the user never answered -- stated no value after the first such question
+    -- leaves that value ungiven for that domain, even if the user said one for another domain
+    before (held-out study, issue 42)."""
     out: list[Fault] = []
     booked = _booked(events)
     refused = max((turn for turn, _ in refusals), default=None)
     unanswered: set[tuple[str, str]] = set()  # (domain, slot) asked for and never answered
+    first: dict[tuple[str | None, str], int] = {}  # (domain, slot) -> the first question's turn
+    for slot, turn, text in asked:
+        first.setdefault((language.ask_domain(text.lower()), slot), turn)
     for slot, turn, text in asked:
         if refused is not None and turn <= refused:
             continue
@@ -565,7 +580,7 @@ def _unbooked(
             goal is not None
             and domain_asked not in booked
             and slot in (goal.book or goal.fail_book)
-            and (last_said or {}).get(slot, 0) <= turn
+            and (last_said or {}).get(slot, 0) <= first[(domain_asked, slot)]
         ):
             unanswered.add((str(domain_asked), slot))
             out.append(Fault(side="simulator", kind="withheld_value", turn=turn, evidence=text))
@@ -592,11 +607,39 @@ def _unbooked(
         if missing and ended and not refusals and not given_up:
             said = f"{domain} unbooked; never given: {', '.join(missing)}"
             out.append(Fault(side="simulator", kind="early_done", turn=last, evidence=said))
-        elif not missing and record.outcome is Outcome.FAILURE:
+        elif not missing and record.outcome is Outcome.FAILURE and not _none_found(events, domain):
             given = ", ".join(f"{s}={'/'.join(sorted(stated[s]))}" for s in needed)
             said = f"{domain} unbooked although the user gave {given or 'what it needs'}"
             out.append(Fault(side="agent", kind="gave_up", turn=last, evidence=said))
     return out
+
+
+_MISSING = re.compile(r"missing slots?: ([\w, ]+)")
+
+
+def _own_slots(event: Any, language: _Language) -> list[Fault]:
+    """A booking that failed for a slot of the system's own (a venue's name, a train or car id,
+    not one the user gives): the system's doing."""
+    reason = str(event.data.get("reason") or event.data.get("message") or "")
+    found = _MISSING.search(reason.lower())
+    domain = str(event.data.get("domain"))
+    if found is None:
+        return []
+    own = [s.strip() for s in found.group(1).split(",") if s.strip()]
+    own = [s for s in own if s not in language.booking(domain)]
+    if not own:
+        return []
+    said = f"booking {domain} failed without {', '.join(own)}"
+    return [Fault(side="agent", kind="missing_slots", turn=event.turn, evidence=said)]
+
+
+def _none_found(events: list[Any], domain: str) -> bool:
+    """Whether the system's last search in ``domain`` found nothing and it tried no booking
+    there: it told the user no place matches (a goal the database cannot serve is no one's
+    fault the review can see)."""
+    searches = [e for e in events if e.kind == "db_result" and e.data.get("domain") == domain]
+    booked = any(e.kind == "booking_request" and e.data.get("domain") == domain for e in events)
+    return bool(searches) and not searches[-1].data.get("rows") and not booked
 
 
 def _missing(
