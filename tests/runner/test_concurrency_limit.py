@@ -91,3 +91,14 @@ def test_a_lower_models_file_limit_wins_and_the_start_line_says_so(
         "flight (the models file's connection_limit)"
     ), start
     assert peak <= 4
+
+
+def test_the_openai_client_keeps_every_call_in_flight_alive() -> None:
+    """The SDK keeps 100 idle connections by default: at 128 calls in flight the rest would be
+    closed after each reply and opened again for the next call."""
+    from todeval.backends.openai_backend import pool_limits
+
+    assert pool_limits(8) is None  # the SDK's own limits already do
+    widened = pool_limits(128)
+    assert widened is not None and widened.max_keepalive_connections == 128
+    assert widened.max_connections >= 128

@@ -231,13 +231,37 @@ def _classify(exc: openai.OpenAIError, info: ModelInfo) -> Exception:
 # ---------------------------------------------------------------------------------------------
 
 
+def pool_limits(calls: int) -> Any | None:
+    """The SDK's connection-pool limits widened to keep ``calls`` connections alive, or
+    ``None`` when its defaults already do. Its default keeps 100 idle connections: with more
+    calls in flight (``--max-concurrency 128``) every reply past the 100th closed its
+    connection and the next call opened a new one."""
+    default = getattr(getattr(openai, "_constants", None), "DEFAULT_CONNECTION_LIMITS", None)
+    keep = getattr(default, "max_keepalive_connections", None)
+    if default is None or not isinstance(keep, int) or calls <= keep:
+        return None
+    return type(default)(
+        max_connections=max(calls, default.max_connections or 0),
+        max_keepalive_connections=calls,
+        keepalive_expiry=default.keepalive_expiry,
+    )
+
+
 class OpenAIBackend:
     """Chat completions on an OpenAI-compatible server through ``openai.AsyncOpenAI``."""
 
     def __init__(self, info: ModelInfo, *, api_key: str) -> None:
         self._info = info
+        limits = pool_limits(info.connection_limit)
+        extra: dict[str, Any] = {}
+        if limits is not None:
+            extra["http_client"] = openai.DefaultAsyncHttpxClient(limits=limits)
         self._client = openai.AsyncOpenAI(
-            api_key=api_key, base_url=info.base_url, max_retries=0, timeout=info.timeout_s
+            api_key=api_key,
+            base_url=info.base_url,
+            max_retries=0,
+            timeout=info.timeout_s,
+            **extra,
         )
 
     @property
