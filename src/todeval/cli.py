@@ -57,6 +57,12 @@ class _Parser(argparse.ArgumentParser):
                 parts = option.lstrip("-").split("-")
                 if option.startswith("--") and word in parts and option not in hints:
                     hints.append(option)
+            import difflib  # only on this error path: start-up stays lean
+
+            longs = [o for o in self._option_string_actions if o.startswith("--")]
+            for option in difflib.get_close_matches(f"--{word}", longs, n=3, cutoff=0.75):
+                if option not in hints:  # a typo: --sytem for --system
+                    hints.append(option)
         hint = f"; did you mean {', '.join(sorted(hints))}?" if hints else ""
         self.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
 

@@ -75,8 +75,14 @@ def first_problem(exc: Any) -> str:
 
 
 def choice_error(kind: str, value: str, choices: list[str] | tuple[str, ...]) -> UsageError:
-    """A one-line usage error naming the valid choices."""
-    return UsageError(f"unknown {kind} {value!r}; valid choices: {', '.join(sorted(choices))}")
+    """A one-line usage error naming the valid choices (and the closest, for a typo)."""
+    import difflib
+
+    close = difflib.get_close_matches(value, [str(c) for c in choices], n=1, cutoff=0.75)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return UsageError(
+        f"unknown {kind} {value!r}{hint}; valid choices: {', '.join(sorted(choices))}"
+    )
 
 
 class InfrastructureError(Exception):

@@ -60,8 +60,9 @@ def resolve_entry(
     if models is not None:
         raise choice_error("model", spec_or_name, list(models))
     raise UsageError(
-        f"unknown model {spec_or_name!r}: give a spec such as openai:<model>@<url> "
-        "or a name defined in a models file"
+        f"unknown model {spec_or_name!r}: did you mean openai:{spec_or_name}@<url> (the model "
+        "on an OpenAI-compatible endpoint, e.g. https://api.openai.com/v1)? A model is a spec "
+        "such as openai:<model>@<url> or a name defined in a models file (--models-file)"
     )
 
 

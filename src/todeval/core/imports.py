@@ -15,6 +15,23 @@ def is_reference(text: str) -> bool:
     return bool(sep and module and attr)
 
 
+def _path_hint(module_name: str) -> str:
+    """A hint when the module's package sits in the current folder but that folder is not on
+    the import path (``todeval`` does not add it)."""
+    import os
+    import sys
+    from pathlib import Path
+
+    top = module_name.split(".")[0]
+    here = Path.cwd()
+    on_path = {str(Path(p or os.curdir).resolve()) for p in sys.path}
+    if str(here.resolve()) in on_path:
+        return ""
+    if (here / top).is_dir() or (here / f"{top}.py").is_file():
+        return f" ({top} is in this folder, which is not on the import path: run with PYTHONPATH=.)"
+    return ""
+
+
 def load_reference(reference: str, *, what: str = "object") -> object:
     """The attribute a ``package.module:attribute`` reference names (``attribute`` may be dotted).
 
@@ -26,7 +43,9 @@ def load_reference(reference: str, *, what: str = "object") -> object:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise UsageError(f"cannot load {what} {reference!r}: {exc}") from None
+        raise UsageError(
+            f"cannot load {what} {reference!r}: {exc}{_path_hint(module_name)}"
+        ) from None
     found: object = module
     try:
         for part in attr.split("."):  # "SPEC.profile": an attribute of an attribute

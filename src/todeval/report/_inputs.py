@@ -267,6 +267,20 @@ class _TaskValues:
         return {task: sum(v) / len(v) for task, v in sorted(self.found.items())}
 
 
+def _parent_hint(path: Path) -> str:
+    """For a folder of run directories: how to report them all, or browse them."""
+    try:
+        runs = sum(1 for p in path.iterdir() if (p / MANIFEST).is_file())
+    except OSError:
+        return ""
+    if not runs:
+        return ""
+    return (
+        f"; it holds {runs} run director{'y' if runs == 1 else 'ies'}: todeval report "
+        f"{path}/* (or todeval view {path} to browse them)"
+    )
+
+
 def _read_json(path: Path) -> Any:
     try:
         return safejson.loads(read_user_text(path, what="JSON file"))
@@ -377,6 +391,7 @@ class _Loader:
                 self._problem(
                     BadInputError(
                         f"{path}: not a run directory (no {MANIFEST}) or panel (no {PANEL_FILE})"
+                        f"{_parent_hint(path)}"
                     )
                 )
         elif path.is_file():
