@@ -98,6 +98,15 @@ class _Indexer:
         self._busy = False
         self._error: BaseException | None = None
         self.last: UpdateStats | None = None
+        self.gate = threading.Event()
+        """Cleared while a page is built: the update waits between runs (one core's worth
+        of Python for the page rather than half of it)."""
+        self.gate.set()
+
+    def _run_done(self, stats: UpdateStats) -> None:
+        self.gate.wait()
+        if self.progress is not None:
+            self.progress(stats)
 
     def request(self, version: str, runs: list[IndexedRun]) -> None:
         with self._cond:
@@ -116,7 +125,7 @@ class _Indexer:
                 version, runs = self._want
                 self._want = None
             try:
-                stats = self.index.update(runs, self.progress)
+                stats = self.index.update(runs, self._run_done)
             except BaseException as exc:  # raised again to the request that waits
                 with self._cond:
                     self._error, self._busy = exc, False
@@ -282,6 +291,13 @@ class ViewState:
         return out
 
     def _build(self, inputs: ReportInputs, version: str, complete: bool) -> None:
+        self.indexer.gate.clear()
+        try:
+            self._build_page(inputs, version, complete)
+        finally:
+            self.indexer.gate.set()
+
+    def _build_page(self, inputs: ReportInputs, version: str, complete: bool) -> None:
         index = self.index
         counts = index.counts()
         problems = list(inputs.problems) + index.problems()
