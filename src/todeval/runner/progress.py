@@ -1,17 +1,22 @@
 """Progress output for long runs.
 
 On a terminal: one live line (done / in flight / failed, ETA, running success rate, tokens and
-cost so far). Otherwise: plain log lines, about a hundred per run at most.
+cost so far). Otherwise (a log file, CI, a pipe): the same as a plain line after the first
+episode, then at most one line every ``interval`` seconds (default 5), and the last one.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord
+
+LOG_INTERVAL_S = 5.0
+"""Seconds between progress lines when the output is not a terminal."""
 
 
 class ProgressReporter:
@@ -23,13 +28,18 @@ class ProgressReporter:
         stream: TextIO | None = None,
         quiet: bool = False,
         live: bool | None = None,
+        interval: float = LOG_INTERVAL_S,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.total = total
         self.success_metric = success_metric
         self.stream = stream or sys.stderr
         self.quiet = quiet
         self.live = self.stream.isatty() if live is None else live
-        self.t0 = time.monotonic()
+        self.interval = interval
+        self.clock = clock
+        self.t0 = clock()
+        self.printed_at: float | None = None
         self.done = 0
         self.in_flight = 0
         self.failed = 0
@@ -63,7 +73,7 @@ class ProgressReporter:
             print(file=self.stream, flush=True)
 
     def line(self, record: EpisodeRecord | None) -> str:
-        elapsed = time.monotonic() - self.t0
+        elapsed = self.clock() - self.t0
         eta = elapsed / self.done * (self.total - self.done) if self.done else 0.0
         parts = [
             f"[{self.done}/{self.total}]",
@@ -90,6 +100,8 @@ class ProgressReporter:
             return
         if record is None:
             return
-        step = max(1, self.total // 100)
-        if self.done % step == 0 or self.done == self.total:
+        now = self.clock()
+        due = self.printed_at is None or now - self.printed_at >= self.interval
+        if due or self.done == self.total:
+            self.printed_at = now
             print(self.line(record), file=self.stream, flush=True)
