@@ -7,6 +7,7 @@ import asyncio
 import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -143,3 +144,37 @@ def test_the_run_command_records_calls_by_default_and_omits_their_text_on_reques
         assert calls
         assert all((e["data"]["reply"] == '{"guess": 5}') is has_text for e in calls)
         assert all(e["data"]["prompt_tokens"] > 0 for e in calls)
+
+
+@pytest.mark.parametrize(
+    ("kind", "data"),
+    [
+        ("user_message", {"text": "hi", "queued": 1}),
+        ("user_message", {"text": 3}),
+        ("user_message", {}),
+        ("db_result", {"message": None, "rows": []}),
+        ("db_result", {"message": ["no"]}),
+        ("violation", {"reason": "r", "raw": "x"}),
+        ("violation", {"reason": "r", "raw": "x", "more": 1}),
+        ("violation", {"reason": "r"}),
+        ("episode_end", {"outcome": "success", "reason": "done", "dialogue_outcome": None}),
+        ("episode_end", {"outcome": "success", "reason": "done", "dialogue_reason": 2}),
+        ("episode_end", {"outcome": "success"}),
+    ],
+)
+def test_quick_payload_check_agrees_with_the_models(kind: str, data: dict[str, Any]) -> None:
+    """Events are checked in Python for plain-text payloads (reading is faster); what it
+    accepts and refuses is what the payload models accept and refuse."""
+    types = {"db_result": "tool_result"}
+    kind_type = types.get(kind, type_of_kind(kind))
+    try:
+        PAYLOADS[kind_type].model_validate(data)
+        valid = True
+    except ValidationError:
+        valid = False
+    raw = {"t": 0.0, "kind": kind, "type": kind_type, "actor": "user", "turn": 1, "data": data}
+    if valid:
+        assert Event.model_validate(raw).data == data
+    else:
+        with pytest.raises(ValidationError):
+            Event.model_validate(raw)

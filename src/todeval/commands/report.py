@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     _write(out, html)
     episodes = sum(r.n_episodes for r in inputs.runs)
     shown = sum(len(r.transcripts) for r in inputs.runs)
-    size = len(html.encode("utf-8"))
+    size = out.stat().st_size
     print(
         f"wrote {out} ({len(inputs.runs)} run(s), {episodes:,} episodes, {shown:,} "
         f"transcripts, {len(inputs.scores)} corpus summary file(s), {size / 1e6:.2f} MB)"

@@ -147,6 +147,49 @@ PAYLOADS: dict[EventType, type[BaseModel]] = {
 }
 
 
+class _QuickCheck:
+    """A payload model's plain-text fields, checked in Python: reading a transcript checks
+    every event, and most payloads are a few strings. :meth:`fits` says only "certainly
+    valid"; anything else (a model with other fields, a non-``str`` value) goes to the model,
+    which accepts or refuses it exactly as before."""
+
+    def __init__(self, model: type[BaseModel]) -> None:
+        self.required: list[str] = []
+        self.optional: list[str] = []
+        self.nullable: list[str] = []
+        self.names = frozenset(model.model_fields)
+        self.forbid = model.model_config.get("extra") == "forbid"
+        self.usable = not model.model_config.get("strict")
+        for name, info in model.model_fields.items():
+            if info.metadata or info.alias or info.validation_alias:
+                self.usable = False
+            elif info.annotation is str:
+                (self.required if info.is_required() else self.optional).append(name)
+            elif info.annotation == str | None and not info.is_required():
+                self.nullable.append(name)
+            else:
+                self.usable = False
+
+    def fits(self, data: dict[str, Any]) -> bool:
+        if not self.usable:
+            return False
+        for name in self.required:
+            if type(data.get(name)) is not str:
+                return False
+        for name in self.optional:
+            if name in data and type(data[name]) is not str:
+                return False
+        for name in self.nullable:
+            value = data.get(name)
+            if value is not None and type(value) is not str:
+                return False
+        return not self.forbid or self.names.issuperset(data)
+
+
+_QUICK: dict[EventType, _QuickCheck] = {kind: _QuickCheck(m) for kind, m in PAYLOADS.items()}
+"""Read-only after import: one quick check per payload type."""
+
+
 class Event(BaseModel):
     """One thing that happened in an episode; ``data`` is checked against ``type``."""
 
@@ -173,7 +216,7 @@ class Event(BaseModel):
 
     @model_validator(mode="after")
     def _payload_fits(self) -> Event:
-        if self.type != "extra":  # an extra payload is any object: ``data`` already is one
+        if not _QUICK[self.type].fits(self.data):  # else the payload's model decides
             PAYLOADS[self.type].__pydantic_validator__.validate_python(self.data)
         return self
 

@@ -414,19 +414,22 @@ def build_html(
         el("title", None, title),
         el("style", None, Markup(asset("report.css"))),
     )
-    body = el(
-        "body",
-        None,
-        _header(inputs, title, generated_at, live),
-        _nav(present),
-        el("main", {"class": "wrap"}, *[m for _, m in sections]),
-        el(
-            "footer",
-            {"class": "wrap"},
-            f"todeval {__version__} · one self-contained file: no network access, "
-            "no external scripts or fonts.",
-        ),
-        embed(payload, embedded_views(inputs, mode)),
-        el("script", None, Markup(script)),
+    before_data = join(
+        [
+            _header(inputs, title, generated_at, live),
+            _nav(present),
+            el("main", {"class": "wrap"}, *[m for _, m in sections]),
+            el(
+                "footer",
+                {"class": "wrap"},
+                f"todeval {__version__} · one self-contained file: no network access, "
+                "no external scripts or fonts.",
+            ),
+        ]
     )
-    return "<!DOCTYPE html>\n" + el("html", {"lang": "en"}, head, body) + "\n"
+    # el("html", {"lang": "en"}, head, el("body", None, ..., data, script)), joined once: the
+    # data is tens of MB in a big report, and each nesting level would copy it
+    data = embed(payload, embedded_views(inputs, mode))
+    tail = el("script", None, Markup(script))
+    opening = '<!DOCTYPE html>\n<html lang="en">'
+    return "".join([opening, head, "<body>", before_data, data, tail, "</body></html>\n"])

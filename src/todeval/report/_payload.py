@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 from todeval.report._inputs import RunInput
 from todeval.report._transcripts import EpisodeView
 from todeval.report._transcripts import episode_view as episode_view  # where it was defined
+from todeval.report._transcripts import script_safe_json as script_safe_json
 from todeval.report.markup import Markup
 from todeval.results.profile import BenchmarkProfile, DetailView, EventView, LabelSpec, RoleView
 
@@ -122,29 +123,13 @@ def run_view(run: RunInput, profile: BenchmarkProfile, n_shown: int | None = Non
     )
 
 
-_JSON_ESCAPES = (
-    ("<", "\\u003c"),
-    (">", "\\u003e"),
-    ("&", "\\u0026"),
-    ("\u2028", "\\u2028"),
-    ("\u2029", "\\u2029"),
-)
-
-
-def script_safe_json(text: str) -> str:
-    """JSON text that is inert inside a ``<script>`` element (and still the same JSON)."""
-    for char, escape in _JSON_ESCAPES:  # one C-speed pass each: tens of MB in a big report
-        if char in text:
-            text = text.replace(char, escape)
-    return text
-
-
 def embed(payload: Payload, episodes: Sequence[str] = ()) -> Markup:
     """The payload as an inert JSON element; ``episodes`` (:class:`EpisodeView` s already as
-    JSON, e.g. :attr:`Transcripts.views`) go after ``payload.episodes``."""
-    data = payload.model_dump_json()
-    if episodes:
-        assert data.endswith("]}")  # episodes is the payload's last field
-        data = "".join([data[:-2], "," if payload.episodes else "", ",".join(episodes), "]}"])
-    data = script_safe_json(data)
-    return Markup(f'<script type="application/json" id="{DATA_ELEMENT_ID}">{data}</script>')
+    script-safe JSON, :attr:`Transcripts.views`) go after ``payload.episodes``."""
+    data = script_safe_json(payload.model_dump_json())
+    if not episodes:
+        return Markup(f'<script type="application/json" id="{DATA_ELEMENT_ID}">{data}</script>')
+    assert data.endswith("]}")  # episodes is the payload's last field
+    parts = [f'<script type="application/json" id="{DATA_ELEMENT_ID}">', data[:-2]]
+    parts += [",", ",".join(episodes)] if payload.episodes else [",".join(episodes)]
+    return Markup("".join([*parts, "]}</script>"]))

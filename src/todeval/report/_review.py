@@ -23,7 +23,7 @@ from todeval.report._blocks import (
 from todeval.report._inputs import RunInput
 from todeval.report.markup import Markup, el, join
 from todeval.results.profile import ProfileBook
-from todeval.review import Review, Reviewer, Share, summarise
+from todeval.review import Review, Reviewer, Share, Tally, summarise
 
 
 def _cell(share: Share) -> Markup:
@@ -36,7 +36,7 @@ def _cell(share: Share) -> Markup:
     )
 
 
-def _reviews(run: RunInput, reference: str) -> tuple[Reviewer, list[Review]] | None:
+def _reviews(run: RunInput, reference: str) -> tuple[Reviewer, list[Review] | Tally] | None:
     """The run's reviewer and reviews: those gathered as it was read, else (not gathered, or
     its reviewer did not answer one record at a time) the run reviewed whole; ``None`` when
     the reviewer cannot read it or there is nothing to review."""
@@ -47,9 +47,9 @@ def _reviews(run: RunInput, reference: str) -> tuple[Reviewer, list[Review]] | N
         return None
     try:
         if gathered is not None and not gathered.needs_rereading:
-            if gathered.unreadable is not None or not gathered.reviews:
+            if gathered.unreadable is not None or not gathered.counts:
                 return None
-            return gathered.reviewer, gathered.reviews
+            return gathered.reviewer, gathered.counts
         reviewer = gathered.reviewer if gathered is not None else load_reviewer(reference)
         return reviewer, review_with(reviewer, run.path)
     except TodevalError:

@@ -56,6 +56,23 @@ def parse_cap(text: str) -> TranscriptCap:
     return value
 
 
+_JSON_ESCAPES = (
+    ("<", "\\u003c"),
+    (">", "\\u003e"),
+    ("&", "\\u0026"),
+    ("\u2028", "\\u2028"),
+    ("\u2029", "\\u2029"),
+)
+
+
+def script_safe_json(text: str) -> str:
+    """JSON text that is inert inside a ``<script>`` element (and still the same JSON)."""
+    for char, escape in _JSON_ESCAPES:  # one C-speed pass each
+        if char in text:
+            text = text.replace(char, escape)
+    return text
+
+
 class EpisodeView(BaseModel):
     """One episode as the page renders it (embedded in a static report, or /api/episode)."""
 
@@ -99,16 +116,16 @@ def episode_view(run: str, r: EpisodeRecord) -> EpisodeView:
 
 
 class Transcripts(Sequence[EpisodeRecord]):
-    """A run's picked transcripts, held as text: each one's :class:`EpisodeView` as JSON
-    (``views``, what a static report embeds) and its line as read. An item asked for is read
-    from its line again (the report itself only embeds the views)."""
+    """A run's picked transcripts, held as text: each one's :class:`EpisodeView` as
+    script-safe JSON (``views``, what a static report embeds) and its line as read. An item
+    asked for is read from its line again (the report itself only embeds the views)."""
 
     def __init__(self, run: str = "", picked: Iterable[tuple[EpisodeRecord, bytes]] = ()) -> None:
         self._lines: list[bytes] = []
         self.views: list[str] = []
         for record, line in picked:
             self._lines.append(line or record.model_dump_json().encode("utf-8"))
-            self.views.append(episode_view(run, record).model_dump_json())
+            self.views.append(script_safe_json(episode_view(run, record).model_dump_json()))
 
     def __len__(self) -> int:
         return len(self._lines)

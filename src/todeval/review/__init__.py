@@ -205,33 +205,52 @@ def llm_summary(
     )
 
 
-def summarise(reviewer: Reviewer, reviews: Sequence[Review]) -> ReviewSummary:
-    """Verdict shares of the failed episodes, fault counts, and the simulator's share."""
-    failed = [r for r in reviews if r.verdict != "none"]
-    verdicts = Counter(r.verdict for r in failed)
+Tally = Counter[tuple[Verdict, frozenset[tuple[Side, str]]]]
+"""Episodes counted by verdict and the (side, kind) of their faults: all :func:`summarise`
+reads of a run's reviews, small however many episodes it has."""
+
+
+def tally(reviews: Iterable[Review]) -> Tally:
+    """``reviews`` counted by verdict and fault kinds (see :data:`Tally`)."""
+    return Counter((r.verdict, frozenset((f.side, f.kind) for f in r.faults)) for r in reviews)
+
+
+def summarise(reviewer: Reviewer, reviews: Sequence[Review] | Tally) -> ReviewSummary:
+    """Verdict shares of the failed episodes, fault counts, and the simulator's share (of
+    ``reviews``, or of their :func:`tally`)."""
+    counts = reviews if isinstance(reviews, Counter) else tally(reviews)
+    episodes = sum(counts.values())
+    verdicts: Counter[str] = Counter()
     per_kind: Counter[tuple[str, str]] = Counter()
     per_kind_failed: Counter[tuple[str, str]] = Counter()
-    for review in reviews:
-        kinds = {(f.side, f.kind) for f in review.faults}
-        per_kind.update(kinds)
-        if review.verdict != "none":
-            per_kind_failed.update(kinds)
-    spoiled = [any(f.side == "simulator" for f in r.faults) for r in reviews]
-    clean = [r for r, bad in zip(reviews, spoiled, strict=True) if not bad]
+    spoiled = clean = clean_success = 0
+    for (verdict, kinds), n in counts.items():
+        for kind in kinds:
+            per_kind[kind] += n
+        if verdict != "none":
+            verdicts[verdict] += n
+            for kind in kinds:
+                per_kind_failed[kind] += n
+        if any(side == "simulator" for side, _ in kinds):
+            spoiled += n
+        else:
+            clean += n
+            clean_success += n if verdict == "none" else 0
+    failed = sum(verdicts.values())
     return ReviewSummary(
         benchmark=reviewer.benchmark,
         agent=reviewer.agent,
         simulator=reviewer.simulator,
-        episodes=len(reviews),
-        failed=len(failed),
-        verdicts={v: Share.of(verdicts[v], len(failed)) for v in VERDICTS[:-1]},
+        episodes=episodes,
+        failed=failed,
+        verdicts={v: Share.of(verdicts[v], failed) for v in VERDICTS[:-1]},
         faults=[
             FaultCount(side=side, kind=kind, episodes=n, failed=per_kind_failed[(side, kind)])
             for (side, kind), n in sorted(per_kind.items())
         ],
-        success=Share.of(len(reviews) - len(failed), len(reviews)),
-        simulator_fault_rate=Share.of(sum(spoiled), len(reviews)),
-        success_unspoiled=Share.of(sum(r.verdict == "none" for r in clean), len(clean)),
+        success=Share.of(episodes - failed, episodes),
+        simulator_fault_rate=Share.of(spoiled, episodes),
+        success_unspoiled=Share.of(clean_success, clean),
     )
 
 
@@ -247,10 +266,12 @@ __all__ = [
     "Reviewer",
     "Share",
     "Side",
+    "Tally",
     "Verdict",
     "llm_summary",
     "review_of",
     "summarise",
+    "tally",
     "unique",
     "verdict_of",
 ]

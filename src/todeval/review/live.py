@@ -15,12 +15,13 @@ stops, and :attr:`LiveReview.stopped` says why (the runner prints it as a note).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord, EpisodeReview, Manifest
 from todeval.errors import TodevalError
-from todeval.review import Review, Reviewer
+from todeval.review import Review, Reviewer, Tally, tally
 
 WHO_FAILED = "who_failed"
 """The record label holding a failed episode's verdict."""
@@ -75,19 +76,6 @@ class LiveReview:
         )
 
 
-def stored_review(record: EpisodeRecord) -> Review | None:
-    """The review written into ``record`` as a :class:`Review`, if it has one."""
-    if record.review is None:
-        return None
-    return Review(
-        episode_id=record.episode_id,
-        task_id=record.task_id,
-        outcome=record.outcome.value,
-        verdict=record.review.verdict,
-        faults=record.review.faults,
-    )
-
-
 class RunReviews:
     """One run's reviews gathered as its records are read once (``offer`` each, in file
     order): a record's stored review is taken as it is; the reviewer reviews only the records
@@ -95,7 +83,8 @@ class RunReviews:
 
     Infrastructure errors are not reviewed (they are re-run, not scored). The outcome:
 
-    * :attr:`reviews`, one per reviewable record;
+    * :attr:`counts`, the reviews of the reviewable records as a :data:`~todeval.review.Tally`
+      (what :func:`~todeval.review.summarise` reads: memory does not grow with the run);
     * :attr:`unreadable`: the reviewer could not read the run (a task it does not ship: its
       one-line error), so there is no review of it;
     * :attr:`needs_rereading`: the reviewer did not answer one record at a time (it stopped
@@ -108,7 +97,7 @@ class RunReviews:
         self._manifest = manifest
         self._feed: _Feed | None = None
         self._reviews: Iterator[Review] | None = None
-        self.reviews: list[Review] = []
+        self.counts: Tally = Counter()
         self.reviewed = 0
         """Records the reviewer read (those without a stored review)."""
         self.unreadable: str | None = None
@@ -122,9 +111,9 @@ class RunReviews:
     def offer(self, record: EpisodeRecord) -> None:
         if self.done or record.outcome is Outcome.INFRASTRUCTURE_ERROR:
             return
-        stored = stored_review(record)
-        if stored is not None:
-            self.reviews.append(stored)
+        if record.review is not None:
+            faults = record.review.faults
+            self.counts[record.review.verdict, frozenset((f.side, f.kind) for f in faults)] += 1
             return
         if self._feed is None or self._reviews is None:
             self._feed = _Feed()
@@ -142,7 +131,7 @@ class RunReviews:
         if review.episode_id != record.episode_id:
             self.needs_rereading = True
             return
-        self.reviews.append(review)
+        self.counts.update(tally([review]))
 
 
-__all__ = ["WHO_FAILED", "LiveReview", "RunReviews", "stored_review"]
+__all__ = ["WHO_FAILED", "LiveReview", "RunReviews"]

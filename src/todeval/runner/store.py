@@ -212,7 +212,7 @@ class RunDirectory:
             return
         with opened as fh:
             for number, line in enumerate(fh, start=1):
-                if not line.strip():
+                if not line or line.isspace():  # (no copy of the line, unlike strip)
                     continue
                 if line.endswith(b"\n"):
                     key = line_key(line)
@@ -267,7 +267,7 @@ class RunDirectory:
             return
         with opened as fh:
             for number, line in enumerate(fh, start=1):
-                if not line.strip():
+                if not line or line.isspace():  # (no copy of the line, unlike strip)
                     continue
                 seen = (checked or {}).get(number)
                 record = seen[1] if seen is not None and seen[0] == line else None
