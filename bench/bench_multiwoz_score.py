@@ -33,10 +33,11 @@ Usage::
         [--files augpt,dots,soloist] [--runs 5] [--in-process-runs 3] [--serial] \\
         [--bytecode-cache]
 
-``--bytecode-cache`` lets our subprocesses keep compiled bytecode in a temporary directory
-(``PYTHONPYCACHEPREFIX``), as an installed package would have it; without it the environment
+``--bytecode-cache`` lets the subprocesses of both tools keep compiled bytecode in a temporary
+directory (``PYTHONPYCACHEPREFIX``), as installed packages have it; without it the environment
 is used as it is (this container sets ``PYTHONDONTWRITEBYTECODE=1``, so every run recompiles
-todeval's modules). The machine is shared: the load average is printed with the results.
+todeval's modules, and the evaluator's five). The machine is shared: the load average is
+printed with the results.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ _DOMAINS = ("restaurant", "hotel", "attraction", "train", "taxi", "police", "hos
 _OURS_IN_PROCESS = """
 import sys, time
 from todeval.scoring.multiwoz import evaluate, to_summary
-import numpy, sacrebleu.metrics.bleu, rapidfuzz  # imported before timing, as the other side
+import numpy, rapidfuzz  # its libraries imported before timing, as on the other side
 path, options = sys.argv[1], sys.argv[2:]
 mode = options[1] if options else "given"
 t0 = time.perf_counter()
@@ -144,10 +145,12 @@ def _ours(path: Path, name: str, out: Path, extra: list[str], env: dict[str, str
     return timed(command, env)[1]
 
 
-def _standard(python: str, checkout: Path, path: Path, out: Path) -> float:
+def _standard(python: str, checkout: Path, path: Path, out: Path, env: dict[str, str]) -> float:
     command = [python, "evaluate.py", "-i", str(path), "-b", "-s", "-r", "-o", str(out)]
     t0 = time.perf_counter()
-    done = subprocess.run(command, cwd=checkout, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        command, cwd=checkout, env=env, capture_output=True, text=True, check=False
+    )
     wall = time.perf_counter() - t0
     if done.returncode != 0:
         raise SystemExit(f"standard evaluator failed on {path}: {done.stderr.strip()[-500:]}")
@@ -210,7 +213,7 @@ def main() -> int:
         parser.error(f"unknown files {unknown}; choose from {', '.join(OPTIONS)}")
     env, cache = bytecode_env(args.bytecode_cache)
     extra = ["--serial"] if args.serial else []
-    checkout = args.standard_evaluator
+    checkout, std_python = args.standard_evaluator, args.standard_python
     if checkout is not None:
         if not (checkout / "evaluate.py").is_file():
             parser.error(f"{checkout} has no evaluate.py (a standard-evaluator checkout)")
@@ -230,6 +233,10 @@ def main() -> int:
         work = Path(tmp)
         if cache:  # warm the bytecode cache once
             _ours(FIXTURES / "hdsa.json.gz", "hdsa", work / "warm.json", extra, env)
+            if checkout is not None:
+                warm = work / "warm.standard.json"
+                warm.write_text(json.dumps({"sng0073": [{"response": "ok"}]}), encoding="utf-8")
+                _standard(args.standard_python, checkout, warm, work / "warm.out.json", env)
         for name in names:
             predictions = json.loads(gzip.decompress((FIXTURES / f"{name}.json.gz").read_bytes()))
             ours_in, std_in = work / f"{name}.json", work / f"{name}.standard.json"
@@ -245,9 +252,9 @@ def main() -> int:
                     std_times.append(STANDARD_EVALUATOR_S)
                 elif run % 2 == 0:
                     ours_times.append(_ours(ours_in, name, ours_out, extra, env))
-                    std_times.append(_standard(args.standard_python, checkout, std_in, std_out))
+                    std_times.append(_standard(std_python, checkout, std_in, std_out, env))
                 else:
-                    std_times.append(_standard(args.standard_python, checkout, std_in, std_out))
+                    std_times.append(_standard(std_python, checkout, std_in, std_out, env))
                     ours_times.append(_ours(ours_in, name, ours_out, extra, env))
                 ratios.append(std_times[-1] / ours_times[-1])
             ratio = statistics.median(ratios)
@@ -260,7 +267,7 @@ def main() -> int:
                 ours_ip, std_ip = [], []
                 for _ in range(args.in_process_runs):
                     ours_ip.append(_in_process(ours_cmd, None, env))
-                    std_ip.append(_in_process(std_cmd, checkout, None))
+                    std_ip.append(_in_process(std_cmd, checkout, env))
                 in_ratio = statistics.median(s / o for s, o in zip(std_ip, ours_ip, strict=True))
                 diffs = compare(ours_out, std_out)
                 figures = "identical" if not diffs else "DIFFER: " + "; ".join(diffs)
