@@ -233,9 +233,9 @@ class RetryingBackend:
             try:
                 result = await self._attempt(request, role)
             except TransientError as exc:
-                delay = self.policy.delay(attempt, exc, self._rng) if exc.retryable else 0.0
                 cause = exc.cause
                 give_up = not exc.retryable or attempt >= self.policy.max_attempts
+                delay = 0.0 if give_up else self.policy.delay(attempt, exc, self._rng)
                 if not give_up and waited + delay > budget:
                     give_up = True
                     cause = f"{cause}; {_over_budget(exc, delay, waited, budget)}"
