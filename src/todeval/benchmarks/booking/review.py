@@ -120,7 +120,8 @@ _TIMES = [  # a clock time said in words or digits; the groups give hour, minute
 ]
 _ARRIVE = re.compile(r"(?:arriv\w*|get(?:ting)? (?:there|in)|be there)\b[^.,;!?]{0,20}$|\bby $")
 _LEAVE = re.compile(r"(?:leav\w*|depart\w*)\b[^.,;!?]{0,20}$|\bafter $")
-_PART_OF_NUMBER = re.compile(r"[./]\d")
+_PART_OF_NUMBER = re.compile(r"[./^]\d")
+_GLUED = re.compile(r"[\w./^-]$")
 _SAME = re.compile(r"\bsame (?:group|party|people|number of people|\w+ (?:people|persons?))\b")
 _SAME_DAY = re.compile(r"\bsame day\b")
 _PRICE_WORDS = {
@@ -251,12 +252,8 @@ def mentions(text: str, names: Iterable[str] = ()) -> dict[str, set[str]]:
             for m in pattern.finditer(low):
                 if _NEGATED.search(low[max(0, m.start() - 16) : m.start()]):
                     continue  # "a hotel, not a guesthouse": the opposite of a statement
-                if _PART_OF_NUMBER.match(low[m.end(1) :]) or low[: m.start(1)][-1:] in (
-                    "/",
-                    ".",
-                    "-",
-                ):
-                    continue  # "1.5 people", "1/2 stars", "-2 nights": no number the pattern knows
+                if _PART_OF_NUMBER.match(low[m.end(1) :]) or _GLUED.search(low[: m.start(1)]):
+                    continue  # "1.5 people", "1/2 stars", "-5000 people": no number it knows
                 found.setdefault(slot, set()).add(_value(slot, m.group(1)))
     for slot, values in times(low).items():
         found.setdefault(slot, set()).update(values)
@@ -442,6 +439,8 @@ def review_episode(task: BookingTask, record: EpisodeRecord) -> Review:
                         continue
                     if "dontcare" in allowed or value in allowed:
                         stated.setdefault(slot, set()).add(value)
+                    elif slot in _TIME_SLOTS and any(slot_matches(slot, value, a) for a in allowed):
+                        continue  # "arrives by 8:07" keeps a goal of "by 10:00"
                     elif slot not in _UNCHECKED:
                         slip = Fault(
                             side="simulator", kind="contradicts_goal", turn=e.turn, evidence=text
