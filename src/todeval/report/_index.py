@@ -179,7 +179,7 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 def search_terms(q: str) -> list[str]:
     """The words of a search, split as the index's tokenizer splits text (letters and digits;
-    FTS5 matches each as a word prefix)."""
+    FTS5 matches the last as a word prefix, the others as whole words)."""
     return _WORD.findall(q.lower())
 
 
@@ -682,7 +682,10 @@ class EpisodeIndex:
             terms = search_terms(text) if self.fts else [text]
             if self.fts and terms:
                 clauses.append("e.id IN (SELECT rowid FROM search WHERE search MATCH ?)")
-                args.append(" AND ".join('"' + t.replace('"', '""') + '"*' for t in terms))
+                # the last word by prefix (as typed), the others whole: a prefix expands to
+                # every word it starts, which costs at a million episodes
+                quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
+                args.append(" AND ".join([*quoted[:-1], quoted[-1] + "*"]))
             else:
                 terms = [text]
                 clauses.append("e.id IN (SELECT rowid FROM search WHERE text LIKE ? ESCAPE '\\')")
