@@ -1,6 +1,6 @@
 """Improving a policy offline with todeval's Gymnasium environment: a contextual bandit.
 
-    python examples/gym_bandit.py --episodes 300 --out bandit.png
+    python examples/gym_bandit.py --episodes 300 --out bandit.svg
 
 The policy plays the booking benchmark's system role (``todeval/booking-v0``: the agenda user
 and MultiWOZ's test goals behind the environment). Per episode it reads the user's opening
@@ -9,21 +9,19 @@ picks one of three offline systems to play the whole episode -- the rule system 
 controls (``echo``, ``first-row``) -- by epsilon-greedy over the average booking accuracy each
 system has earned in that context so far. The environment's reward is the episode's booking
 accuracy, so the bandit learns which system to use where; the learning curve (the moving
-average of the reward, and the share of episodes played by the best system) is written as a
-PNG, with nothing but the standard library. Everything is seeded: the same command draws the
-same goals and makes the same choices.
+average of the reward, and the share of episodes played by the best system) is written as an
+SVG chart (axes, ticks, title, legend), with nothing but the standard library. Everything is
+seeded: the same command draws the same goals and makes the same choices.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import itertools
 import random
-import struct
 import sys
-import zlib
 from collections import defaultdict
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -89,43 +87,61 @@ def moving_average(values: list[float], window: int) -> list[float]:
     return out
 
 
-def write_png(path: Path, series: list[tuple[list[float], tuple[int, int, int]]]) -> None:
-    """Lines (values in [0, 1]) over a white 640x320 canvas with axes, as a PNG file."""
-    width, height, margin = 640, 320, 24
-    pixels = [[(255, 255, 255)] * width for _ in range(height)]
+def write_svg(
+    path: Path, series: list[tuple[str, list[float], str]], *, title: str, window: int
+) -> None:
+    """A line chart (values in [0, 1] per episode) as SVG: axes with ticks and labels, a title
+    and a legend; standard library only."""
+    width, height = 760, 400
+    left, right, top, bottom = 64, 230, 48, 56
+    plot_w, plot_h = width - left - right, height - top - bottom
+    n = max((len(v) for _, v, _ in series), default=1)
 
-    def dot(x: int, y: int, colour: tuple[int, int, int]) -> None:
-        for dx in (0, 1):
-            for dy in (0, 1):
-                if 0 <= x + dx < width and 0 <= y + dy < height:
-                    pixels[y + dy][x + dx] = colour
+    def x(i: float) -> float:
+        return left + plot_w * (i / max(n - 1, 1))
 
-    for x in range(margin, width - margin):
-        pixels[height - margin][x] = (0, 0, 0)
-        pixels[margin][x] = (200, 200, 200)  # y = 1
-    for y in range(margin, height - margin + 1):
-        pixels[y][margin] = (0, 0, 0)
-    for values, colour in series:
-        n = max(len(values) - 1, 1)
-        points = [
-            (margin + round(i * (width - 2 * margin) / n),
-             height - margin - round(v * (height - 2 * margin)))
-            for i, v in enumerate(values)
-        ]  # fmt: skip
-        for (x0, y0), (x1, y1) in itertools.pairwise(points):
-            steps = max(abs(x1 - x0), abs(y1 - y0), 1)
-            for s in range(steps + 1):
-                dot(x0 + (x1 - x0) * s // steps, y0 + (y1 - y0) * s // steps, colour)
-    raw = b"".join(b"\0" + bytes(c for px in row for c in px) for row in pixels)
+    def y(v: float) -> float:
+        return top + plot_h * (1 - v)
 
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
-    png += chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b"")
-    path.write_bytes(png)
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'font-family="sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{left + plot_w / 2}" y="24" text-anchor="middle" font-size="15">'
+        f"{escape(title)}</text>",
+    ]
+    for k in range(6):  # y ticks 0.0 .. 1.0, with light grid lines
+        v = k / 5
+        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(v)}" y2="{y(v)}" '
+                     'stroke="#e6e6e6"/>')  # fmt: skip
+        parts.append(f'<line x1="{left - 5}" x2="{left}" y1="{y(v)}" y2="{y(v)}" stroke="black"/>')
+        parts.append(f'<text x="{left - 8}" y="{y(v) + 4}" text-anchor="end">{v:.1f}</text>')
+    step = max(1, round(n / 6 / 10) * 10) if n > 12 else 1
+    for i in range(0, n, step):  # x ticks: the episode number
+        parts.append(f'<line x1="{x(i)}" x2="{x(i)}" y1="{top + plot_h}" y2="{top + plot_h + 5}" '
+                     'stroke="black"/>')  # fmt: skip
+        parts.append(f'<text x="{x(i)}" y="{top + plot_h + 18}" text-anchor="middle">'
+                     f"{i + 1}</text>")  # fmt: skip
+    parts += [
+        f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}" stroke="black"/>',
+        f'<line x1="{left}" x2="{left + plot_w}" y1="{top + plot_h}" y2="{top + plot_h}" '
+        'stroke="black"/>',
+        f'<text x="{left + plot_w / 2}" y="{height - 14}" text-anchor="middle">episode</text>',
+        f'<text transform="translate(18 {top + plot_h / 2}) rotate(-90)" text-anchor="middle">'
+        f"mean of the last {window} episodes</text>",
+    ]
+    for row, (label, values, colour) in enumerate(series):
+        dash = ' stroke-dasharray="6 4"' if row else ""
+        points = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(values))
+        parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" '
+                     f'stroke-width="2"{dash}/>')  # fmt: skip
+        ly = top + 16 + 20 * row
+        lx = left + plot_w + 16
+        parts.append(f'<line x1="{lx}" x2="{lx + 24}" y1="{ly}" y2="{ly}" stroke="{colour}" '
+                     f'stroke-width="2"{dash}/>')  # fmt: skip
+        parts.append(f'<text x="{lx + 30}" y="{ly + 4}">{escape(label)}</text>')
+    parts.append("</svg>")
+    path.write_text("\n".join(parts) + "\n", encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,12 +150,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--epsilon", type=float, default=0.1)
     parser.add_argument("--window", type=int, default=30, help="moving-average window")
-    parser.add_argument("--out", default="bandit.png", help="the learning curve (PNG)")
+    parser.add_argument("--out", default="bandit.svg", help="the learning curve (SVG)")
     args = parser.parse_args(argv)
     rewards, best, values = learn(args.episodes, args.seed, args.epsilon)
     curve = moving_average(rewards, args.window)
     share = moving_average([float(b) for b in best], args.window)
-    write_png(Path(args.out), [(share, (160, 160, 160)), (curve, (31, 119, 180))])
+    write_svg(
+        Path(args.out),
+        [("reward (booking accuracy)", curve, "#1f77b4"), ("best system's share", share, "#999")],
+        title=f"Contextual bandit on todeval/booking-v0 ({args.episodes} episodes, seed "
+        f"{args.seed})",
+        window=args.window,
+    )
     first, last = curve[min(args.window, len(curve)) - 1], curve[-1]
     print(
         f"moving-average reward: {first:.3f} after {args.window} episodes -> {last:.3f} "
