@@ -132,8 +132,10 @@ def reference() -> list[list[ReferenceTurn]]:
 
 def test_the_reference_seekers_multi_part_questions(reference: list[list[ReferenceTurn]]) -> None:
     """Two of the GPT-4o reference seeker's turns the original provider answered with a node
-    that round 2's first margin rule (the node had to beat every other) refused or gave away to
-    another node."""
+    that round 2's first rules refused or gave away to another node: the joined question is now
+    read clause by clause; the sentence touching four entries in passing is still refused (the
+    run-together reading that would answer it, ``run_words``, is off: a bag joined by "and"
+    walks past it)."""
     # "... where I can find the map and how I can learn or acquire the magic ...?": the map
     # (node 1) first, as the original; read as one sentence, the magic's node scores higher
     turn = reference[94][1]
@@ -144,5 +146,13 @@ def test_the_reference_seekers_multi_part_questions(reference: list[list[Referen
     # beautiful beach scene for my painting?": parts of four entries, not run together
     turn = reference[177][2]
     assert turn.labels == ("2",)
-    assert RuleProvider().decide(turn.view()).released == ["2"]
-    assert RuleProvider(run_words={}).decide(turn.view()).released == []
+    assert RuleProvider().decide(turn.view()).released == []
+    assert RuleProvider(run_words={"en": 5}).decide(turn.view()).released == ["2"]
+
+
+def test_a_bag_joined_by_function_words_is_still_a_bag() -> None:
+    """Why ``run_words`` is off: the small bag with "and" between its words is no run."""
+    task = "en/test/Gather_Resources-3"
+    question = "Which dig and well-prepared and Mask and Vision and diamonds and Mist should I use?"
+    assert RuleProvider().decide(_view(task, question)).released == []
+    assert RuleProvider(run_words={"en": 5}).decide(_view(task, question)).released == ["2"]

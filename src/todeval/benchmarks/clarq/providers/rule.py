@@ -41,7 +41,7 @@ It follows the original's flow with string rules where the original asks GPT-4o:
 4c. **Aimed at one node** (issue 41, round 2; :meth:`RuleProvider._singled_out`): a passing
    node is released only if a detail question of the turn speaks of it, is specific (not
    mostly about other things, :data:`OFF_WORDS`, :data:`OFF_SHARE`; not fragments of
-   :data:`TOUCHED` entries the node does not speak of, run together (:data:`RUN_WORDS`); not
+   :data:`TOUCHED` entries the node does not speak of (:data:`RUN_WORDS`: measured, off); not
    :data:`KINDS` kinds of question at once; in Chinese not a bare ``、`` run) and no other
    available node is asked for more (:data:`MARGIN`; English: a joined question of the
    sentence is enough, :data:`CLAUSES`), unless at most :data:`PLAIN_OFF` of its words are
@@ -52,10 +52,10 @@ It follows the original's flow with string rules where the original asks GPT-4o:
 
 Measured (docs/clarq.md, "Validity"): on all 260 test tasks per language the floor controls
 (dump, echo + dump, cycle, repeated purpose, generic list, wrong) score S = 0.000 and the oracle
-1.000 in both languages; the audit against the released GPT-4o provider gives kappa 0.737
-and node agreement 0.792 (0.754 / 0.804 before round 2's singled-out rule, 0.759 / 0.817
-before issue 41's turn rules; on words alone 0.738 /
-0.807; the word-overlap provider before targeting 0.774 / 0.834, with floors at S 0.9).
+1.000 in both languages; the audit against the released GPT-4o provider gives kappa 0.745
+and node agreement 0.800 (0.754 / 0.804 before round 2's aimed-at rule, 0.737 / 0.792 with its
+first margin rule, 0.759 / 0.817 before issue 41's turn rules; on words alone 0.727 / 0.807;
+the word-overlap provider before targeting 0.774 / 0.834, with floors at S 0.9).
 
 How the settings were chosen (``docs/clarq.md``, "Providers"): on the released English
 GPT-4o transcript the audit's agreement is flat for thresholds between about 5 and 12 and for
@@ -208,15 +208,15 @@ a list of what the seeker was told (``None``: off)."""
 FRAGMENTS = True
 """... counting only entries it names in part (a word or a few of a longer name): a question
 naming alternatives in full ("the small shovel or the excavator?") is a choice."""
-RUN_WORDS: dict[Language, int] = {"en": 5}
-"""English: the fragments rule (:data:`TOUCHED`) reads only a question that runs at least this
-many content words together, no function word between them (a background entry named in full
-counts one word): "Which Anna escaping Food lightning sprite Lake should I use?" is a bag of
-fragments; "where can I find George, the princess's painting tutor, so I can obtain the permit
-to enter the palace?" names parts of four entries in a sentence (the GPT-4o reference seeker's
-released questions run at most 4 words together in 877 of 969 turns; the small bag's released
-ones at least 5 in 737 of 748). Chinese has no function words to read: the rule always
-applies there."""
+RUN_WORDS: dict[Language, int] = {}
+"""Measured and **off**: in a language listed here (with ``{"en": 5}``) the fragments rule
+(:data:`TOUCHED`) reads only a question that runs at least this many content words together,
+no function word between them (a background entry named in full counts one word). It gives
+back GPT-4o's natural sentences that touch four entries in passing ("where can I find George,
+the princess's painting tutor, so I can obtain the permit to enter the palace?": audit kappa
+0.745 -> 0.753, node ids 0.800 -> 0.804), but a bag that joins its words with "and" or "with
+the" walks past it (the English small bag so joined: SPQ 0.049 -> 0.223): a surface cue, not a
+reading."""
 KINDS = 3
 """A question asking this many kinds of question at once (which, where, when, ...) asks
 everything: it is aimed at no node."""
@@ -510,11 +510,11 @@ class RuleProvider:
         """Whether one of the turn's detail questions is aimed at ``node`` (issue 41, round
         2): it speaks of the node (a word of its text or purpose), it is specific -- at most
         :attr:`off_words` of its content words are not the node's, and in Chinese it is not a
-        ``、``/comma run of bare entries, not fragments of :attr:`touched` other entries run
-        together (:attr:`run_words`) -- and no other node is asked for more: no other available
-        node scores more than :attr:`margin` times its score on the node (English: the
-        sentence or one of its joined questions, :func:`clauses`; by meaning, the node is the
-        question's closest, at :attr:`MeaningSettings.release`)."""
+        ``、``/comma run of bare entries, not fragments of :attr:`touched` other entries (run
+        together, in a language of :attr:`run_words`) -- and no other node is asked for more: no
+        other available node scores more than :attr:`margin` times its score on the node
+        (English: the sentence or one of its joined questions, :func:`clauses`; by meaning, the
+        node is the question's closest, at :attr:`MeaningSettings.release`)."""
         if self.margin is None:
             return True
         lang = view.lang
