@@ -46,7 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--serial",
         action="store_true",
-        help="do not normalise responses in a forked child process (same results, slower)",
+        help="compute the text metrics (Moses, BLEU, richness) in this process, not in a forked "
+        "child (same results, slower)",
     )
     parser.add_argument(
         "--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)"
