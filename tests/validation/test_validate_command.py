@@ -124,3 +124,30 @@ def test_a_control_outside_its_band_exits_4(
     assert main(["validate", "failing", "--seed", "2", "-o", str(out)]) == 4
     assert "failing: 1 of 1 controls FAILED" in capsys.readouterr().out
     assert json.loads(out.read_text())["passed"] is False
+
+
+def test_set_plays_the_run_controls_on_a_users_own_pack(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``validate booking --set domain=PACK`` (issue 44.4): booking's run controls on a pack of
+    the user's own, each once (the MultiWOZ and car-rental variants become one run)."""
+    import shutil
+
+    from todeval.benchmarks.booking.domains.cli import pack_folder
+
+    pack = tmp_path / "my-pack"
+    shutil.copytree(pack_folder("car-rental"), pack)
+    out = tmp_path / "v.json"
+    names = "silent/clemtodd,rule/clemtodd,silent/strict,rule/strict,silent/strict/car-rental"
+    argv = ["validate", "booking", "--set", f"domain={pack}", "--only", names]
+    assert main([*argv, "--limit", "3", "-o", str(out), "--quiet"]) == 0
+    results = json.loads(out.read_text())["results"]
+    assert [r["name"] for r in results] == [
+        f"silent/clemtodd [domain={pack}]",
+        f"rule/clemtodd [domain={pack}]",
+        f"silent/strict [domain={pack}]",
+        f"rule/strict [domain={pack}]",
+    ]
+    assert json.loads(out.read_text())["adversaries"] == []  # --set: controls only
+    assert main(["validate", "booking", "--set", "domain"]) == 2
+    assert "expected KEY=VALUE" in capsys.readouterr().err

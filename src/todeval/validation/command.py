@@ -11,6 +11,7 @@ control passed, 4 when one did not (the benchmark is refused as valid).
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 import tempfile
@@ -72,6 +73,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-search",
         action="store_true",
         help="play the named controls only, without searching the adversary families",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
+        help="play every run control with this config value (repeatable), e.g. --set "
+        "domain=./my-pack to play booking's controls on your own domain pack; the adversary "
+        "search is not run then",
     )
     parser.add_argument(
         "--list", action="store_true", help="list the controls and adversary families and exit"
@@ -337,10 +347,44 @@ def family_table(searched: Sequence[AdversaryResult]) -> str:
     return "\n".join([render_rows(header, rows), verdict])
 
 
+def overrides_of(pairs: list[str] | None) -> dict[str, str]:
+    """``--set KEY=VALUE`` pairs as a dict; a usage error for a malformed one."""
+    found: dict[str, str] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--set {pair!r}: expected KEY=VALUE")
+        found[key.strip()] = value
+    return found
+
+
+def with_overrides(controls: list[Control], overrides: dict[str, str]) -> list[Control]:
+    """Every run control played with ``overrides`` in its config (a control that is not a run
+    is left out: it has no config to change); controls that become the same run are played
+    once, under the first one's name, which says what was set."""
+    if not overrides:
+        return controls
+    said = ", ".join(f"{k}={v}" for k, v in overrides.items())
+    seen: set[str] = set()
+    out: list[Control] = []
+    for c in controls:
+        if c.run is None:
+            continue
+        run = {**c.run, **overrides}
+        key = json.dumps([c.benchmark, c.metric, c.aggregate, run], sort_keys=True, default=str)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(c.model_copy(update={"run": run, "name": f"{c.name} [{said}]"}))
+    return out
+
+
 def run_command(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)
-    controls = select(suite, args.only)
-    families = [] if args.no_search else select_families(suite, args.only)
+    overrides = overrides_of(getattr(args, "set", None))
+    controls = with_overrides(select(suite, args.only), overrides)
+    no_search = args.no_search or bool(overrides)
+    families = [] if no_search else select_families(suite, args.only)
     if args.list:
         from todeval.console.tables import render_rows
 
