@@ -1,8 +1,8 @@
 """Transcript events: one envelope, a small set of typed payloads.
 
 Every event of an episode's transcript is an :class:`Event`: when (``t``), which user turn
-(``turn``), who (``actor``), what (``kind``, the benchmark's own name such as ``db_query``)
-and of which :data:`EventType` -- the type fixes what ``data`` holds:
+(``turn``), who (``actor``), what (``kind``, the benchmark's own name for it) and of which
+:data:`EventType` -- the type fixes what ``data`` holds:
 
 =============  =======================================================================
 type           ``data``
@@ -197,7 +197,7 @@ class Event(BaseModel):
 
     t: float = Field(description="seconds since the episode started (timing: may differ)")
     kind: str = Field(
-        description="what happened, the benchmark's name for it: user_message, db_query, ..."
+        description="what happened, in the benchmark's own words (a benchmark names its kinds)"
     )
     type: EventType = Field(
         description="which payload ``data`` holds (derived from ``kind`` in older records)"

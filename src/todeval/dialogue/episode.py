@@ -227,7 +227,7 @@ class EpisodeLog:
     def tool_call(
         self, kind: str, actor: str, arguments: dict[str, Any] | str, **extra: Any
     ) -> None:
-        """``actor`` called a tool (``kind`` names it the benchmark's way, e.g. ``db_query``)."""
+        """``actor`` called a tool (``kind`` names it the benchmark's way)."""
         self.add_typed(kind, actor, "tool_call", {"arguments": arguments, **extra})
 
     def tool_result(self, kind: str, actor: str, **data: Any) -> None:

@@ -208,7 +208,7 @@ class Role(Generic[P]):
     public_data: tuple[str, ...] = field(default=(), kw_only=True)
     """Glob patterns, relative to the package's data folder, of what a player of this role may
     read when it is isolated (``--isolate``): its own back-end, as a deployed player has it (a
-    booking system's database and schema, never the goals). The rest of the data is hidden."""
+    system's database and schema, never a task's answer). The rest of the data is hidden."""
 
     def context_for(self, player: object, context: Any) -> Any:
         """What ``player`` is handed at the start: the full ``context`` for a privileged
