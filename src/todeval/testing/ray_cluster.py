@@ -153,9 +153,9 @@ class LocalRayCluster:
                     "--include-dashboard=false",
                 ],
             )
-            self._wait_started(self.head)
-            added = [self._add() for _ in range(self.workers)]  # started side by side
-            for node in added:
+            # the worker nodes start beside the head (each waits for the head to answer)
+            added = [self._add() for _ in range(self.workers)]
+            for node in [self.head, *added]:
                 self._wait_started(node)
             self.wait_nodes(self.workers)
         except BaseException:
