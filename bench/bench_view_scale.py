@@ -185,23 +185,25 @@ def _quote(text: str) -> str:
     return quote(text, safe="")
 
 
-def measure(root: Path, index: Path, opens: int) -> None:
+def measure(root: Path, index: Path, opens: int, warm_only: bool = False) -> None:
     data = sum(p.stat().st_size for p in root.glob("*/episodes.jsonl"))
     n_runs = len(list(root.glob("run-*/manifest.json")))
     print(f"{n_runs} runs, episodes.jsonl {data / 1e9:.2f} GB in all", flush=True)
-    for stale in index.parent.glob(index.name + "*"):
-        stale.unlink()
-
-    # cold: no index
-    server = Server(root, index)
-    try:
-        server.timed("/")
-        cold_page_s = time.perf_counter() - server.t0
-        cold_ready_s = server.wait_ready()
-        cold_peak = server.peak_mb()
-    finally:
-        server.stop()
-    progress = [ln.rstrip() for ln in server.stderr if ln.startswith("indexing")]
+    cold_page_s = cold_ready_s = cold_peak = float("nan")
+    progress: list[str] = []
+    if not warm_only:
+        for stale in index.parent.glob(index.name + "*"):
+            stale.unlink()
+        # cold: no index
+        server = Server(root, index)
+        try:
+            server.timed("/")
+            cold_page_s = time.perf_counter() - server.t0
+            cold_ready_s = server.wait_ready()
+            cold_peak = server.peak_mb()
+        finally:
+            server.stop()
+        progress = [ln.rstrip() for ln in server.stderr if ln.startswith("indexing")]
     index_size = sum(p.stat().st_size for p in index.parent.glob(index.name + "*"))
 
     # warm: the same index, complete
@@ -266,6 +268,10 @@ def main() -> int:
     parser.add_argument("--resamples", type=int, default=200, help="bootstrap resamples")
     parser.add_argument("--opens", type=int, default=12, help="transcripts to fetch")
     parser.add_argument("--keep", metavar="DIR", help="write the runs here and re-use them")
+    parser.add_argument("--index", metavar="FILE", help="the index file (kept; default temporary)")
+    parser.add_argument(
+        "--warm-only", action="store_true", help="only the warm figures, over an existing --index"
+    )
     parser.add_argument("--prepare-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as name:
@@ -273,7 +279,8 @@ def main() -> int:
         root = Path(args.keep) if args.keep else tmp / "runs"
         prepare(root, args.runs, min(args.base, args.runs), args.episodes, args.resamples)
         if not args.prepare_only:
-            measure(root, tmp / "view.sqlite", args.opens)
+            index = Path(args.index) if args.index else tmp / "view.sqlite"
+            measure(root, index, args.opens, args.warm_only)
     return 0
 
 
