@@ -13,7 +13,7 @@ import weakref
 import httpx
 
 from todeval.core.health import current_health
-from todeval.core.redact import redact
+from todeval.core.redact import add_url_secrets, redact
 from todeval.errors import InfrastructureError
 
 
@@ -67,6 +67,8 @@ async def post_json(
     :class:`~todeval.errors.InfrastructureError` instead: the episode is not scored (it
     is re-run by the same command), and the runner stops after the first episodes with one line
     naming the URL and the cause -- a server that is not running is not a system's failure."""
+    add_url_secrets(url)  # user:password@ or ?key=: never written, nor what a server echoes
+    shown = redact(url)
     client = clients.client()
     started = time.perf_counter()
     try:
@@ -77,9 +79,9 @@ async def post_json(
             timeout=timeout_s,
         )
     except httpx.TimeoutException:
-        raise error(f"no answer from {who}{url} within {timeout_s:g} s") from None
+        raise error(f"no answer from {who}{shown} within {timeout_s:g} s") from None
     except httpx.HTTPError as exc:
-        cause = f"cannot reach {who}{url}: {type(exc).__name__}: {exc}"
+        cause = redact(f"cannot reach {who}{shown}: {type(exc).__name__}: {exc}")
         health = current_health()
         if health is not None and isinstance(exc, httpx.ConnectError):
             health.call_failed(url, connection=True, cause=cause)
@@ -94,5 +96,5 @@ async def post_json(
     latency = time.perf_counter() - started
     if not response.is_success:
         text = response.text.replace(scrub, "[episode token]") if scrub else response.text
-        raise error(f"{who}{url} answered HTTP {response.status_code}: {redact(text)[:200]}")
+        raise error(f"{who}{shown} answered HTTP {response.status_code}: {redact(text)[:200]}")
     return response.text, latency

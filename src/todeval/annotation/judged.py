@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 from todeval.annotation.agreement import cohen_kappa, majority
 from todeval.annotation.items import Answer, Item, answers_path, merge_answers, now, read_items
 from todeval.core.records import CallUsage, RoleUsage, sum_usage
+from todeval.core.redact import redact
 from todeval.errors import BadInputError, UsageError
 from todeval.stats.ppi import Interval, PPIEstimate, ppi_mean
 
@@ -176,7 +177,7 @@ def run_judge(args: argparse.Namespace) -> int:
     ]
     write_output(out, "".join(r.model_dump_json() + "\n" for r in rows))
     report = JudgeRun(
-        model=backend.info.name,
+        model=redact(backend.info.name),  # a spec as given: no ?api_key= of its URL
         items=len(items),
         answered=len(rows),
         failures=[i.id for i in items if i.id not in choices],

@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from email.utils import parsedate_to_datetime
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import httpx
 import openai
@@ -188,7 +189,7 @@ def build_request(info: ModelInfo, request: GenerationRequest) -> dict[str, Any]
 def _classify(exc: openai.OpenAIError, info: ModelInfo) -> Exception:
     """The error for a failed call. Text from the server (an error body, a connection error's
     message) is redacted before it is cut, so no key it echoed reaches a record or a line."""
-    where = f"model {info.model!r} at {info.base_url}"
+    where = f"model {info.model!r} at {redact(info.base_url or '')}"  # no ?key= of its query
     if isinstance(exc, openai.APITimeoutError):
         return TransientError(f"timeout calling {where}", kind="timeout")
     if isinstance(exc, openai.APIConnectionError):
@@ -247,6 +248,17 @@ def pool_limits(calls: int) -> Any | None:
     )
 
 
+def split_query(url: str | None) -> tuple[str | None, dict[str, str]]:
+    """A base URL without its query, and the query's parameters. The SDK appends each path to
+    the whole base URL (``.../v1/?api_key=Qchat/completions``), so a query -- a proxy's
+    ``?api_key=`` -- goes with every request as the client's ``default_query`` instead."""
+    if url is None or "?" not in url:
+        return url, {}
+    parts = urlsplit(url)
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    return urlunsplit(parts._replace(query="", fragment="")), query
+
+
 class OpenAIBackend:
     """Chat completions on an OpenAI-compatible server through ``openai.AsyncOpenAI``."""
 
@@ -256,9 +268,11 @@ class OpenAIBackend:
         extra: dict[str, Any] = {}
         if limits is not None:
             extra["http_client"] = openai.DefaultAsyncHttpxClient(limits=limits)
+        base_url, query = split_query(info.base_url)
         self._client = openai.AsyncOpenAI(
             api_key=api_key,
-            base_url=info.base_url,
+            base_url=base_url,
+            default_query=query or None,
             max_retries=0,
             timeout=info.timeout_s,
             **extra,

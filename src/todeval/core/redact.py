@@ -10,7 +10,8 @@ report, ``view`` and the terminal. :func:`redact` replaces
   not secrets worth the name and are left alone: replacing ``"x"`` everywhere would wreck
   every text);
 * any ``Bearer <token>`` and any ``sk-...`` key, configured or not (a token of at least 8
-  characters holding a digit, so "the bearer of the card" stays as it is);
+  characters holding a digit, so "the bearer of the card" stays as it is), and any
+  ``Basic <base64>`` (at least 12 characters of base64 holding a digit);
 * credentials in URLs: the userinfo of ``scheme://user:password@host`` and the value of every
   query parameter whose name says it holds one (``key``, ``api_key``, ``token``,
   ``access_token``, ``secret``, ``sig``, ``signature``, ``password``, ``auth``, ... and names
@@ -24,11 +25,13 @@ returned as it is after a few substring tests.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
 import threading
 from collections.abc import Iterable, Mapping
+from urllib.parse import unquote
 
 REDACTED = "[redacted]"
 MIN_SECRET_LENGTH = 8
@@ -40,7 +43,12 @@ DEFAULT_KEY_VARIABLES = ("OPENAI_API_KEY",)
 # HTML metacharacter, so a replacement inside serialised text never breaks it.
 _TOKEN = r"[A-Za-z0-9._~+/=-]"
 _KEYED = rf"(?={_TOKEN}*\d){_TOKEN}{{8,}}"
-_BEARERS = tuple(re.compile(rf"({word}\s+){_KEYED}") for word in ("Bearer", "bearer", "BEARER"))
+_BEARERS = (
+    *(re.compile(rf"({word}\s+){_KEYED}") for word in ("Bearer", "bearer", "BEARER")),
+    # HTTP Basic credentials (base64 of user:password): base64's alphabet only, so "Basic
+    # 2-bedroom flat" is text
+    re.compile(r"(Basic\s+)(?=[A-Za-z0-9+/]*\d)[A-Za-z0-9+/]{12,}={0,2}"),
+)
 _SK_KEY = re.compile(rf"sk-{_KEYED}")
 # A query parameter named like a credential (``&amp;`` too: the report's HTML escapes ``&``),
 # and the userinfo of a URL. Values stop at the characters that end a URL in text or JSON.
@@ -135,6 +143,20 @@ def url_credentials(url: str) -> list[str]:
     found = [m.group(2) for m in _URL_PARAM.finditer(url)]
     found += [m.group(2) for m in _USERINFO.finditer(url)]
     return [v for v in found if v != REDACTED]
+
+
+def add_url_secrets(url: str) -> None:
+    """Redact from now on the credentials ``url`` carries (:func:`url_credentials`), the
+    password of its userinfo alone, and the ``Authorization: Basic`` token an HTTP client
+    makes of that userinfo (which a server may echo)."""
+    for value in url_credentials(url):
+        add_secret(value)
+    for found in _USERINFO.finditer(url):
+        if found.group(2) == REDACTED:
+            continue
+        user, _, password = found.group(2).partition(":")
+        add_secret(unquote(password))
+        add_secret(base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode())
 
 
 def redact_bytes(data: bytes) -> bytes:

@@ -11,6 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from todeval.core.redact import redact
 from todeval.runner.execute import RunResult, execute_plan
 from todeval.runner.plan import RunPlan
 
@@ -25,7 +26,8 @@ def execute_from_args(
     """
     if not args.quiet:
         in_flight = concurrency_line(plan, args.max_concurrency)
-        print(f"{start_line} -> {out}; {in_flight}", file=sys.stderr)
+        # the start line names the models as given: a URL's ?api_key= is not printed
+        print(redact(f"{start_line} -> {out}; {in_flight}"), file=sys.stderr)
     result = execute_plan(
         plan,
         out,
@@ -37,7 +39,7 @@ def execute_from_args(
         review=not getattr(args, "no_review", False),
     )
     for note in result.notes if not args.quiet else ():
-        print(note, file=sys.stderr)
+        print(redact(note), file=sys.stderr)
     results: list[RunResult] | None = getattr(args, "_results", None)
     if results is not None:
         results.append(result)

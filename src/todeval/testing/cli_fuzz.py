@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import random
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,10 @@ arguments typed ``Path`` do)."""
 
 WRITTEN = frozenset({"output", "out", "write_prompts", "csv", "report"})
 """Destinations that are written, not read."""
+
+MODEL_DEST = re.compile(r"model|url|models_file")
+"""Destinations that name a model, a models file or an endpoint: where a credential may come
+in (a URL's query or userinfo, a key variable a models file names)."""
 
 SERVING = (("view",), ("annotate", "serve"), ("serve", "tools"))
 """Commands that serve until stopped once their input reads: a case there may run forever by
@@ -67,6 +72,25 @@ def _walk(
     for action in subs:
         for name, sub in action.choices.items():
             yield from _walk(sub, (*words, name))
+
+
+def writing_commands(
+    *, taking_model: bool = False
+) -> list[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    """Every command that writes (one of its destinations is in :data:`WRITTEN`), as its words
+    and its parser; with ``taking_model``, only those that also take a model, a models file or
+    an endpoint URL (a destination matching :data:`MODEL_DEST`). Serving commands included."""
+    from todeval.cli import build_parser
+
+    found: list[tuple[tuple[str, ...], argparse.ArgumentParser]] = []
+    for words, parser in _walk(build_parser(), ()):
+        dests = [action.dest for action in parser._actions]
+        if not any(dest in WRITTEN for dest in dests):
+            continue
+        if taking_model and not any(MODEL_DEST.search(dest) for dest in dests):
+            continue
+        found.append((words, parser))
+    return found
 
 
 def is_path(action: argparse.Action) -> bool:
@@ -244,11 +268,14 @@ def mutated(rng: random.Random, where: Path) -> Path:
 
 __all__ = [
     "HOSTILE",
+    "MODEL_DEST",
     "PATH_METAVARS",
+    "WRITTEN",
     "PathArgument",
     "argv_for",
     "hostile",
     "is_path",
     "mutated",
     "path_arguments",
+    "writing_commands",
 ]

@@ -237,7 +237,8 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
-        if self.path.rstrip("/") != "/v1/chat/completions":
+        route = self.path.split("?", 1)[0]  # a query (a proxy's ?api_key=) is not the route
+        if route.rstrip("/") != "/v1/chat/completions":
             self._error(404, f"no route {self.path}")
             return
         state = self.state

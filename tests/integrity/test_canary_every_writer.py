@@ -1,0 +1,383 @@
+"""Every command that writes and takes a model, run with canaries (issue 42.4): no credential
+reaches a written byte or a printed line.
+
+The commands come from the parser itself (:func:`todeval.testing.cli_fuzz.writing_commands`):
+a command that writes (``-o``, ``--out``, ``--csv``, ``--report``, ...) and takes a model, a
+models file or an endpoint URL must have an entry in :func:`_invocations`, so a new one cannot
+escape. Each entry runs in this process against the test model server process, which echoes the
+request's ``Authorization`` header in every reply and error body, with three kinds of canary:
+
+* a key under a variable a models file names (``api_key_env``: sent, and echoed back) and one
+  in ``OPENAI_API_KEY`` (in the environment; a spec with a URL sends no key), neither shaped
+  like a key;
+* credentials in the query of every URL given (``?api_key=...&sig=...``): model specs on the
+  command line and in the models file, and agents' endpoints;
+* a password in a URL's userinfo: a model URL with one is refused with a message about
+  credentials in URLs before anything is written; an agent's endpoint with one is used, and
+  neither the password nor the ``Basic`` token the client makes of it is written.
+
+The response cache, the verdict files and every output are kept under the temporary directory
+(``TODEVAL_CACHE_DIR``, ``XDG_CACHE_HOME``), every byte of which is searched, with everything
+printed. A command may fail on the server's replies (exit 5, or a failure recorded in its
+output); each must have written its outputs, so the search covers something.
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from todeval.backends.retry import SystemClock
+from todeval.backends.scripted import Script
+from todeval.cli import main
+from todeval.core.redact import REDACTED, add_url_secrets, redact
+from todeval.testing.booking_model import booking_script
+from todeval.testing.clarq_model import clarq_script
+from todeval.testing.cli_fuzz import writing_commands
+from todeval.testing.openai_server import ServerConfig
+from todeval.testing.server_process import ServerProcess
+
+OPENAI_KEY = "canaryo" + secrets.token_hex(12)
+MODEL_KEY = "canarym" + secrets.token_hex(12)
+QUERY_KEY = "canaryq" + secrets.token_hex(12)
+SIG = "canarys" + secrets.token_hex(12)
+USER_PASS = "canaryu" + secrets.token_hex(12)
+# what a client sends for ``user:password@`` (HTTP Basic), which the server echoes
+BASIC = base64.b64encode(f"user:{USER_PASS}".encode()).decode()
+CANARIES = (OPENAI_KEY, MODEL_KEY, QUERY_KEY, SIG, USER_PASS, BASIC)
+QUERY = f"?api_key={QUERY_KEY}&sig={SIG}"
+GIVEN = "given"  # what the test writes with canaries in it; every other file is searched
+
+CLARQ_FIXTURE = (
+    Path(__file__).parents[1]
+    / "clarq/fixtures/l2l_GPT-4o_seeker_vs_GPT-4o_provider.Comp.En.json.gz"
+)
+
+
+@dataclass(frozen=True)
+class Places:
+    """Where the inputs are prepared and the outputs go, and what the server is called."""
+
+    root: Path
+    url: str
+
+    @property
+    def spec(self) -> str:
+        """A model spec on the command line: credentials in its query, the key from
+        ``OPENAI_API_KEY``."""
+        return f"openai:m@{self.url}{QUERY}"
+
+    @property
+    def endpoint(self) -> str:
+        """An agent's chat endpoint with credentials in its query."""
+        return f"{self.url}/chat/completions{QUERY}"
+
+    @property
+    def models(self) -> str:
+        """The models file, written by the test itself (the one file holding canaries)."""
+        return str(self.root / GIVEN / "models.toml")
+
+    def cache(self, label: str) -> str:
+        """A response cache of one command line's own: no reply is served from another's."""
+        return str(self.root / "cache" / f"{label}.sqlite")
+
+    def prep(self, name: str) -> str:
+        return str(self.root / "prep" / name)
+
+    def out(self, name: str) -> str:
+        return str(self.root / "out" / name)
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One command line and the outputs it must leave."""
+
+    label: str
+    argv: tuple[str, ...]
+    writes: tuple[str, ...]
+
+
+def _run(p: Places, label: str, *argv: str, limit: str = "1") -> Invocation:
+    out = p.out(label)
+    return Invocation(
+        label,
+        ("run", *argv, "--limit", limit, "--cache-path", p.cache(label), "--out", out),
+        (f"{out}/manifest.json", f"{out}/episodes.jsonl"),
+    )
+
+
+def _invocations(p: Places) -> dict[tuple[str, ...], list[Invocation]]:
+    """Every writing command that takes a model, with its command lines: the model given as a
+    spec on the command line and, where the command takes a models file, by its name there;
+    agents' endpoints too. Each command line has a response cache of its own."""
+    named = ("--models-file", p.models)
+
+    def one(words: tuple[str, ...], label: str, *argv: str, also: str = "") -> Invocation:
+        """A command writing ``-o`` (and ``also`` under its option, ``--csv FILE``)."""
+        out, extra = p.out(label), also.split(" ", 1) if also else []
+        outputs = (out, *extra[1:])
+        return Invocation(label, (*words, *argv, "-o", out, *extra), outputs)
+
+    def cached(label: str) -> tuple[str, str]:
+        return ("--cache-path", p.cache(label))
+
+    booking, items, clarq = p.prep("booking"), p.prep("items.jsonl"), p.prep("clarq")
+    audit = (
+        "--transcripts",
+        str(CLARQ_FIXTURE),
+        "--provider",
+        "llm",
+        "--limit",
+        "1",
+        "--resamples",
+        "20",
+    )
+    realism = (booking, "--resamples", "20")
+    return {
+        ("review",): [
+            one(("review",), "review-spec", booking, "--review-model", p.spec,
+                *cached("review-spec"), also=f"--csv {p.out('review-spec.csv')}"),
+            one(("review",), "review-named", booking, "--review-model", "m", *named,
+                *cached("review-named"), also=f"--csv {p.out('review-named.csv')}"),
+        ],
+        ("booking", "review"): [
+            one(("booking", "review"), "booking-review-spec", booking, "--review-model", p.spec,
+                *cached("booking-review-spec"), also=f"--csv {p.out('booking-review.csv')}"),
+            one(("booking", "review"), "booking-review-named", booking, "--review-model", "m",
+                *named, *cached("booking-review-named")),
+        ],
+        ("booking", "realism", "judge"): [
+            one(("booking", "realism", "judge"), "realism-spec", *realism, "--judge-model",
+                p.spec, *cached("realism-spec")),
+            one(("booking", "realism", "judge"), "realism-named", *realism, "--judge-model", "m",
+                *named, *cached("realism-named")),
+        ],
+        ("run", "booking"): [
+            _run(p, "booking-llm", "booking", "--system", "monolithic", "--system-model", "m",
+                 *named, "--user", "llm", "--user-model", p.spec, "--max-turns", "3"),
+            _run(p, "booking-modular", "booking", "--system", "modular-llm", "--system-model",
+                 p.spec, "--module-model", "m", *named, "--max-turns", "2"),
+            _run(p, "booking-agent", "booking", "--system", "agent", "--system-url",
+                 p.endpoint, "--max-turns", "2"),
+            _run(p, "booking-http", "booking", "--system", "http", "--system-url", p.endpoint,
+                 "--max-turns", "2"),
+        ],
+        ("run", "bargain"): [
+            _run(p, "bargain-llm", "bargain", "--track", "craigslist", "--model", p.spec,
+                 limit="2"),
+            _run(p, "bargain-agent", "bargain", "--track", "craigslist", "--labeller", "agent",
+                 "--labeller-url", p.endpoint, limit="2"),
+        ],
+        ("run", "clarq"): [
+            _run(p, "clarq-llm", "clarq", "--seeker", "llm", "--seeker-model", "m", *named,
+                 "--provider", "llm", "--provider-model", p.spec, "--judge-model", p.spec,
+                 "--max-messages", "6", "--limit-mode", "first"),
+            _run(p, "clarq-agent", "clarq", "--seeker", "agent", "--seeker-url", p.endpoint,
+                 "--max-messages", "4", "--limit-mode", "first"),
+        ],
+        ("run", "incar-turns"): [
+            _run(p, "incar-spec", "incar-turns", "--model", p.spec),
+            _run(p, "incar-named", "incar-turns", "--model", "m", *named),
+        ],
+        ("run", "multiwoz-turns"): [
+            _run(p, "multiwoz-spec", "multiwoz-turns", "--model", p.spec),
+            _run(p, "multiwoz-named", "multiwoz-turns", "--model", "m", *named),
+        ],
+        ("run", "toy"): [
+            _run(p, "toy-llm", "toy", "--guesser", "llm", "--guesser-model", p.spec),
+        ],
+        # score clarq takes no cache path: its judge's replies and verdicts go next to the
+        # default cache (TODEVAL_CACHE_DIR, under tmp_path) or to --judge-cache
+        ("score", "clarq"): [
+            one(("score", "clarq"), "score-spec", clarq, "--resamples", "20", "--judge-model",
+                p.spec, also=f"--episodes {p.out('score-spec-episodes.jsonl')}"),
+            one(("score", "clarq"), "score-named", clarq, "--resamples", "20", "--judge-model",
+                "m", *named, also=f"--judge-cache {p.out('score-named-verdicts.jsonl')}"),
+        ],
+        ("data", "bargain-factory"): [
+            one(("data", "bargain-factory"), "factory", "--model", p.spec, "--verifier-model",
+                p.spec, "--limit", "1", "--heldout-limit", "1", "--quiet", *cached("factory"),
+                also=f"--report {p.out('factory-report.json')}"),
+        ],
+        ("clarq", "audit"): [
+            one(("clarq", "audit"), "audit-spec", *audit, "--provider-model", p.spec,
+                *cached("audit-spec"), also=f"--turns {p.out('audit-spec-turns.jsonl')}"),
+            one(("clarq", "audit"), "audit-named", *audit, "--provider-model", "m", *named,
+                *cached("audit-named")),
+        ],
+        # annotate judge takes no cache path: the default cache (under tmp_path) for one, none
+        # for the other (which would be served from it)
+        ("annotate", "judge"): [
+            one(("annotate", "judge"), "judge-spec", items, "--judge-model", p.spec),
+            one(("annotate", "judge"), "judge-named", items, "--judge-model", "m", *named,
+                "--no-cache"),
+        ],
+    }  # fmt: skip
+
+
+def test_every_writer_that_takes_a_model_is_in_the_table(tmp_path: Path) -> None:
+    table = _invocations(Places(tmp_path, "http://127.0.0.1:9/v1"))
+    found = {words for words, _ in writing_commands(taking_model=True)}
+    assert found - set(table) == set(), "add these commands to _invocations"
+    assert set(table) - found == set(), "these commands no longer write or take a model"
+    assert len(found) >= 13
+
+
+@pytest.fixture(autouse=True)
+def _canaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    monkeypatch.setenv("CANARY_MODEL_KEY", MODEL_KEY)
+    monkeypatch.setenv("TODEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+    async def no_wait(self: SystemClock, seconds: float) -> None:
+        return None
+
+    monkeypatch.setattr(SystemClock, "sleep", no_wait)
+
+
+@pytest.fixture(scope="module")
+def server_url() -> Iterator[str]:
+    booking = booking_script()
+    script = Script(rules=clarq_script().rules, replies=booking.replies, default=booking.default)
+    server = ServerProcess(ServerConfig(script=script, echo_authorization=True))
+    try:
+        yield server.start().base_url
+    finally:
+        server.close()
+
+
+def _leaks(data: bytes) -> list[str]:
+    return [c for c in CANARIES if c.encode() in data]
+
+
+def _written_leaks(root: Path, at_least: int) -> dict[str, list[str]]:
+    """The canaries in each file under ``root`` (but the test's own inputs), by file; there
+    must be ``at_least`` files to search."""
+    written = [f for f in root.rglob("*") if f.is_file() and GIVEN not in f.relative_to(root).parts]
+    assert len(written) >= at_least, written
+    leaking = {str(f.relative_to(root)): _leaks(f.read_bytes()) for f in written}
+    return {f: keys for f, keys in leaking.items() if keys}
+
+
+def _prepare(p: Places, cli: Callable[..., None]) -> None:
+    """The models file, and inputs made without the server: a booking run with failures
+    (review, realism), a bargain run and items exported from it (annotate judge), a ClarQ
+    self-play of scripted models leaving a reworded release for a judge (score clarq)."""
+    given = Path(p.models).parent
+    given.mkdir()
+    Path(p.models).write_text(
+        f'[models.m]\nspec = "openai:m@{p.url}{QUERY}"\napi_key_env = "CANARY_MODEL_KEY"\n'
+    )
+    scripted = f"scripted:{given / 'clarq.json'}"
+    (given / "clarq.json").write_text(clarq_script().model_dump_json())
+    cli("prep-booking", "run", "booking", "--system", "silent", "--limit", "2", "--limit-mode",
+        "first", "--max-turns", "3", "--quiet", "--out", p.prep("booking"))  # fmt: skip
+    cli("prep-bargain", "run", "bargain", "--track", "craigslist", "--labeller", "keyword",
+        "--limit", "3", "--quiet", "--out", p.prep("bargain"))  # fmt: skip
+    cli("prep-items", "annotate", "export", "--from", p.prep("bargain"), "--n", "2", "-o",
+        p.prep("items.jsonl"))  # fmt: skip
+    cli("prep-clarq", "run", "clarq", "--seeker", "llm", "--seeker-model", scripted,
+        "--provider", "llm", "--provider-model", scripted, "--limit", "1", "--limit-mode",
+        "first", "--no-cache", "--quiet", "--out", p.prep("clarq"))  # fmt: skip
+
+
+def test_every_writer_keeps_every_canary_out(
+    server_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    p = Places(tmp_path, server_url)
+    (tmp_path / "out").mkdir()
+    printed: list[str] = []
+    codes: dict[str, int] = {}
+
+    def cli(label: str, *argv: str) -> None:
+        codes[label] = main(list(argv))
+        out, err = capsys.readouterr()
+        printed.extend([out, err])
+
+    _prepare(p, cli)
+    assert set(codes.values()) == {0}, (codes, printed)
+    table = _invocations(p)
+    for entries in table.values():
+        for entry in entries:
+            cli(entry.label, *entry.argv)
+    terminal = "\n".join(printed)
+    report = {e.label: codes[e.label] for entries in table.values() for e in entries}
+    assert [line for line in terminal.splitlines() if _leaks(line.encode())] == []
+    assert _written_leaks(tmp_path, 50) == {}
+    # the key a models file names reached the server, which echoed it into a recorded reply
+    named = (tmp_path / "out" / "incar-named" / "episodes.jsonl").read_text()
+    assert f"Authorization: Bearer {REDACTED}" in named
+    # the spec is recorded, its URL's credentials are not
+    manifest = (tmp_path / "out" / "incar-spec" / "manifest.json").read_text()
+    assert f"api_key={REDACTED}&sig={REDACTED}" in manifest
+    missing = [w for entries in table.values() for e in entries for w in e.writes
+               if not Path(w).exists()]  # fmt: skip
+    assert missing == [], report
+    assert all(code in (0, 5) for code in report.values()), (report, terminal)
+
+
+def test_userinfo_is_refused_or_redacted(
+    server_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model URL with ``user:password@`` is refused with a message about credentials in
+    URLs, on the command line (exit 2) and in a models file (exit 3, a bad input file), before
+    anything is written; an agent's endpoint with one is used (HTTP Basic) and its run records
+    neither the URL's password nor the token a server echoes."""
+    p = Places(tmp_path, server_url)
+    (tmp_path / "out").mkdir()
+    userinfo = server_url.replace("http://", f"http://user:{USER_PASS}@")
+    spec = f"openai:m@{userinfo}"
+    Path(p.models).parent.mkdir()
+    Path(p.models).write_text(f'[models.m]\nspec = "{spec}"\napi_key_env = "CANARY_MODEL_KEY"\n')
+    refused = {
+        "toy": ("run", "toy", "--guesser", "llm", "--guesser-model", spec, "--limit", "1",
+                "--out", p.out("toy")),
+        "incar-named": ("run", "incar-turns", "--model", "m", "--models-file", p.models,
+                        "--limit", "1", "--out", p.out("incar")),
+        "factory": ("data", "bargain-factory", "--model", spec, "--limit", "1",
+                    "--heldout-limit", "1", "-o", p.out("factory.json")),
+        "audit": ("clarq", "audit", "--transcripts", str(CLARQ_FIXTURE), "--provider", "llm",
+                  "--provider-model", spec, "--limit", "1", "-o", p.out("audit.json")),
+        "booking-named": ("run", "booking", "--system", "monolithic", "--system-model", "m",
+                          "--models-file", p.models, "--limit", "1", "--out", p.out("booking")),
+    }  # fmt: skip
+    for label, refused_argv in refused.items():
+        code = main(list(refused_argv))
+        out, err = capsys.readouterr()
+        assert code == (3 if label.endswith("-named") else 2), (label, out, err)  # 3: the file
+        assert "credentials in URLs" in err, (label, err)
+        assert not _leaks((out + err).encode()), (label, out, err)
+    assert [f for f in (tmp_path / "out").rglob("*") if f.is_file()] == []
+    endpoint = f"{userinfo}/chat/completions"
+    agent = p.out("agent")
+    argv = ["run", "clarq", "--seeker", "agent", "--seeker-url", endpoint, "--limit", "1",
+            "--max-messages", "4", "--cache-path", p.cache("agent"), "--out", agent]  # fmt: skip
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code in (0, 5), (code, err)  # used: the agent answered (echoing Basic <token>)
+    assert f"http://{REDACTED}@127.0.0.1" in (Path(agent) / "manifest.json").read_text()
+    assert "Authorization: Basic" in (Path(agent) / "episodes.jsonl").read_text()
+    assert not _leaks((out + err).encode()), (out, err)
+    assert _written_leaks(tmp_path, 3) == {}
+
+
+def test_basic_credentials_are_redacted() -> None:
+    """What a client sends for a URL's userinfo (HTTP Basic) is redacted by shape, and by value
+    once the URL is known; text that merely says "Basic" is left alone."""
+    token = base64.b64encode(b"someone:pw-4-basic-test").decode()
+    assert redact(f"you sent Authorization: Basic {token})") == (
+        f"you sent Authorization: Basic {REDACTED})"
+    )
+    for kept in ("a Basic 2-bedroom flat", "Basic training", "Basic"):
+        assert redact(kept) == kept
+    password = "canaryb" + secrets.token_hex(6)
+    add_url_secrets(f"http://someone:{password}@127.0.0.1:9/chat?x=1")
+    echoed = base64.b64encode(f"someone:{password}".encode()).decode()
+    assert redact(f"{echoed} and {password}") == f"{REDACTED} and {REDACTED}"
