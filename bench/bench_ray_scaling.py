@@ -12,8 +12,8 @@ nodes N the bench starts a cluster -- a head without CPUs plus N ``ray start`` w
         --executor ray --ray-address HEAD --out DIR
 
 then stops the cluster. Per configuration it prints the whole-process wall time, simulations
-per hour, the floor and achieved / floor, and the driver's peak memory (its own ``ru_maxrss``,
-from ``wait4``). The floor is the ideal wall time at that concurrency: the larger of the longest
+per hour, the floor and achieved / floor, and the driver's peak memory (its ``VmHWM``, read
+until it exits). The floor is the ideal wall time at that concurrency: the larger of the longest
 episode's sequential calls and all episodes' calls divided by the concurrency, each call
 taking the server's nominal latency (whatever the harness adds counts against us).
 
@@ -75,17 +75,31 @@ def _stamp(text: str) -> float:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
+def _peak_mb(pid: int) -> float | None:
+    """The process's peak resident memory so far (``VmHWM``, reset at exec: unlike a child's
+    ``ru_maxrss``, it never counts the memory of the process that forked it)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError):
+        return None
+    return None
+
+
 def _driver(command: list[str], env: dict[str, str], log: Path) -> tuple[int, float, float, float]:
-    """Run the driver; its exit code, wall seconds, peak resident memory (MB) and the clock
-    time it was launched at."""
+    """Run the driver; its exit code, wall seconds, peak resident memory (MB, read until it
+    exits) and the clock time it was launched at."""
     with log.open("wb") as out:
         launched = time.time()
         t0 = time.perf_counter()
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
-        _, status, usage = os.wait4(process.pid, 0)
+        peak = 0.0
+        while process.poll() is None:
+            peak = max(peak, _peak_mb(process.pid) or 0.0)
+            time.sleep(0.2)
         wall = time.perf_counter() - t0
-    process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-    return process.returncode, wall, usage.ru_maxrss / 1024, launched
+    return process.returncode, wall, peak, launched
 
 
 def run_one(nodes: int, args: argparse.Namespace, base_url: str, tmp: Path) -> Point:
@@ -128,20 +142,26 @@ def run_one(nodes: int, args: argparse.Namespace, base_url: str, tmp: Path) -> P
     if code != 0:
         log = (tmp / f"driver-{nodes}.log").read_text(errors="replace")
         raise SystemExit(f"the driver exited {code} at {nodes} node(s):\n{log[-3000:]}")
-    records = [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]
-    calls = [sum(u["calls"] for u in r["usage"].values()) for r in records]
-    measured = sum(u["latency_s"] for r in records for u in r["usage"].values())
+    # one line at a time: the bench's own memory stays small (a forked driver starts with it)
+    calls, starts, ends, keys = [], [], [], set()
+    measured = 0.0
+    with (out / "episodes.jsonl").open(encoding="utf-8") as lines:
+        for line in lines:
+            record = json.loads(line)
+            calls.append(sum(u["calls"] for u in record["usage"].values()))
+            measured += sum(u["latency_s"] for u in record["usage"].values())
+            starts.append(_stamp(record["timing"]["started_at"]))
+            ends.append(_stamp(record["timing"]["ended_at"]))
+            keys.add((record["task_id"], record["trial"]))
     latency = args.latency_ms / 1000
     floor = max(max(calls) * latency, sum(calls) * latency / concurrency)
-    starts = [_stamp(r["timing"]["started_at"]) for r in records]
-    ends = [_stamp(r["timing"]["ended_at"]) for r in records]
     executor = json.loads((out / "manifest.json").read_text())["sessions"][-1]["executor"]
     print(f"  {executor}", flush=True)
     return Point(
         nodes=nodes,
         concurrency=concurrency,
-        episodes=len(records),
-        unique=len({(r["task_id"], r["trial"]) for r in records}),
+        episodes=len(calls),
+        unique=len(keys),
         calls=sum(calls),
         wall_s=wall,
         floor_s=floor,
