@@ -179,6 +179,11 @@ def _invocations(p: Places) -> dict[tuple[str, ...], list[Invocation]]:
                  "--max-messages", "6", "--limit-mode", "first"),
             _run(p, "clarq-agent", "clarq", "--seeker", "agent", "--seeker-url", p.endpoint,
                  "--max-messages", "4", "--limit-mode", "first"),
+            Invocation("clarq-panel",  # a model inside a panel list
+                       ("run", "clarq", "--seeker", "oracle", "--providers", f"rule,llm={p.spec}",
+                        "--limit", "1", "--limit-mode", "first", "--max-messages", "4",
+                        "--cache-path", p.cache("clarq-panel"), "--out", p.out("clarq-panel")),
+                       (f"{p.out('clarq-panel')}/panel.json",)),
         ],
         ("run", "incar-turns"): [
             _run(p, "incar-spec", "incar-turns", "--model", p.spec),
