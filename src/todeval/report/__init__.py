@@ -16,7 +16,7 @@ from todeval.core.imports import lazy_attributes
 
 if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __getattr__
     from todeval.report._export import TABLE_FORMATS, TableFormat, export_table
-    from todeval.report._index import INDEX_NAME
+    from todeval.report._index import INDEX_NAME, UpdateStats
     from todeval.report._inputs import (
         PanelInput,
         ReportInputs,
@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __geta
 
 _EXPORTS = {
     "TABLE_FORMATS": "_export", "TableFormat": "_export", "export_table": "_export",
-    "INDEX_NAME": "_index",
+    "INDEX_NAME": "_index", "UpdateStats": "_index",
     "PanelInput": "_inputs", "ReportInputs": "_inputs", "RunInput": "_inputs",
     "ScoreInput": "_inputs", "discover_inputs": "_inputs", "load_inputs": "_inputs",
     "Board": "_leaderboard", "Row": "_leaderboard", "boards": "_leaderboard",
@@ -65,6 +65,7 @@ __all__ = [
     "ScoreInput",
     "TableFormat",
     "TranscriptCap",
+    "UpdateStats",
     "ViewState",
     "boards",
     "build_html",
