@@ -47,7 +47,19 @@ def run() -> None:
     finally:
         signal.signal(signal.SIGINT, previous)
         signal.signal(signal.SIGTERM, signal.default_int_handler)
-    sys.exit(main())
+    try:
+        code = main()
+    except KeyboardInterrupt:  # a second interrupt while the first was being reported
+        print(
+            "todeval: interrupted; finished episodes are kept: resume with the same command",
+            file=sys.stderr,
+        )
+        code = 130
+    finally:  # exiting now: a late signal (one delivered again, a second SIGTERM) must not
+        # turn exit 130 into death by signal
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -31,14 +31,17 @@ def test_an_abbreviation_is_not_taken_for_a_longer_option(
 def test_an_unknown_flag_without_a_near_option_has_no_hint(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main(["run", "booking", "--sys", "rule"]) == 2
+    assert main(["run", "booking", "--xyzzy", "rule"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.endswith("unrecognized arguments: --sys rule")
+    assert err.endswith("unrecognized arguments: --xyzzy rule")
 
 
-def test_an_unknown_flag_of_a_top_command(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_near_miss_flag_gets_the_close_option(capsys: pytest.CaptureFixture[str]) -> None:
+    """A truncated or misspelt flag names the option it is closest to (issue 44.4)."""
+    assert main(["run", "booking", "--sys", "rule"]) == 2
+    assert "did you mean --system" in capsys.readouterr().err
     assert main(["compare", "a", "--metric", "x"]) == 2
-    assert "did you mean --metrics?" not in capsys.readouterr().err  # 'metric' != 'metrics'
+    assert "did you mean --metrics?" in capsys.readouterr().err
 
 
 def test_a_broken_plugin_is_one_warning_line_and_the_rest_works(
