@@ -669,7 +669,7 @@ class EpisodeIndex:
         """``word`` as a prefix query: the words of the index it starts, joined by OR, when
         there are few (FTS5 merges a prefix's whole posting list before anything else, while
         an OR of words is read only as far as the other words need: at a million episodes
-        ``wrong booking*`` takes 0.30 s, ``wrong (booking OR bookings)`` 0.04 s); else
+        ``wrong table*`` takes 0.30 s, ``wrong (table OR tables)`` 0.04 s); else
         ``"word"*``."""
         db.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, search, row)"
