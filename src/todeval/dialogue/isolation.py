@@ -94,6 +94,12 @@ def package_data_dirs() -> list[Path]:
     return [p for p in (root / "data",) if p.is_dir()]
 
 
+def _site_dirs() -> list[str]:
+    """The installed-packages folders on this interpreter's path (bound into the sandbox and put
+    on its PYTHONPATH)."""
+    return [e for e in sys.path if e and ("site-packages" in e or "dist-packages" in e)]
+
+
 def public_paths(patterns: Sequence[str]) -> list[Path]:
     """The files and folders of the package's data that ``patterns`` (a role's
     ``public_data``) name."""
@@ -127,9 +133,8 @@ def sandbox_argv(
     for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)):
         bind(Path(p).resolve())
     bind(Path(os.path.realpath(sys.executable)).parent)
-    for entry in sys.path:
-        if entry and ("site-packages" in entry or "dist-packages" in entry):
-            bind(Path(entry).resolve())
+    for entry in _site_dirs():
+        bind(Path(entry).resolve())
     bind(Path(todeval.__file__).resolve().parent)
     for root in player_roots:
         bind(root)
@@ -154,7 +159,7 @@ def sandbox_env(
 
     paths = [str(Path(todeval.__file__).resolve().parent.parent)]
     paths += [str(r.parent) for r in player_roots]
-    paths += [e for e in sys.path if e and ("site-packages" in e or "dist-packages" in e)]
+    paths += _site_dirs()
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": "/tmp",

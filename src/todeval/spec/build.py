@@ -200,12 +200,13 @@ def _isolated_roles(roles: Sequence[RoleSpec[C]], config: C, runtime: RuntimeOpt
     """The roles ``--isolate`` puts in the sandbox: those played by a ``package.module:Class``."""
     if not runtime.isolate:
         return set()
+    chosen = {r.name: split_params(r.chosen(config))[0] for r in roles if r.role is not None}
     return {
         r.name
         for r in roles
         if r.role is not None
-        and is_reference(split_params(r.chosen(config))[0])
-        and split_params(r.chosen(config))[0] not in r.role.builtins
+        and is_reference(chosen[r.name])
+        and chosen[r.name] not in r.role.builtins
     }
 
 
