@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from todeval.results.profile import BenchmarkProfile
     from todeval.runner.options import GenerationSettings, RunSettings
     from todeval.spec.build import BenchmarkSpec
-    from todeval.spec.declare import AgentSeat, Episode, RoleSpec, RunContext, Tasks
+    from todeval.spec.declare import AgentSeat, Episode, Rescored, RoleSpec, RunContext, Tasks
     from todeval.validation import AdversaryFamily, AdversaryJob, Control
     from todeval.validation.play import play_run
 
@@ -48,6 +48,7 @@ _WHERE = {
     "Participant": "todeval.dialogue.participants",
     "PlayerOptions": "todeval.dialogue.participants",
     "PromptSet": "todeval.dialogue.prompts",
+    "Rescored": "todeval.spec.declare",
     "Role": "todeval.dialogue.participants",
     "RoleSpec": "todeval.spec.declare",
     "RunCommand": "todeval.driver",
@@ -89,6 +90,7 @@ __all__ = [
     "Participant",
     "PlayerOptions",
     "PromptSet",
+    "Rescored",
     "Role",
     "RoleSpec",
     "RunCommand",

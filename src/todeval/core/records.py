@@ -196,13 +196,19 @@ class EpisodeRecord(BaseModel):
         description="the episode's verdict and faults (who failed; 'none' for a success), when "
         "the benchmark has a reviewer; written by the runner (older runs: failures only)",
     )
+    scorer_version: str | None = Field(
+        None,
+        description="the version of the benchmark's scoring that gave the metrics and labels "
+        "(BenchmarkSpec.scorer_version; None: not recorded, a run before scorer versions)",
+    )
 
     @model_serializer(mode="wrap")
     def _without_empty_review(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """A record without a review is written as before reviews existed (no ``review``)."""
+        """A record without a review (or a scorer version) is written as before they existed."""
         data: dict[str, Any] = handler(self)
-        if data.get("review", 0) is None:
-            del data["review"]
+        for key in ("review", "scorer_version"):
+            if data.get(key, 0) is None:
+                del data[key]
         return data
 
     @property
@@ -384,6 +390,9 @@ class Summary(BaseModel):
     )
     trials: TrialsSummary | None = Field(
         None, description="with several trials per task: consistency and variance split"
+    )
+    scorer_version: str | None = Field(
+        None, description="the version of the benchmark's scoring (None: not recorded)"
     )
 
 

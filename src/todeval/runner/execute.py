@@ -554,6 +554,8 @@ def _finish(plan: RunPlan, store: RunDirectory, wanted: set[tuple[str, int]]) ->
     _, _, protocol = plan.identity()
     if protocol is not None:
         summary = summary.model_copy(update={"protocol": protocol})
+    if plan.scorer_version is not None:
+        summary = summary.model_copy(update={"scorer_version": plan.scorer_version})
     store.write_summary(summary)
     return summary
 

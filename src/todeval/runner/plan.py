@@ -65,6 +65,9 @@ class RunPlan:
     # "module:attr" naming the benchmark's todeval.review.Reviewer: failed episodes are
     # written with their verdict (who failed)
     reviewer: str | None = None
+    # the version of the benchmark's scoring, written into the summary (the spec's plan also
+    # stamps it on every record it plays)
+    scorer_version: str | None = None
 
     @property
     def config_hash(self) -> str:

@@ -36,10 +36,11 @@ from todeval.errors import choice_error
 from todeval.runner.options import RunSettings, RuntimeOptions, model_pool, pin_prompts
 from todeval.runner.plan import EpisodeJob, RunPlan
 from todeval.runner.selection import select_for_run
-from todeval.spec.declare import Episode, RoleSpec, RunContext, Tasks
+from todeval.spec.declare import Episode, Rescore, RoleSpec, RunContext, Tasks
 
 if TYPE_CHECKING:
     from todeval.results.profile import BenchmarkProfile
+    from todeval.submission.replay import Replay
     from todeval.validation.controls import Control
     from todeval.validation.search import AdversaryFamily
 
@@ -95,6 +96,19 @@ class BenchmarkSpec(Generic[C, T]):
     """A per-step signal where the benchmark has one: the reward of the role's output to one
     observation of a task (Gymnasium environments with ``step_rewards=True``, :mod:`todeval.gym`;
     bargaining: the turn's F1)."""
+
+    scorer_version: str = "1"
+    """The version of the benchmark's scoring: bump it with any change that can change a stored
+    episode's metrics or labels (every record and summary carries it; ``compare``, ``report``
+    and ``view`` refuse runs of different versions side by side until ``todeval rescore``
+    re-grades the older one). The golden episodes in ``tests/rescore`` catch a change left
+    unversioned."""
+    rescore: Rescore[C, T] | None = None
+    """How a stored episode is scored again from its events (``todeval rescore``,
+    :mod:`todeval.results.rescore`); ``None``: this benchmark's runs cannot be re-graded."""
+    replay: Replay[C, T] | None = None
+    """How ``todeval submit verify`` replays its recorded episodes against the world they claim
+    (:mod:`todeval.submission.replay`); ``None``: trajectories are taken as recorded."""
 
     def plan(self, config: Mapping[str, Any] | C, runtime: RuntimeOptions | None = None) -> RunPlan:
         """The run plan of ``config`` (see :func:`build_plan`)."""
@@ -307,9 +321,12 @@ def build_plan(
         players = {name: factory.build(options[name]) for name, factory in factories.items()}
         streams = EpisodeStreams(cfg.seed, job.task_id, job.trial)
         task = context.tasks[job.task_id]
-        return await spec.episode(
+        record = await spec.episode(
             Episode(context, task, players, streams, job.trial, spec.name, job.group)
         )
+        if record.scorer_version is None:
+            record.scorer_version = spec.scorer_version
+        return record
 
     async def aclose() -> None:
         try:
@@ -363,7 +380,33 @@ def build_plan(
         legacy_task_set_hashes=(legacy,) if legacy else (),
         context=context,
         reviewer=spec.reviewer or (spec.profile.reviewer if spec.profile is not None else None),
+        scorer_version=spec.scorer_version,
     )
+
+
+def scoring_context(
+    spec: BenchmarkSpec[C, T],
+    config: Mapping[str, Any] | C,
+    runtime: RuntimeOptions | None = None,
+) -> RunContext[C, T]:
+    """The context a stored run's episodes are scored again in (``todeval rescore``): the
+    recorded config, every task of its set by id, the model pool and the spec's ``prepare``;
+    no player is built and the config's checks (already passed when the run began) are not
+    run again, so a run whose replay file or agent is gone can still be re-graded."""
+    runtime = runtime or RuntimeOptions(cache=False)
+    cfg = _config(spec, config)
+    available = list(spec.tasks.load(cfg))
+    context: RunContext[C, T] = RunContext(
+        config=cfg,
+        runtime=runtime,
+        tasks={spec.tasks.task_id(t): t for t in available},
+        available=available,
+        models=model_pool(getattr(cfg, "models_file", None), runtime, seed=cfg.seed),
+        prompts=None,
+    )
+    if spec.prepare is not None:
+        context.shared = spec.prepare(context)
+    return context
 
 
 def plan_of(

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord
 from todeval.dialogue.episode import EpisodeEnd, EpisodeLog, EpisodeStreams
 from todeval.dialogue.participants import Role
@@ -172,3 +173,23 @@ class Episode(Generic[C, T]):
             labels=labels,
             details=details,
         )
+
+
+@dataclass(frozen=True)
+class Rescored:
+    """One stored episode scored again by the installed scorer (a spec's ``rescore``).
+
+    ``metrics`` and ``labels`` replace the record's; ``outcome`` replaces its outcome when the
+    scorer decides it (``None``: kept); ``details`` are keys of the record's details replaced
+    (the per-domain scores, say), every other detail is kept."""
+
+    metrics: dict[str, float]
+    labels: dict[str, str] = field(default_factory=dict)
+    outcome: Outcome | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+Rescore = Callable[[RunContext[C, T], T, EpisodeRecord], Rescored]
+"""A benchmark's scorer over a stored episode: ``rescore(context, task, record)`` recomputes the
+record's metrics and labels from its events and details alone (no player, no model call), with
+the run's context (tasks, ``shared`` from the spec's ``prepare``) and the record's task."""

@@ -215,6 +215,18 @@ async def play(ep: td.Episode[ToyConfig, Task]) -> td.EpisodeRecord:
     )  # fmt: skip
 
 
+def rescore(run: td.RunContext[ToyConfig, Task], task: Task, record: td.EpisodeRecord
+            ) -> td.Rescored:  # fmt: skip
+    """The toy's scorer over a stored episode: found when the host's last answer is "correct"."""
+    answers = [e.data["answer"] for e in record.events if e.kind == "answer"]
+    found = bool(answers) and answers[-1] == "correct"
+    guesses = sum(1 for e in record.events if e.kind == "guess")
+    return td.Rescored(
+        metrics={"toy.success": float(found), "toy.guesses": float(guesses)},
+        labels={"ending": record.termination or ""},
+    )
+
+
 ENDINGS = [("done", "found", "#1b7837"), ("turn_cap", "out of guesses", "#c51b7d"),
            ("format_violation", "out of range", "#e08214")]  # fmt: skip
 PROFILE = td.BenchmarkProfile.model_validate({
@@ -255,4 +267,6 @@ SPEC = td.BenchmarkSpec(
     adversaries=(FAMILY,),
     prompts="todeval_toy",
     protocols=("standard", "strict"),
+    scorer_version="1",
+    rescore=rescore,
 )
