@@ -37,6 +37,10 @@ from todeval.errors import BadInputError, RefusedError, UsageError
 from todeval.runner.options import RuntimeOptions
 from todeval.runner.store import EPISODES, SUMMARY, RunDirectory
 
+WHO_FAILED = "who_failed"
+"""The label the runner's review writes on a failed episode (:mod:`todeval.review.live`): kept
+by re-grading while the episode still failed, dropped when the new scorer says it succeeded."""
+
 UNRECORDED = "unrecorded"
 """How a run written before scorer versions shows its version."""
 
@@ -92,7 +96,8 @@ class Recomputed:
 def rescore_record(spec: Any, context: Any, record: EpisodeRecord) -> EpisodeRecord:
     """``record`` scored again by ``spec.rescore`` in ``context``
     (:func:`todeval.spec.scoring_context`). An episode that does not count in metrics (an
-    infrastructure error) keeps its metrics; every record gets the installed version."""
+    infrastructure error) keeps its metrics; every record gets the installed version. The
+    review's ``who_failed`` label is kept while the episode still fails."""
     version: str = spec.scorer_version
     if not record.outcome.counts_in_metrics:
         return record.model_copy(update={"scorer_version": version})
@@ -103,9 +108,14 @@ def rescore_record(spec: Any, context: Any, record: EpisodeRecord) -> EpisodeRec
             f"{record.benchmark} task set"
         )
     again = spec.rescore(context, task, record)
+    labels = dict(again.labels)
+    outcome = again.outcome or record.outcome
+    verdict = record.labels.get(WHO_FAILED)
+    if verdict is not None and outcome.value != "success":  # the review's, not the scorer's
+        labels[WHO_FAILED] = verdict
     update: dict[str, Any] = {
         "metrics": dict(again.metrics),
-        "labels": dict(again.labels),
+        "labels": labels,
         "scorer_version": version,
     }
     if again.details:
