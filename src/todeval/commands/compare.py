@@ -1,8 +1,10 @@
 """``todeval compare RUN_A RUN_B [RUN_C ...]``: paired comparison of runs with the first.
 
 Prints one block per compared run -- who played each role, the selection and protocol, the
-shared tasks, then a table (metric, A, B, B - A with a 95% paired-bootstrap CI, the bootstrap
-p-value, McNemar's exact p for binary one-trial metrics) and the cost and latency ratios -- and
+shared tasks, the verdict on the benchmark's primary metric, then a table (the primary metric
+first; its better direction from the benchmark's profile, A, B, B - A with a 95%
+paired-bootstrap CI, the bootstrap p-value raw and adjusted, the reading, McNemar's exact p for
+binary one-trial metrics) and the cost and latency figures with their ratios -- and
 writes the :class:`~todeval.results.comparison_record.Comparison` as JSON with ``-o``. Runs over
 different selections of one task set are refused unless ``--shared-tasks``.
 """
@@ -17,7 +19,12 @@ from todeval.errors import UsageError
 from todeval.registry import Command, Registry
 
 if TYPE_CHECKING:  # the statistics (numpy) are imported when the command runs
-    from todeval.results.comparison_record import Comparison, PairComparison, RunInfo
+    from todeval.results.comparison_record import (
+        Comparison,
+        MetricComparison,
+        PairComparison,
+        RunInfo,
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,11 +57,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _p(p: float, *, exact: bool = False) -> str:
-    """Three decimals; below 0.001 an exact p keeps two digits, a bootstrap p is '<0.001'."""
-    if p >= 0.001:
-        return f"{p:.3f}"
-    return f"{p:.2g}" if exact else "<0.001"
+def _p(p: float, *, exact: bool = False, bound: bool = False) -> str:
+    """Three decimals; below 0.001 two digits; ``<=`` marks a bound (a bootstrap p at its
+    floor, or an adjusted p computed from one)."""
+    shown = f"{p:.3f}" if p >= 0.001 else f"{p:.2g}"
+    return f"<={shown}" if bound and not exact else shown
 
 
 def _value(v: Any) -> str:
@@ -100,52 +107,102 @@ def format_pair(pair: PairComparison, comparison: Comparison) -> str:
     if config_diff:
         diffs = "; ".join(f"{k}: {_value(x)} -> {_value(y)}" for k, (x, y) in config_diff.items())
         lines.append(f"config differs: {diffs}")
+    if pair.verdict is not None:
+        lines.append(f"verdict: {pair.verdict.text}")
     level = round(comparison.method.level * 100)
     rows = []
     for m in pair.metrics:
         mcnemar = "-"
         if m.mcnemar is not None:
             mcnemar = f"{_p(m.mcnemar.p_value, exact=True)} ({m.mcnemar.b}/{m.mcnemar.c})"
+        adjusted = "-"
+        if m.p_adjusted is not None:
+            adjusted = _p(m.p_adjusted, bound=m.p_adjusted_bound)
         rows.append(
             [
-                m.metric,
+                m.metric + (" (primary)" if m.primary else ""),
+                m.better or "?",
                 str(m.n_tasks),
                 f"{m.mean_a:.3f}",
                 f"{m.mean_b:.3f}",
                 f"{m.diff:+.3f} [{m.ci_low:+.3f}, {m.ci_high:+.3f}]",
-                _p(m.p_value),
-                "-" if m.p_adjusted is None else _p(m.p_adjusted),
+                _p(m.p_value, bound=m.p_at_floor),
+                adjusted,
+                _reading(m),
                 mcnemar,
             ]
         )
-    adjusted = f"p {comparison.method.adjustment}"
-    header = ["metric", "n", "A", "B", f"B - A [{level}% CI]", "p", adjusted, "McNemar p (b/c)"]
+    adjusted_header = f"p {comparison.method.adjustment}"
+    header = [
+        "metric",
+        "better",
+        "n",
+        "A",
+        "B",
+        f"B - A [{level}% CI]",
+        "p raw",
+        adjusted_header,
+        "B vs A",
+        "McNemar p (b/c)",
+    ]
     lines += ["", render_rows(header, rows)]
     if pair.ratios:
         ratio_rows = [
-            [r.name, f"{r.a:.4g}", f"{r.b:.4g}", "-" if r.ratio is None else f"{r.ratio:.3f}"]
+            [r.name, _figure(r.a), _figure(r.b), "-" if r.ratio is None else f"{r.ratio:.3f}"]
             for r in pair.ratios
         ]
-        lines += ["", render_rows(["cost/latency (whole runs)", "A", "B", "B/A"], ratio_rows)]
+        header = ["cost/latency (whole runs; lower is better)", "A", "B", "B/A"]
+        lines += ["", render_rows(header, ratio_rows)]
     for note in pair.notes:
         lines.append(f"note: {note}")
     return "\n".join(lines)
 
 
+def _figure(value: float | None) -> str:
+    return "not recorded" if value is None else f"{value:.4g}"
+
+
+def _reading(m: MetricComparison) -> str:
+    """better / worse (a declared direction) or higher / lower, where the adjusted p is below
+    the level; ``-`` where no difference was detected."""
+    if not m.significant:
+        return "-"
+    up = m.diff > 0
+    if m.better in ("higher", "lower"):
+        return "better" if up == (m.better == "higher") else "worse"
+    return "higher" if up else "lower"
+
+
 def format_comparison(comparison: Comparison) -> str:
     """The whole comparison as text: one block per run, then how to read it."""
     from todeval.stats.multiplicity import ADJUSTMENT_TITLES
+    from todeval.stats.paired import p_floor
 
     blocks = [format_pair(p, comparison) for p in comparison.pairs]
     m = comparison.method
-    blocks.append(
+    floor = p_floor(m.resamples)
+    power = round(m.power * 100)
+    lines = [
         f"CI: paired percentile bootstrap over shared tasks ({m.resamples} resamples, "
-        f"seed {m.seed}); p: two-sided, inverting that bootstrap\n"
-        f"p {m.adjustment}: adjusted for the {m.family} tests above (every run x metric) by "
-        f"{ADJUSTMENT_TITLES.get(m.adjustment, m.adjustment)}; read significance from it\n"
+        f"seed {m.seed}); p raw: two-sided, inverting that bootstrap",
+        f"p {m.adjustment}: p raw adjusted for the {m.family} tests above (every run x metric) "
+        f"by {ADJUSTMENT_TITLES.get(m.adjustment, m.adjustment)}; never below p raw; the "
+        "verdicts and 'B vs A' read it against "
+        f"{m.alpha:g}",
+        f"<=: a bound. No resample fell on the far side of 0, so p raw is at most the "
+        f"bootstrap's floor 2/({m.resamples}+1) = {floor:.2g}, and p {m.adjustment} at most "
+        "the figure shown (more --resamples lower the floor)",
+        "better: the direction the benchmark's profile declares (? none declared; neither: a "
+        "figure to read, not to win on)",
+        f"detectable at this size: the smallest difference found with {power}% power at level "
+        f"{m.alpha_adjusted:.2g} ({m.alpha:g} over the {m.family} tests; --metrics narrows "
+        "them), from the spread of the task differences",
         "McNemar p: exact, for 0/1 metrics with one trial per task (not adjusted); b = tasks "
-        "where A scored 1 and B 0, c = A 0 and B 1"
-    )
+        "where A scored 1 and B 0, c = A 0 and B 1",
+    ]
+    if m.adjustment == "none":
+        lines[1] = f"p none: no adjustment for the {m.family} tests above; the verdicts read p raw"
+    blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
 

@@ -27,12 +27,18 @@ from todeval.results.comparison_record import (
     PairComparison,
     Ratio,
     RunInfo,
+    Verdict,
 )
+from todeval.results.profile import BenchmarkProfile, ProfileBook
 from todeval.results.runs import LoadedRun, load_run
 from todeval.stats.bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES
-from todeval.stats.multiplicity import ADJUSTMENTS, Adjustment, adjust
-from todeval.stats.paired import paired_bootstrap
+from todeval.stats.multiplicity import ADJUSTMENT_NAMES, ADJUSTMENTS, Adjustment, adjust
+from todeval.stats.paired import at_floor, paired_bootstrap
+from todeval.stats.power import detectable_paired
 from todeval.stats.proportions import is_binary, mcnemar_exact
+
+POWER = 0.8
+"""The power of the detectable differences compare reports."""
 
 _COST_KEYS = ("usd_per_episode", "usd_per_success", "flop_usd_per_episode", "flop_usd_per_success")
 _LATENCY_STATS = ("p50", "p90", "mean")
@@ -111,8 +117,15 @@ def _config_diff(a: dict[str, Any], b: dict[str, Any]) -> dict[str, list[Any]]:
 
 
 def _metric(
-    name: str, a: LoadedRun, b: LoadedRun, *, seed: int, resamples: int, level: float
-) -> MetricComparison | None:
+    name: str,
+    a: LoadedRun,
+    b: LoadedRun,
+    profile: BenchmarkProfile,
+    *,
+    seed: int,
+    resamples: int,
+    level: float,
+) -> tuple[MetricComparison, list[float]] | None:
     va, vb = a.values.get(name, {}), b.values.get(name, {})
     tasks = sorted(set(va) & set(vb))
     if not tasks:
@@ -126,8 +139,11 @@ def _metric(
         b_count = sum(1 for x, y in zip(xa, xb, strict=True) if x == 1.0 and y == 0.0)
         c_count = sum(1 for x, y in zip(xa, xb, strict=True) if x == 0.0 and y == 1.0)
         mcnemar = mcnemar_exact(b_count, c_count)
-    return MetricComparison(
+    metric = MetricComparison(
         metric=name,
+        title=profile.metric_title(name),
+        primary=name == profile.primary,
+        better=profile.better_direction(name),
         n_tasks=est.n,
         mean_a=est.mean_a,
         mean_b=est.mean_b,
@@ -135,9 +151,11 @@ def _metric(
         ci_low=est.ci_low,
         ci_high=est.ci_high,
         p_value=est.p_value,
+        p_at_floor=est.n > 1 and at_floor(est.p_value, resamples),
         binary=binary,
         mcnemar=mcnemar,
     )
+    return metric, [y - x for x, y in zip(xa, xb, strict=True)]
 
 
 def _scored(summary: Summary) -> int:
@@ -171,12 +189,22 @@ def _ratios(a: Summary | None, b: Summary | None) -> list[Ratio]:
         return []
     fa, fb = _summary_figures(a), _summary_figures(b)
     out = []
-    for name in sorted(set(fa) & set(fb)):
-        x, y = fa[name], fb[name]
-        if x == 0.0 and y == 0.0:
+    for name in sorted(set(fa) | set(fb)):
+        x, y = fa.get(name), fb.get(name)
+        if not x and not y:  # 0 or unrecorded in both: nothing to compare
             continue
-        out.append(Ratio(name=name, a=x, b=y, ratio=y / x if x != 0.0 else None))
+        ratio = y / x if x and y is not None else None
+        out.append(Ratio(name=name, a=x, b=y, ratio=ratio))
     return out
+
+
+def ordered(names: Sequence[str], profile: BenchmarkProfile) -> list[str]:
+    """``names`` with the profile's primary metric first, then its leaderboard columns' metrics
+    in their order, then the rest by name."""
+    rank = {profile.primary: 0}
+    for column in profile.columns:
+        rank.setdefault(column.metric, len(rank))
+    return sorted(names, key=lambda name: (rank.get(name, len(rank)), name))
 
 
 def _pair(
@@ -185,18 +213,22 @@ def _pair(
     la: str,
     lb: str,
     metrics: Sequence[str] | None,
+    profile: BenchmarkProfile,
     *,
     seed: int,
     resamples: int,
     level: float,
     shared_tasks: bool,
-) -> PairComparison:
+) -> tuple[PairComparison, list[list[float]]]:
     notes, differences = _check_comparable(a, b, la, lb, shared_tasks=shared_tasks)
     shared = a.tasks & b.tasks
     if not shared:
         raise RefusedError(f"{lb} and the baseline {la} share no scored tasks")
     common = sorted(set(a.values) & set(b.values))
-    names = list(metrics) if metrics is not None else common
+    if metrics is None:
+        names = ordered(common, profile)
+    else:  # the caller's order, the primary first
+        names = sorted(metrics, key=lambda name: name != profile.primary)
     for name in names:
         if name not in common:
             raise UsageError(
@@ -213,11 +245,12 @@ def _pair(
     results = [
         m
         for name in names
-        if (m := _metric(name, a, b, seed=seed, resamples=resamples, level=level)) is not None
+        if (m := _metric(name, a, b, profile, seed=seed, resamples=resamples, level=level))
+        is not None
     ]
     if a.summary is None or b.summary is None:
         notes.append("no cost/latency ratios: a run has no readable summary.json")
-    return PairComparison(
+    pair = PairComparison(
         baseline=la,
         run=lb,
         shared_tasks=len(shared),
@@ -225,10 +258,81 @@ def _pair(
         dropped_run_only=len(b.tasks - a.tasks),
         selection_diff=differences,
         config_diff=_config_diff(a.manifest.config, b.manifest.config),
-        metrics=results,
+        metrics=[m for m, _ in results],
         ratios=_ratios(a.summary, b.summary),
         notes=notes,
     )
+    return pair, [d for _, d in results]
+
+
+def _number(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def p_text(p: float, bound: bool) -> str:
+    """A p-value for running text: three decimals (two digits below 0.001), ``<= x`` for a
+    bound."""
+    shown = f"{p:.3f}" if p >= 0.001 else f"{p:.2g}"
+    return f"<= {shown}" if bound else shown
+
+
+def verdict(m: MetricComparison, adjustment: Adjustment, alpha: float) -> Verdict:
+    """The verdict on one metric of one pair: which run is better, by how much, how sure; or
+    that no difference was detected, and the smallest one this comparison could detect."""
+    p = m.p_adjusted if m.p_adjusted is not None else m.p_value
+    bound = m.p_adjusted_bound if m.p_adjusted is not None else m.p_at_floor
+    p_name = f"{ADJUSTMENT_NAMES[adjustment]} p".lstrip()
+    title = m.title or m.metric
+    if not m.significant:
+        detectable = (
+            "not measurable (B - A is the same on every task)"
+            if m.detectable is None
+            else _number(m.detectable)
+        )
+        text = (
+            f"no detectable difference on {title}: B - A {m.diff:+.3f} "
+            f"[{m.ci_low:+.3f}, {m.ci_high:+.3f}], {p_name} {p_text(p, bound)} (not below "
+            f"{alpha:g}); detectable at this size: {detectable}"
+        )
+        outcome = "no_difference"
+    else:
+        up = m.diff > 0
+        low, high = (m.ci_low, m.ci_high) if up else (-m.ci_high, -m.ci_low)
+        if m.better in ("higher", "lower"):
+            outcome = "better" if up == (m.better == "higher") else "worse"
+            direction = " (lower is better)" if m.better == "lower" else ""
+        else:
+            outcome = "higher" if up else "lower"
+            direction = (
+                " (neither way is better)"
+                if m.better == "neither"
+                else " (no better direction declared)"
+            )
+        text = (
+            f"B is {outcome} than A on {title}{direction} by {_number(abs(m.diff))} "
+            f"[{_number(low)}, {_number(high)}], {p_name} {p_text(p, bound)}"
+        )
+    return Verdict(
+        metric=m.metric,
+        title=title,
+        better=m.better,
+        outcome=outcome,
+        diff=m.diff,
+        ci_low=m.ci_low,
+        ci_high=m.ci_high,
+        p_adjusted=p,
+        p_adjusted_bound=bound,
+        detectable=m.detectable,
+        text=text,
+    )
+
+
+def profile_of(benchmark: str, summaries: Sequence[Summary | None] = ()) -> BenchmarkProfile:
+    """The benchmark's registered profile (a generic one when it registered none)."""
+    from todeval.registry import discover
+
+    present = [s for s in summaries if s is not None]
+    return ProfileBook(discover().profiles).get(benchmark, present)
 
 
 def _info(run: LoadedRun, label: str) -> RunInfo:
@@ -261,11 +365,14 @@ def compare_runs(
     level: float = DEFAULT_LEVEL,
     shared_tasks: bool = False,
     adjustment: Adjustment = "holm",
+    profile: BenchmarkProfile | None = None,
 ) -> Comparison:
     """Compare every run with the first (the baseline) over the tasks they share.
 
     Every bootstrap p-value (each run against the baseline, on each metric) is one test of a
     family: ``p_adjusted`` corrects it by ``adjustment`` (:mod:`todeval.stats.multiplicity`).
+    The benchmark's ``profile`` (default: the registered one) names the primary metric, which
+    comes first and carries each pair's verdict, and the better direction of each metric.
 
     ``shared_tasks`` compares runs over different selections of one task set on the tasks both
     scored (otherwise they are refused).
@@ -286,13 +393,18 @@ def compare_runs(
     labels = _labels(run_paths)
     runs = [load_run(p) for p in run_paths]
     base, base_label = runs[0], labels[0]
-    pairs = [
+    if adjustment not in ADJUSTMENTS:
+        raise UsageError(f"unknown adjustment {adjustment!r}; valid: {', '.join(ADJUSTMENTS)}")
+    if profile is None:
+        profile = profile_of(base.manifest.benchmark, [r.summary for r in runs])
+    done = [
         _pair(
             base,
             run,
             base_label,
             label,
             metrics,
+            profile,
             seed=seed,
             resamples=resamples,
             level=level,
@@ -300,13 +412,36 @@ def compare_runs(
         )
         for run, label in zip(runs[1:], labels[1:], strict=True)
     ]
-    if adjustment not in ADJUSTMENTS:
-        raise UsageError(f"unknown adjustment {adjustment!r}; valid: {', '.join(ADJUSTMENTS)}")
+    pairs = [pair for pair, _ in done]
     family = [m for pair in pairs for m in pair.metrics]
-    for m, p in zip(family, adjust([m.p_value for m in family], adjustment), strict=True):
+    differences = [d for _, diffs in done for d in diffs]
+    raw = [m.p_value for m in family]
+    adjusted = adjust(raw, adjustment)
+    # a p at the bootstrap's floor is a bound: adjusted with it at 0, does any p move?
+    lowest = adjust([0.0 if m.p_at_floor else m.p_value for m in family], adjustment)
+    alpha = round(1.0 - level, 12)
+    alpha_adjusted = alpha / len(family) if adjustment != "none" and family else alpha
+    for m, p, low, d in zip(family, adjusted, lowest, differences, strict=True):
         m.p_adjusted = p
+        m.p_adjusted_bound = low < p
+        m.significant = p < alpha
+        # the 0/1 floor holds where each task is one 0/1 pair (McNemar's case)
+        one_pair = m.mcnemar is not None
+        m.detectable = detectable_paired(d, binary=one_pair, alpha=alpha_adjusted, target=POWER)
+    for pair in pairs:
+        primary = next((m for m in pair.metrics if m.primary), None)
+        if primary is not None:
+            pair.verdict = verdict(primary, adjustment, alpha)
     method = ComparisonMethod(
-        level=level, resamples=resamples, seed=seed, adjustment=adjustment, family=len(family)
+        level=level,
+        resamples=resamples,
+        seed=seed,
+        adjustment=adjustment,
+        family=len(family),
+        alpha=alpha,
+        alpha_adjusted=alpha_adjusted,
+        power=POWER,
+        primary=profile.primary or None,
     )
     return Comparison(
         benchmark=base.manifest.benchmark,

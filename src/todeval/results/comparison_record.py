@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from todeval.results.profile import Better
 from todeval.stats.proportions import McNemar
 
-COMPARISON_SCHEMA_VERSION = 1
+COMPARISON_SCHEMA_VERSION = 2
+"""2: the primary metric first, directions, verdicts, p-value floors, detectable differences,
+figures recorded by one run only (1 is read: the new fields default to unknown)."""
+
+Outcome = Literal["better", "worse", "higher", "lower", "no_difference"]
 
 
 class RunInfo(BaseModel):
@@ -38,6 +43,11 @@ class MetricComparison(BaseModel):
     """One metric, run B against the baseline A, over the tasks both runs scored."""
 
     metric: str
+    title: str | None = Field(None, description="the profile's name for it (Booking accuracy)")
+    primary: bool = Field(False, description="the benchmark's primary metric (its profile's)")
+    better: Better | None = Field(
+        None, description="which way is better, as the benchmark's profile declares (null: none)"
+    )
     n_tasks: int = Field(description="paired tasks (the resampling unit)")
     mean_a: float = Field(description="baseline: mean over paired tasks of the task means")
     mean_b: float
@@ -45,10 +55,28 @@ class MetricComparison(BaseModel):
     ci_low: float = Field(description="paired percentile bootstrap, resampling tasks")
     ci_high: float
     p_value: float = Field(description="two-sided bootstrap p (percentile-interval inversion)")
+    p_at_floor: bool = Field(
+        False,
+        description="p_value is the bootstrap's floor 2 / (resamples + 1): the true p is at most "
+        "this",
+    )
     p_adjusted: float | None = Field(
         None,
         description="p_value adjusted for every test of this comparison (method.adjustment); "
         "null in files written before the adjustment existed",
+    )
+    p_adjusted_bound: bool = Field(
+        False,
+        description="p_adjusted is an upper bound: it comes from a p at the bootstrap's floor",
+    )
+    significant: bool = Field(
+        False, description="p_adjusted (or p_value with no adjustment) below method.alpha"
+    )
+    detectable: float | None = Field(
+        None,
+        description="the smallest difference this paired comparison detects with method.power "
+        "at the adjusted level method.alpha_adjusted, from the spread of the task differences "
+        "(null: nothing to measure)",
     )
     binary: bool = Field(description="every episode value in both runs is 0 or 1")
     mcnemar: McNemar | None = Field(
@@ -60,9 +88,30 @@ class Ratio(BaseModel):
     """A cost or latency figure of B over A, from the runs' summaries (no CI)."""
 
     name: str
-    a: float
-    b: float
-    ratio: float | None = Field(description="b / a; null when a is 0")
+    a: float | None = Field(description="null: run A recorded no such figure")
+    b: float | None = Field(description="null: run B recorded no such figure")
+    ratio: float | None = Field(description="b / a; null when a is 0 or either is missing")
+
+
+class Verdict(BaseModel):
+    """What the comparison decides for one run against the baseline, on the primary metric."""
+
+    metric: str
+    title: str
+    better: Better | None = Field(description="the metric's declared direction")
+    outcome: Outcome = Field(
+        description="better / worse (a declared direction), higher / lower (none declared), "
+        "no_difference (not significant after the adjustment)"
+    )
+    diff: float = Field(description="B - A")
+    ci_low: float
+    ci_high: float
+    p_adjusted: float
+    p_adjusted_bound: bool = Field(description="p_adjusted is an upper bound (bootstrap floor)")
+    detectable: float | None = Field(
+        description="the smallest difference detectable at this size (see MetricComparison)"
+    )
+    text: str = Field(description="the verdict line as printed")
 
 
 class PairComparison(BaseModel):
@@ -86,6 +135,9 @@ class PairComparison(BaseModel):
         default_factory=list, description="from summary.json of each run (whole runs)"
     )
     notes: list[str] = Field(default_factory=list)
+    verdict: Verdict | None = Field(
+        None, description="on the primary metric (null: it is not among the compared metrics)"
+    )
 
 
 class ComparisonMethod(BaseModel):
@@ -101,6 +153,19 @@ class ComparisonMethod(BaseModel):
         "(Benjamini-Hochberg false discovery rate) or none",
     )
     family: int = Field(0, description="the tests adjusted together: every run x metric")
+    alpha: float = Field(0.05, description="significance level of the verdicts: 1 - level")
+    alpha_adjusted: float = Field(
+        0.05,
+        description="the level the detectable differences are computed at: alpha / family for "
+        "holm and bh (the strictest step, what one real difference among null ones must pass), "
+        "alpha for none",
+    )
+    power: float = Field(0.8, description="power of the detectable differences")
+    detectable: str = (
+        "paired z-test on the task differences (their sd), at alpha_adjusted and power; for 0/1 "
+        "metrics at least k^2 / (n + k^2), the spread a shift of that size needs"
+    )
+    primary: str | None = Field(None, description="the metric the verdicts are on")
     level: float = 0.95
     resamples: int = 2000
     seed: int = 0

@@ -30,6 +30,7 @@ Aggregate = Literal["micro", "macro"]
 Kind = Literal["rate", "score", "number"]
 EventStyle = Literal["message", "call", "result", "good", "bad", "alert", "end", "note"]
 DetailLayout = Literal["sections", "kv", "list", "rows", "json"]
+Better = Literal["higher", "lower", "neither"]
 
 
 class _Frozen(BaseModel):
@@ -188,7 +189,20 @@ class BenchmarkProfile(_Frozen):
         description="'module:attribute' of the benchmark's todeval.review.Reviewer: who failed "
         "(todeval review, the report's Who failed section, panels' simulator fault rates)",
     )
+    explainer: str | None = Field(
+        None,
+        description="'module:attribute' of a function from an EpisodeRecord to a "
+        "todeval.report.explain.ScoreExplanation: how the episode's score was computed, read "
+        "from its details (the episode page); without one the page lists metrics and details",
+    )
     notes: tuple[str, ...] = Field((), description="what the leaderboard's columns mean")
+    better: Mapping[str, Better] = Field(
+        default_factory=dict,
+        description="which way each metric is better (compare's verdicts and tables): higher, "
+        "lower, or neither (a figure to read, not to win on); a key covers the metric of its "
+        "name and every metric under it (booking.turns; clarq.success covers "
+        "clarq.success.depth1)",
+    )
 
     @field_validator("events")
     @classmethod
@@ -208,6 +222,24 @@ class BenchmarkProfile(_Frozen):
 
     def failure_label(self) -> str | None:
         return next((spec.name for spec in self.labels if spec.failure), None)
+
+    def better_direction(self, metric: str) -> Better | None:
+        """Which way ``metric`` is better, from the nearest declared key (the metric itself,
+        then each dotted prefix: ``a.b.c``, ``a.b``, ``a``); None when none is declared."""
+        name = metric
+        while name:
+            if name in self.better:
+                return self.better[name]
+            name = name.rpartition(".")[0]
+        return None
+
+    def metric_title(self, metric: str) -> str:
+        """The metric's display name: the primary's title, a micro column's title, or the
+        metric's own name."""
+        if metric == self.primary and self.primary_title:
+            return self.primary_title
+        titles = [c.title for c in self.columns if c.metric == metric]
+        return titles[0] if titles else metric
 
 
 GENERIC_COLUMNS = 6

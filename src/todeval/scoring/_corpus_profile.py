@@ -29,6 +29,13 @@ def corpus_profile(
         primary_title="Combined",
         columns=columns,
         cost=run,
+        # every score is better higher, but format failures; richness (lengths, entropy)
+        # describes the replies
+        better={
+            prefix: "higher",
+            f"{prefix}.format_failure_rate": "lower",
+            f"{prefix}.richness": "neither",
+        },
         group_noun=group_noun,
         notes=tuple(notes),
         details=(DetailView(key="turns", title="Predicted turns", layout="rows"),) if run else (),

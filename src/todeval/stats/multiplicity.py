@@ -22,6 +22,8 @@ import numpy as np
 
 Adjustment = Literal["holm", "bh", "none"]
 ADJUSTMENTS: tuple[Adjustment, ...] = ("holm", "bh", "none")
+ADJUSTMENT_NAMES = {"holm": "Holm", "bh": "BH", "none": ""}
+"""How an adjusted p is named in a sentence: ``Holm p 0.011``."""
 ADJUSTMENT_TITLES = {
     "holm": "Holm (family-wise error)",
     "bh": "Benjamini-Hochberg (false discovery rate)",
@@ -67,6 +69,7 @@ def adjust(p_values: Sequence[float], method: Adjustment) -> list[float]:
 
 __all__ = [
     "ADJUSTMENTS",
+    "ADJUSTMENT_NAMES",
     "ADJUSTMENT_TITLES",
     "Adjustment",
     "adjust",

@@ -9,7 +9,8 @@ statistic is the mean of the per-task differences ``d_i = b_i - a_i`` over the d
   resampled differences on either side of 0, ties at 0 counted half to each side, with the
   usual +1 correction, ``p = min(1, 2 (min(lo, hi) + 1) / (R + 1))``. So p < 1 - level
   exactly when the percentile interval at that level excludes 0 (up to the quantile
-  interpolation), and the smallest p that can be reported is ``2 / (R + 1)``.
+  interpolation), and the smallest p that can be reported is ``2 / (R + 1)``
+  (:func:`p_floor`): a p there is a bound, "at most", not a value.
 """
 
 from __future__ import annotations
@@ -34,6 +35,17 @@ class PairedDifference(BaseModel):
     ci_low: float
     ci_high: float
     p_value: float
+
+
+def p_floor(resamples: int) -> float:
+    """The smallest p :func:`bootstrap_p_value` gives with ``resamples`` replicates,
+    ``2 / (R + 1)``: a p at this floor says only that the true p is at most this."""
+    return min(1.0, 2.0 / (resamples + 1.0))
+
+
+def at_floor(p_value: float, resamples: int) -> bool:
+    """Whether ``p_value`` is the bootstrap's floor (no replicate on the far side of 0)."""
+    return p_value <= p_floor(resamples) * (1.0 + 1e-9)
 
 
 def bootstrap_p_value(samples: np.ndarray, null: float = 0.0) -> float:

@@ -166,6 +166,38 @@ class Design:
         return max(2, high)
 
 
+def detectable_paired(
+    differences: Sequence[float],
+    *,
+    binary: bool = False,
+    alpha: float = 0.05,
+    target: float = 0.8,
+) -> float | None:
+    """The smallest mean difference a paired comparison of this size detects with probability
+    ``target`` at level ``alpha``, from the observed per-task differences ``b_i - a_i``.
+
+    The spread is the differences' standard deviation (ddof 1). For a 0/1 metric
+    (``binary``: the task values are 0 or 1) a shift ``D`` needs at least ``D n`` tasks that
+    change, so the spread under it is at least ``sqrt(D (1 - D))``: the detectable ``D`` is
+    never below ``k^2 / (n + k^2)``, ``k`` the detectable standardised effect times ``sqrt(n)``
+    (which keeps two identical runs from claiming to detect anything). None when there is
+    nothing to measure: fewer than two tasks, or a metric that is not 0/1 whose differences
+    are all equal.
+    """
+    d = [float(x) for x in differences]
+    n = len(d)
+    if n < 2:
+        return None
+    effect = detectable_effect(n, alpha, target)
+    mean = sum(d) / n
+    sd = sqrt(sum((x - mean) ** 2 for x in d) / (n - 1))
+    observed = effect * sd
+    if binary:
+        k2 = effect * effect * n
+        return max(observed, k2 / (n + k2))
+    return observed if sd > 0 else None
+
+
 class PowerRow(BaseModel):
     design: str = Field(description="paired (same tasks) or unpaired (separate task samples)")
     tasks: int = Field(description="tasks (per system when unpaired)")
@@ -210,6 +242,7 @@ __all__ = [
     "TaskVariance",
     "binary_variance",
     "detectable_effect",
+    "detectable_paired",
     "estimate_variance",
     "power",
     "round_up",

@@ -133,6 +133,20 @@ PROFILE = BenchmarkProfile(
             pre=("raw",),
         ),
     ),
+    better={
+        ACCURACY: "higher",
+        INFORM: "higher",
+        "booking.attributes": "higher",
+        # failures and effort: less is better (the same goal booked in fewer turns and calls)
+        "booking.aborted": "lower",
+        "booking.turn_cap": "lower",
+        "booking.format_violations": "lower",
+        "booking.violations_per_turn": "lower",
+        "booking.turns": "lower",
+        "booking.system_calls": "lower",
+        "booking.db_queries": "lower",
+        "booking.booking_attempts": "lower",
+    },
     reviewer="todeval.benchmarks.booking.review:REVIEWER",
     panel=PanelRoles(subject="system", varied="user", varied_noun="user simulator"),
     notes=(
@@ -142,4 +156,5 @@ PROFILE = BenchmarkProfile(
         "validation, several calls per response queued); strict = every tool call validated "
         "against the schema. Runs of different protocols are not comparable.",
     ),
+    explainer="todeval.benchmarks.booking.explain:explain",
 )

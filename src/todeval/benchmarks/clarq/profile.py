@@ -35,6 +35,13 @@ PROFILE = BenchmarkProfile(
         Column(metric="clarq.released", title="Released"),
     ),
     success_metric=SUCCESS,
+    better={
+        ECONOMY: "higher",
+        SUCCESS: "higher",
+        "clarq.aqd": "neither",  # questions asked: SPQ weighs them against success
+        "clarq.aql": "neither",
+        "clarq.released": "neither",
+    },
     group_noun="task type",
     roles=(
         RoleView(name="seeker", title="Seeker"),
