@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -76,10 +77,11 @@ def start_agent(model_url: str, timing_log: Path) -> tuple[subprocess.Popen[str]
     reader = threading.Thread(target=lambda: line.append(proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]
     reader.start()
     reader.join(60)
-    if not line or not line[0].strip().isdigit():
+    ready = re.match(r"ready http://[\d.]+:(\d+) ", line[0] if line else "")
+    if ready is None:
         proc.kill()
         raise SystemExit("the example agent did not start (is openai-agents installed?)")
-    return proc, int(line[0])
+    return proc, int(ready.group(1))
 
 
 def run(args: list[str], out: Path) -> tuple[float, dict[str, Any]]:

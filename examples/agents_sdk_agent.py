@@ -22,7 +22,8 @@ It answers on all three channel shapes todeval speaks (see docs/agents.md):
 
 The model key, if the model server needs one, is read from ``AGENT_MODEL_API_KEY``. Tracing
 is disabled: nothing leaves this machine but requests to the model server and the MCP server.
-With ``--port 0`` the OS picks a free port; the first line printed is the port. With
+Once it listens it prints one line, ``ready http://HOST:PORT (...)`` (starting takes some
+seconds: the Agents SDK is a large import); with ``--port 0`` the OS picks a free port. With
 ``--timing-log FILE`` every tool call's duration as the agent sees it (the MCP round trip) is
 appended to FILE as a JSON line (``bench/bench_agent_mcp.py`` reads it). With
 ``--mcp-transport stdio`` the agent starts its tools as a subprocess speaking MCP on stdio
@@ -268,7 +269,9 @@ def main(argv: list[str] | None = None) -> int:
     AgentHandler.agent = BookingAgent(settings(args))
     server = ThreadingHTTPServer((args.host, args.port), AgentHandler)
     server.daemon_threads = True
-    print(server.server_address[1], flush=True)
+    host, port = server.server_address[:2]
+    routes = "POST /v1/chat/completions, /webhooks/rest/webhook or /chat"
+    print(f"ready http://{host}:{port} ({routes})", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -7,6 +7,7 @@ import contextlib
 import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -160,12 +161,12 @@ def agent_stack(script: Script, *agent_args: str) -> Iterator[AgentStack]:
             env={**os.environ, "PYTHONUNBUFFERED": "1", "OPENAI_AGENTS_DISABLE_TRACING": "1"},
         )
         stack.callback(stop_process, process)
-        line = _first_line(process, 60)
-        if not line.isdigit():
+        ready = re.match(r"ready http://127\.0\.0\.1:(\d+) ", _first_line(process, 60))
+        if ready is None:
             process.poll()
             stderr.seek(0)
             pytest.fail(f"the example agent did not start: {stderr.read()[-2000:]}")
-        yield AgentStack(model=model, script=script, agent_port=int(line))
+        yield AgentStack(model=model, script=script, agent_port=int(ready.group(1)))
 
 
 @pytest.fixture(scope="module")

@@ -156,3 +156,17 @@ def test_concurrent_episodes_get_their_own_tool_calls(
         assert (usage["calls"], usage["prompt_tokens"], usage["completion_tokens"]) == (2, 400, 28)
     served = booking_stack.served_since(mark)
     assert len(served_tool_calls(served)) == 2 * len(records)
+
+
+def test_the_quick_start_script_ships_with_todeval(capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/agents.md's quick start names the reply script; an unknown name is one line, exit 3."""
+    from todeval.testing.openai_server import main as serve_model
+    from todeval.testing.openai_server import script_path, shipped_scripts
+
+    assert "booking-agent" in shipped_scripts()
+    shipped = script_path(Path("booking-agent"))
+    assert shipped.name == "booking-agent.json" and shipped.is_file()
+    assert script_path(Path("replies.json")) == Path("replies.json")  # a file name is a file
+    assert serve_model(["--script", "no-such-script"]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "shipped script" in err and "booking-agent" in err

@@ -5,7 +5,9 @@ ignores the rest. What the tests do with each kind:
 
 =====================  ===========================================================================
 ``bash`` / ``sh``      runs as written, offline, in the document's own temporary directory
-                       (``pip install`` lines are skipped: the test runs in the installed package)
+                       (``pip install`` lines are skipped: the test runs in the installed package);
+                       a command ending in ``&`` is a server: the block goes on once it printed a
+                       line (its port, its ``ready`` line), and it is stopped when the block ends
 ``bash model``         needs something the test cannot bring (a model endpoint, a live server, a
                        person, files of yours): every ``todeval`` command in it must parse
 ``bash ci``            the project's own test and lint commands: run by ``.ci/run``, not here
@@ -22,6 +24,7 @@ ignores the rest. What the tests do with each kind:
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,6 +76,34 @@ def commands(code: str) -> list[str]:
             continue
         out.append(line)
     return out
+
+
+_WAIT_FOR_LINE = """_first_line() {  # $1: a server's stdout file, $2: its pid
+  for _ in $(seq 1800); do
+    [ -s "$1" ] && return 0
+    kill -0 "$2" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "no line from: $3" >&2; cat "$1.err" >&2; return 1
+}"""
+
+
+def shell_script(lines: list[str]) -> str:
+    """A block's commands as one script: each ``... &`` command started with its output in
+    files (``.server-N``), then waited for until it printed a line (3 minutes at most)."""
+    out = []
+    for line in lines:
+        if not (line.endswith("&") and not line.endswith("&&")):
+            out.append(line)
+            continue
+        n = sum(1 for o in out if o.startswith("_first_line "))
+        command = line[:-1].rstrip()
+        files = f".server-{n}"
+        out.append(f"{command} > {files} 2> {files}.err < /dev/null &")
+        out.append(f"_first_line {files} $! {shlex.quote(command)}")
+    if len(out) > len(lines):
+        out.insert(0, _WAIT_FOR_LINE)
+    return "\n".join(out)
 
 
 _PATH_COMMENT = re.compile(r"^#\s*([\w./-]+\.py)\b")

@@ -12,8 +12,10 @@ import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -29,6 +31,7 @@ from tests.docs.blocks import (
     commands,
     excerpt_sections,
     matches,
+    shell_script,
 )
 from todeval.cli import build_parser
 
@@ -119,11 +122,51 @@ def _without_installs(command: str) -> str:
     return " && ".join(kept)
 
 
+def _run_block(work: Path, script: str) -> subprocess.CompletedProcess[str]:
+    """``bash -e -c script`` in its own session; whatever it started in the background (its
+    servers) is stopped once it ended."""
+    proc = subprocess.Popen(
+        ["bash", "-e", "-c", script],
+        cwd=work,
+        env=_env(work),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=RUN_TIMEOUT_S)
+    finally:
+        _stop_group(proc)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def _stop_group(proc: subprocess.Popen[str]) -> None:
+    """SIGTERM to the block's process group (its servers), SIGKILL what is left after 10 s."""
+    for sig, wait_s in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(proc.pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        else:
+            continue
+        break
+    proc.wait()
+
+
 @pytest.mark.parametrize("block", _of("shell"), ids=_ids(_of("shell")))
 def test_shell_block_runs_as_written(block: Block, workdirs: dict[Path, Path]) -> None:
     work = workdirs[block.document]
-    script = "\n".join(c for c in map(_without_installs, commands(block.code)) if c)
-    proc = _run_in(work, ["bash", "-e", "-c", script])
+    script = shell_script([c for c in map(_without_installs, commands(block.code)) if c])
+    proc = _run_block(work, script)
     assert proc.returncode == 0, f"{block.id}\n{script}\n{proc.stdout[-2000:]}{proc.stderr[-3000:]}"
 
 

@@ -4,6 +4,10 @@ Run it as its own process; it prints its port on the first line of stdout::
 
     python -m todeval.testing.openai_server --port 0 --script replies.json --error-429 0.1
 
+``--script`` also takes the name of a script shipped with todeval (``todeval/testing/scripts``):
+``booking-agent`` is the model of an agent that books the first booking test task
+(docs/agents.md's offline quick start).
+
 Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, and for tests ``GET /_stats``
 (request and fault counts, peak concurrency) and ``GET /_requests`` (the last request bodies;
 never the ``Authorization`` header).
@@ -34,6 +38,7 @@ import threading
 import time
 from collections import Counter, deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -345,12 +350,34 @@ class _QuietServer(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
+def shipped_scripts() -> list[str]:
+    """The names of the reply scripts shipped with todeval (``--script NAME``)."""
+    folder = resources.files("todeval.testing") / "scripts"
+    return sorted(f.name[: -len(".json")] for f in folder.iterdir() if f.name.endswith(".json"))
+
+
+def script_path(name: Path) -> Path:
+    """A script file: ``name`` itself, or else the shipped script of that name."""
+    if name.exists() or name.suffix or len(name.parts) > 1:
+        return name
+    shipped = resources.files("todeval.testing") / "scripts" / f"{name}.json"
+    if not shipped.is_file():
+        known = ", ".join(shipped_scripts())
+        raise ValueError(f"no script file {name} and no shipped script of that name ({known})")
+    return Path(str(shipped))
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m todeval.testing.openai_server", description=__doc__)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0, help="0: any free port (printed)")
     p.add_argument("--config", type=Path, help="a ServerConfig JSON file (script, faults, ...)")
-    p.add_argument("--script", type=Path, help="a script file (JSON or JSONL), as for scripted:")
+    p.add_argument(
+        "--script",
+        type=Path,
+        help="a script file (JSON or JSONL), as for scripted:, or a shipped script's name "
+        "(booking-agent)",
+    )
     p.add_argument("--models", help="comma-separated known model names (others: 404)")
     p.add_argument("--seed", type=int)
     p.add_argument("--latency-ms", type=float)
@@ -377,7 +404,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         data = json.loads(args.config.read_text(encoding="utf-8"))
     config = ServerConfig.model_validate(data)
     if args.script is not None:
-        config.script = load_script(args.script)
+        config.script = load_script(script_path(args.script))
     if args.models:
         config.models = [m for m in args.models.split(",") if m]
     if args.answer_status is not None:
