@@ -14,6 +14,7 @@ from todeval.benchmarks.booking.llm_systems.prompts import PACKAGE as PROMPTS_PA
 from todeval.benchmarks.booking.llm_systems.prompts import world_prompts
 from todeval.benchmarks.booking.players import SYSTEM, USER
 from todeval.benchmarks.booking.profile import PROFILE
+from todeval.benchmarks.booking.replay import REPLAY
 from todeval.benchmarks.booking.rescoring import SCORER_VERSION, rescore
 from todeval.benchmarks.booking.rules import PROTOCOLS
 from todeval.benchmarks.booking.tasks import (
@@ -281,5 +282,6 @@ SPEC: BenchmarkSpec[BookingConfig, BookingTask] = BenchmarkSpec(
     success_metric="booking.booking_accuracy",
     scorer_version=SCORER_VERSION,
     rescore=rescore,
+    replay=REPLAY,
 )
 """The self-play booking benchmark, declared (its profile is registered apart)."""
