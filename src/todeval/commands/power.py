@@ -1,11 +1,18 @@
 """``todeval power``: the smallest difference a comparison can detect, and the tasks it needs.
 
 From assumed rates (``--rate 0.6 [--rate-b 0.65] [--icc 0.5]``) or from pilot run directories
-(``--from RUN [RUN_B] --metric NAME``), for ``--tasks`` tasks and each of ``--trials``:
+(``todeval power RUN_A [RUN_B] [--metric NAME]``, as ``todeval compare`` takes them, or the
+older ``--from RUN [RUN_B]``; the metric defaults to the benchmark's primary), for ``--tasks``
+tasks and each of ``--trials``:
 
 * the minimum detectable difference at ``--power`` (default 0.8) and level ``--alpha``, paired
   (both systems on the same tasks, as ``todeval compare`` tests) and unpaired;
-* with ``--difference D``: the tasks needed to detect ``D``.
+* with ``--difference D``: the tasks needed to detect ``D``;
+* with two runs: the pair as it is -- B - A over the shared tasks and the difference detectable
+  at this size from the task differences, as ``compare``'s verdict computes it.
+
+Two runs are refused where ``compare`` refuses them (other benchmark, task set, protocol;
+another selection unless ``--shared-tasks``).
 
 The method is :mod:`todeval.stats.power` (docs/statistics.md, "Power and sample size").
 """
@@ -21,10 +28,17 @@ from todeval.errors import UsageError
 from todeval.registry import Command, Registry
 
 if TYPE_CHECKING:
-    from todeval.stats.power import Design, PowerReport, PowerRow, TaskVariance
+    from todeval.stats.power import Design, MeasuredPair, PowerReport, PowerRow, TaskVariance
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "runs",
+        nargs="*",
+        metavar="RUN",
+        help="pilot run directories, as todeval compare takes them: A, then B on the same tasks "
+        "(one run: a pilot of one system)",
+    )
     source = parser.add_argument_group("what is compared (assumed rates, or a pilot)")
     source.add_argument("--rate", type=float, help="system A's success rate (a 0/1 metric)")
     source.add_argument("--rate-b", type=float, help="system B's rate (default: --rate)")
@@ -41,9 +55,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         metavar="RUN",
         help="pilot run directory (two: A and B on the same tasks, which also measures their "
-        "correlation)",
+        "correlation); the same as giving them as RUN arguments",
     )
-    source.add_argument("--metric", help="with --from: the metric (e.g. booking.booking_accuracy)")
+    source.add_argument(
+        "--metric", help="with pilots: the metric (default: the benchmark's primary metric)"
+    )
+    source.add_argument(
+        "--shared-tasks",
+        action="store_true",
+        help="two pilots over different selections of one task set: pair them on the tasks "
+        "both scored (as compare --shared-tasks; default: refuse them)",
+    )
     design = parser.add_argument_group("the planned comparison")
     design.add_argument("--tasks", type=int, help="tasks per run (default: the pilot's)")
     design.add_argument(
@@ -63,23 +85,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _pilot(
-    paths: list[str], metric: str | None
-) -> tuple[TaskVariance, TaskVariance, float | None, int]:
+    paths: list[str], metric: str | None, args: argparse.Namespace
+) -> tuple[TaskVariance, TaskVariance, float | None, int, str, MeasuredPair | None]:
+    """(variance of A, of B, their measured correlation, A's tasks, the metric, the pair)."""
+    from todeval.results.compare import check_comparable, profile_of
     from todeval.results.runs import load_run
     from todeval.stats.power import estimate_variance
 
     if len(paths) > 2:
-        raise UsageError("--from takes one pilot run, or two (A and B on the same tasks)")
+        raise UsageError("give one pilot run, or two (A and B on the same tasks)")
     runs = [load_run(Path(p)) for p in paths]
+    if len(runs) == 2:  # refused where compare refuses them
+        check_comparable(runs[0], runs[1], paths[0], paths[1], shared_tasks=args.shared_tasks)
     names = sorted(set.intersection(*(set(r.values) for r in runs)))
-    if metric is None or metric not in names:
-        what = (
-            "--metric is required" if metric is None else f"metric {metric!r} is not in the pilot"
+    if metric is None:
+        metric = profile_of(runs[0].manifest.benchmark, [r.summary for r in runs]).primary
+        if metric not in names:
+            raise UsageError(f"--metric is required; valid choices: {', '.join(names)}")
+    if metric not in names:
+        raise UsageError(
+            f"metric {metric!r} is not in the pilot; valid choices: {', '.join(names)}"
         )
-        raise UsageError(f"{what}; valid choices: {', '.join(names)}")
     values = [r.values[metric] for r in runs]
     variances = [estimate_variance(list(v.values())) for v in values]
     correlation = None
+    measured = None
     if len(runs) == 2:
         shared = sorted(set(values[0]) & set(values[1]))
         if len(shared) < 3:
@@ -87,7 +117,40 @@ def _pilot(
         xa = [sum(values[0][t]) / len(values[0][t]) for t in shared]
         xb = [sum(values[1][t]) / len(values[1][t]) for t in shared]
         correlation = _pearson(xa, xb)
-    return variances[0], variances[-1], correlation, len(values[0])
+        measured = _measured(values, shared, xa, xb, args)
+    return variances[0], variances[-1], correlation, len(values[0]), metric, measured
+
+
+def _measured(
+    values: list[dict[str, list[float]]],
+    shared: list[str],
+    xa: list[float],
+    xb: list[float],
+    args: argparse.Namespace,
+) -> MeasuredPair:
+    """The pair on its shared tasks, and the difference detectable at this size from its task
+    differences (compare's computation, at --alpha and --power)."""
+    from todeval.stats.power import MeasuredPair, detectable_paired, round_up
+
+    d = [y - x for x, y in zip(xa, xb, strict=True)]
+    n = len(d)
+    mean = sum(d) / n
+    found = detectable_paired(
+        d, binary=_one_pair_binary(values, shared), alpha=args.alpha, target=args.power
+    )
+    return MeasuredPair(
+        tasks=n,
+        mean_a=sum(xa) / n,
+        mean_b=sum(xb) / n,
+        diff=mean,
+        sd=math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1)),
+        detectable=None if found is None else round_up(found),
+    )
+
+
+def _one_pair_binary(values: list[dict[str, list[float]]], shared: list[str]) -> bool:
+    """Each shared task one 0/1 episode in each run (compare's McNemar case)."""
+    return all(len(v[t]) == 1 and v[t][0] in (0.0, 1.0) for v in values for t in shared)
 
 
 def _pearson(x: list[float], y: list[float]) -> float:
@@ -99,8 +162,12 @@ def _pearson(x: list[float], y: list[float]) -> float:
 
 
 def _check(args: argparse.Namespace) -> None:
+    if args.runs and args.pilot is not None:
+        raise UsageError("give the pilot runs as RUN arguments or with --from, not both")
+    if args.runs:
+        args.pilot = list(args.runs)
     if (args.rate is None) == (args.pilot is None):
-        raise UsageError("give --rate (assumed rates) or --from RUN (a pilot), not both")
+        raise UsageError("give --rate (assumed rates) or pilot runs (RUN_A [RUN_B]), not both")
     if not 0.0 < args.alpha < 1.0 or not args.alpha < args.power < 1.0:
         raise UsageError("--alpha must lie in (0, 1) and --power between it and 1")
     for value, flag in ((args.rate, "--rate"), (args.rate_b, "--rate-b"), (args.icc, "--icc")):
@@ -118,8 +185,10 @@ def build_report(args: argparse.Namespace) -> PowerReport:
     from todeval.stats.power import Design, PowerReport, binary_variance
 
     _check(args)
+    pair: MeasuredPair | None = None
+    metric = args.metric
     if args.pilot is not None:
-        var_a, var_b, measured, pilot_tasks = _pilot(args.pilot, args.metric)
+        var_a, var_b, measured, pilot_tasks, metric, pair = _pilot(args.pilot, args.metric, args)
         source = "pilot: " + ", ".join(args.pilot)
     else:
         var_a = binary_variance(args.rate, args.icc)
@@ -138,7 +207,7 @@ def build_report(args: argparse.Namespace) -> PowerReport:
             rows.append(_row(design, tasks, trials, paired, args))
     return PowerReport(
         source=source,
-        metric=args.metric,
+        metric=metric,
         alpha=args.alpha,
         power=args.power,
         difference=args.difference,
@@ -148,6 +217,7 @@ def build_report(args: argparse.Namespace) -> PowerReport:
         between_b=var_b.between,
         within_b=var_b.within,
         rows=rows,
+        measured=pair,
     )
 
 
@@ -198,6 +268,16 @@ def format_report(report: PowerReport) -> str:
         f"noise A {report.within_a:.4f}, B {report.within_b:.4f} (shrinks with trials)",
         "method: " + report.method,
     ]
+    pair = report.measured
+    if pair is not None:
+        detectable = "not measurable" if pair.detectable is None else f"{pair.detectable:.3f}"
+        lines[2:2] = [
+            f"this pair as it is ({pair.tasks} shared tasks, as todeval compare pairs them): "
+            f"A {pair.mean_a:.3f}, B {pair.mean_b:.3f}, B - A {pair.diff:+.3f}, sd of the task "
+            f"differences {pair.sd:.3f}; detectable at this size: {detectable} ({level}; "
+            "compare divides alpha among every metric it tests)",
+            "",
+        ]
     return "\n".join(lines)
 
 

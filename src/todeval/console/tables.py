@@ -60,6 +60,7 @@ def summary_table(
         m = summary.metrics[name]
         rows.append([name, fmt_estimate(m.micro), str(m.micro.n), fmt_estimate(m.macro)])
         shown += [m.micro, m.macro]
+    micro = [(name, summary.metrics[name].micro) for name in names]
     out = [
         render_rows(["metric", "micro (episodes) [95% CI]", "n", "macro (groups) [95% CI]"], rows)
     ]
@@ -83,7 +84,7 @@ def summary_table(
         "closed-form check for 0/1 metrics (trust it near 0 and 1)"
     )
     out += wilson_note(shown)
-    out += trials_note(shown)
+    out += trials_note(micro)
     if summary.trials is not None:
         out += ["", trials_table(summary.trials, names)]
     return "\n".join(out)
@@ -114,18 +115,31 @@ def trials_table(trials: TrialsSummary, metrics: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def trials_note(estimates: Iterable[Estimate | None]) -> list[str]:
-    """With several trials per task: the line saying the intervals count tasks, not episodes."""
-    clustered = [e for e in estimates if e is not None and e.n_tasks is not None]
+def trials_note(estimates: Iterable[tuple[str, Estimate | None]]) -> list[str]:
+    """With several trials per task: the line saying that the intervals count tasks, and the
+    effective sample size each 0/1 metric's Wilson interval is taken over (``estimates``:
+    metric name and its micro estimate)."""
+    clustered = [(name, e) for name, e in estimates if e is not None and e.n_tasks is not None]
     if not clustered:
         return []
-    first = clustered[0]
-    effective = "" if first.n_effective is None else f" (effective n {first.n_effective:g})"
-    return [
+    first = clustered[0][1]
+    line = (
         f"trials: n counts episodes ({first.n} over {first.n_tasks} tasks); every interval "
-        "resamples tasks, and Wilson is taken over the effective sample size of the correlated "
-        f"trials{effective}, never over the episodes"
+        "resamples tasks (a task's trials move together)"
+    )
+    wilson = [
+        (name, e.n_effective)
+        for name, e in clustered
+        if e.n_effective is not None and e.wilson_low is not None
     ]
+    if wilson:
+        sizes = ", ".join(f"{name} {n:g}" for name, n in wilson)
+        line += (
+            f". Wilson (0/1 metrics) is taken over the effective sample size, from "
+            f"{first.n_tasks} (a task's trials always agree: each task counts once) to "
+            f"{first.n} (they vary as much as separate tasks: each episode counts): {sizes}"
+        )
+    return [line]
 
 
 def usage_table(summary: Summary) -> str:

@@ -62,7 +62,7 @@ def _unrecorded(
     return known, known, [note]
 
 
-def _check_comparable(
+def check_comparable(
     a: LoadedRun, b: LoadedRun, la: str, lb: str, *, shared_tasks: bool
 ) -> tuple[list[str], list[str]]:
     """Refuse runs of different benchmarks, task sets, protocols, selections (unless
@@ -220,7 +220,7 @@ def _pair(
     level: float,
     shared_tasks: bool,
 ) -> tuple[PairComparison, list[list[float]]]:
-    notes, differences = _check_comparable(a, b, la, lb, shared_tasks=shared_tasks)
+    notes, differences = check_comparable(a, b, la, lb, shared_tasks=shared_tasks)
     shared = a.tasks & b.tasks
     if not shared:
         raise RefusedError(f"{lb} and the baseline {la} share no scored tasks")

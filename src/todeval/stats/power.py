@@ -209,6 +209,19 @@ class PowerRow(BaseModel):
     )
 
 
+class MeasuredPair(BaseModel):
+    """Two pilot runs on the same tasks, read as ``todeval compare`` reads them."""
+
+    tasks: int = Field(description="shared tasks (the pairing unit)")
+    mean_a: float
+    mean_b: float
+    diff: float = Field(description="B - A, mean over shared tasks of the task means")
+    sd: float = Field(description="standard deviation of the task differences")
+    detectable: float | None = Field(
+        description="detectable at this size from these differences (detectable_paired)"
+    )
+
+
 class PowerReport(BaseModel):
     """What ``todeval power -o FILE`` writes."""
 
@@ -223,6 +236,9 @@ class PowerReport(BaseModel):
     between_b: float
     within_b: float
     rows: list[PowerRow]
+    measured: MeasuredPair | None = Field(
+        None, description="two pilots: the pair as it is, as compare tests it"
+    )
     method: str = (
         "two-sided z-test on task means (normal approximation, both tails), as statsmodels' "
         "NormalIndPower; variance of a task mean = between + within / trials"
@@ -237,6 +253,7 @@ def round_up(value: float, digits: int = 3) -> float:
 
 __all__ = [
     "Design",
+    "MeasuredPair",
     "PowerReport",
     "PowerRow",
     "TaskVariance",
