@@ -120,15 +120,18 @@ def rescore_record(spec: Any, context: Any, record: EpisodeRecord) -> EpisodeRec
     }
     if again.details:
         update["details"] = {**record.details, **again.details}
-    if again.outcome is not None and again.outcome is not record.outcome:
-        update["outcome"] = again.outcome
-        update["events"] = _settled_events(record, again.outcome.value)
+    reason = again.reason if again.reason is not None else record.reason
+    if outcome is not record.outcome or reason != record.reason:
+        update["outcome"] = outcome
+        update["reason"] = reason
+        update["events"] = _settled_events(record, outcome.value, reason)
     return record.model_copy(update=update)
 
 
-def _settled_events(record: EpisodeRecord, outcome: str) -> list[Any]:
-    """The record's events with its last ``episode_end`` saying ``outcome`` (how the dialogue
-    itself ended kept beside it), as the episode log settles it when a record is built."""
+def _settled_events(record: EpisodeRecord, outcome: str, reason: str) -> list[Any]:
+    """The record's events with its last ``episode_end`` saying ``outcome`` and ``reason``
+    (how the dialogue itself ended kept beside them), as the episode log settles it when a
+    record is built."""
     events = list(record.events)
     for i in range(len(events) - 1, -1, -1):
         event = events[i]
@@ -138,6 +141,7 @@ def _settled_events(record: EpisodeRecord, outcome: str) -> list[Any]:
         data = {
             **said,
             "outcome": outcome,
+            "reason": reason,
             "dialogue_outcome": said.get("dialogue_outcome", said.get("outcome")),
             "dialogue_reason": said.get("dialogue_reason", said.get("reason")),
         }

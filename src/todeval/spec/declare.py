@@ -179,13 +179,14 @@ class Episode(Generic[C, T]):
 class Rescored:
     """One stored episode scored again by the installed scorer (a spec's ``rescore``).
 
-    ``metrics`` and ``labels`` replace the record's; ``outcome`` replaces its outcome when the
-    scorer decides it (``None``: kept); ``details`` are keys of the record's details replaced
-    (the per-domain scores, say), every other detail is kept."""
+    ``metrics`` and ``labels`` replace the record's; ``outcome`` and ``reason`` replace its
+    outcome and reason when the scorer decides them (``None``: kept); ``details`` are keys of
+    the record's details replaced (the per-domain scores, say), every other detail is kept."""
 
     metrics: dict[str, float]
     labels: dict[str, str] = field(default_factory=dict)
     outcome: Outcome | None = None
+    reason: str | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
 
 

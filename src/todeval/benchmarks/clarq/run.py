@@ -38,6 +38,7 @@ from todeval.benchmarks.clarq._text import LANGUAGES, Language
 from todeval.benchmarks.clarq.game import BENCHMARK, play_episode
 from todeval.benchmarks.clarq.profile import PROFILE
 from todeval.benchmarks.clarq.protocol import MAX_MESSAGES, PROTOCOLS
+from todeval.benchmarks.clarq.rescoring import SCORER_VERSION, rescore
 from todeval.benchmarks.clarq.providers import PROVIDER
 from todeval.benchmarks.clarq.providers.llm import provider_templates
 from todeval.benchmarks.clarq.rundir import episode_verdicts, is_run_directory, scored_transcripts
@@ -342,6 +343,8 @@ SPEC: BenchmarkSpec[ClarqConfig, ClarqTask] = BenchmarkSpec(
     prepare=_prepare,
     finalize=_finalize,
     success_metric=SUCCESS,
+    scorer_version=SCORER_VERSION,
+    rescore=rescore,
 )
 """The ClarQ self-play benchmark, declared (its profile is registered apart: report imports)."""
 
