@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,21 +152,30 @@ def _settled_events(record: EpisodeRecord, outcome: str, reason: str) -> list[An
 
 
 def recompute(
-    run_dir: str | Path, *, out: Path | None = None, runtime: RuntimeOptions | None = None
+    run_dir: str | Path, *, workdir: Path | None = None, runtime: RuntimeOptions | None = None
 ) -> Recomputed:
     """Score every record of the run in ``run_dir`` again under the installed scorer and
-    rebuild its summary, writing nothing (``out``: where a benchmark whose summary writes
-    files, such as predictions, may write them; ``None``: none are written).
+    rebuild its summary; the run itself is never touched.
+
+    What a benchmark writes while summarising (a prediction file, a key file) goes to
+    ``workdir``, which should hold a copy of the run's other files (:func:`copy_run_files`);
+    ``None``: a temporary copy, discarded. ``Recomputed.records`` and ``.summary`` are what a
+    re-graded run holds; nothing else is written.
 
     Raises :class:`~todeval.errors.BadInputError` for a path that is not a run directory or a
     benchmark not installed, and :class:`~todeval.errors.RefusedError` for a benchmark whose
     scoring cannot be recomputed from its records (its spec declares no ``rescore``)."""
-    from todeval.spec import scoring_context
-
     path = Path(run_dir)
     store = RunDirectory(path)
     if not path.is_dir() or not store.exists():
         raise BadInputError(f"{path}: not a run directory (no manifest.json)")
+    if workdir is None:
+        with tempfile.TemporaryDirectory(prefix="todeval-rescore-") as tmp:
+            work = Path(tmp) / path.resolve().name
+            copy_run_files(path, work)
+            return recompute(path, workdir=work, runtime=runtime)
+    from todeval.spec import scoring_context
+
     manifest = store.read_manifest()
     spec = load_spec(manifest.benchmark)
     if getattr(spec, "rescore", None) is None:
@@ -176,7 +186,7 @@ def recompute(
     old = list(store.iter_episodes())
     if not old:
         raise BadInputError(f"{store.episodes_path}: the run has no episodes")
-    runtime = runtime or RuntimeOptions(out=out, cache=False)
+    runtime = runtime or RuntimeOptions(out=workdir, cache=False)
     context = scoring_context(spec, manifest.config, runtime)
     try:
         records = [rescore_record(spec, context, r) for r in old]
@@ -194,6 +204,16 @@ def recompute(
         old_versions=versions,
         version=spec.scorer_version,
     )
+
+
+def copy_run_files(source: Path, target: Path) -> None:
+    """Copy the run in ``source`` to ``target`` but for its records and summary."""
+    try:
+        shutil.copytree(
+            source, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(EPISODES, SUMMARY)
+        )
+    except OSError as exc:
+        raise BadInputError(f"{target}: cannot copy the run there ({exc})") from None
 
 
 def _close(context: Any) -> None:
@@ -381,9 +401,21 @@ def rescore_run(
             raise UsageError(f"{target}: --out is the run itself; use --in-place to rewrite it")
         if target.exists() and (not target.is_dir() or any(target.iterdir())):
             raise RefusedError(f"{target}: already exists and is not empty; choose a new --out")
-    scratch = target if target is not None else None
-    recomputed = recompute(source, out=scratch)
-    result = RescoreResult(
+    if in_place:
+        with tempfile.TemporaryDirectory(prefix="todeval-rescore-") as tmp:
+            work = Path(tmp) / "run"
+            copy_run_files(source, work)
+            recomputed = recompute(source, workdir=work)
+            # what the benchmark wrote while summarising (predictions, keys) goes back too
+            copy_run_files(work, source)
+            write_rescored(recomputed, source)
+    elif target is not None:
+        copy_run_files(source, target)
+        recomputed = recompute(source, workdir=target)
+        write_rescored(recomputed, target)
+    else:
+        recomputed = recompute(source)
+    return RescoreResult(
         recomputed,
         metric_changes(recomputed.old, recomputed.records, seed=recomputed.manifest.seed,
                        resamples=resamples),
@@ -391,24 +423,21 @@ def rescore_run(
         outcome_changes(recomputed.old, recomputed.records),
         target,
     )  # fmt: skip
-    if target is not None:
-        write_rescored(recomputed, target, in_place=in_place)
-    return result
 
 
-def write_rescored(recomputed: Recomputed, target: Path, *, in_place: bool) -> None:
-    """Write the re-scored records and summary to ``target`` (in place: atomically over the
-    run's own files; else a copy of the run's other files beside them)."""
+def write_rescored(recomputed: Recomputed, target: Path) -> None:
+    """Write the re-scored records and summary into the run directory ``target``, each file
+    replaced atomically (a reader sees the old file or the new, never half of one)."""
+    from todeval.core.records import contradictions
     from todeval.runner.store import write_json_atomic
 
-    source = recomputed.path
+    for record in recomputed.records:
+        disagree = contradictions(record)
+        if disagree:  # a benchmark's rescore bug: never write a record that contradicts itself
+            raise ValueError(f"episode {record.episode_id} contradicts itself: {disagree[0]}")
     store = RunDirectory(target)
+    tmp = target / f".{EPISODES}.rescore"
     try:
-        if not in_place:
-            shutil.copytree(
-                source, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(EPISODES, SUMMARY)
-            )
-        tmp = target / f".{EPISODES}.rescore"
         with tmp.open("w", encoding="utf-8") as fh:
             for record in recomputed.records:
                 line = record.model_dump_json()

@@ -63,7 +63,7 @@ from todeval.errors import UsageError
 from todeval.runner.naming import run_dir_name
 from todeval.runner.options import RunSettings
 from todeval.runner.summary import summarize
-from todeval.spec import AgentSeat, BenchmarkSpec, Episode, RoleSpec, RunContext, Tasks
+from todeval.spec import AgentSeat, BenchmarkSpec, Episode, Rescored, RoleSpec, RunContext, Tasks
 from todeval.spec.build import task_set_hash
 from todeval.stats.bootstrap import DEFAULT_RESAMPLES
 
@@ -453,6 +453,54 @@ def _finalize(
     return finalize_run(records, run.config, list(run.tasks.values()), shared.fits)
 
 
+SCORER_VERSION = "1"
+"""The bargain scorer's version: bump it with any change to a turn's counts, the per-dialogue
+metrics, the outcome or the labels a stored episode gets (``tests/rescore`` holds golden
+episodes)."""
+
+
+def _rescore(
+    run: RunContext[BargainConfig, Dialogue], dialogue: Dialogue, record: EpisodeRecord
+) -> Rescored:
+    """A stored episode scored again (``todeval rescore``): each labelled turn's recorded list
+    and reading (``details.turns``: the candidates shown, the ids read, the raw output) against
+    the installed gold, then the episode's metrics, outcome and labels as :func:`_episode`."""
+    turns = [TurnScore.model_validate(t) for t in record.details.get("turns", [])]
+    of = {t.index: t for t in dialogue.turns}
+    scored = [
+        score_turn(
+            t.index,
+            t.speaker,
+            of[t.index].depth if t.index in of else t.depth,
+            t.candidates,
+            list(of[t.index].gold) if t.index in of else t.gold,
+            t.predicted,
+            raw=t.raw,
+            error=t.error,
+        ).model_copy(update={"agreed": of[t.index].agreed if t.index in of else t.agreed})
+        for t in turns
+    ]
+    failures = sum(s.failed for s in scored)
+    exact = all((not s.failed) and set(s.predicted or ()) == set(s.gold) for s in scored)
+    outcome = None
+    if record.termination == Termination.DONE.value:
+        outcome = Outcome.SUCCESS if exact else Outcome.FAILURE
+    reading = (
+        "all read"
+        if failures == 0
+        else ("none read" if failures == len(scored) else "some unreadable")
+    )
+    return Rescored(
+        metrics=_metrics(scored),
+        labels={"provenance": PROVENANCE[run.config.track], "reading": reading},
+        outcome=outcome,
+        details={
+            "turns": [s.model_dump(mode="json") for s in scored],
+            "confusion": score_turns(scored, list(labels_of(run.config.track))).confusion,
+        },
+    )
+
+
 def turn_f1(dialogue: Dialogue, turn: TurnView, output: LabelOutput) -> float:
     """A labelled turn's F1 (the per-step signal of a Gymnasium environment): the predicted
     set against the gold set (both empty: 1; an unreadable answer: 0)."""
@@ -500,6 +548,8 @@ SPEC: BenchmarkSpec[BargainConfig, Dialogue] = BenchmarkSpec(
     check=_check,
     prepare=_prepare,
     finalize=_finalize,
+    scorer_version=SCORER_VERSION,
+    rescore=_rescore,
     success_metric=None,
     step_reward=turn_f1,
 )
