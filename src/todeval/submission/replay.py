@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from todeval.core.events import Event
 from todeval.core.records import EpisodeRecord, Summary
 
 if TYPE_CHECKING:
@@ -50,6 +51,61 @@ class Replayer(Generic[T]):
     """a check over every record and the stored summary (a corpus score re-computed)"""
 
 
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def first_difference(recorded: Any, replayed: Any, where: str) -> str | None:
+    """The first path at which two JSON values differ, with both values (``None``: equal)."""
+    if isinstance(recorded, dict) and isinstance(replayed, dict):
+        for key in list(dict.fromkeys([*recorded, *replayed])):
+            if key not in recorded:
+                return f"{where}.{key}: missing from the record ({_short(replayed[key])} replayed)"
+            if key not in replayed:
+                return f"{where}.{key}: {_short(recorded[key])} recorded, not given by the replay"
+            found = first_difference(recorded[key], replayed[key], f"{where}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(recorded, list) and isinstance(replayed, list):
+        if len(recorded) != len(replayed):
+            return f"{where}: {len(recorded)} items recorded, {len(replayed)} replayed"
+        for i, (a, b) in enumerate(zip(recorded, replayed, strict=True)):
+            found = first_difference(a, b, f"{where}[{i}]")
+            if found:
+                return found
+        return None
+    if recorded != replayed:
+        return f"{where}: {_short(recorded)} recorded, {_short(replayed)} replayed"
+    return None
+
+
+def compare_events(recorded: Sequence[Event], replayed: Sequence[Event]) -> Mismatch | None:
+    """The first event where a replayed episode parts from the recorded one (kind, actor,
+    turn, then data; the time is never compared), with its turn."""
+    for rec, rep in zip(recorded, replayed, strict=False):
+        if (rec.kind, rec.actor) != (rep.kind, rep.actor):
+            return Mismatch(
+                f"the record has {rec.kind} by {rec.actor}, the replay gives {rep.kind} "
+                f"by {rep.actor}" + (f" ({_short(rep.data.get('reason'))})"
+                                     if rep.kind == "episode_end" else ""),
+                rec.turn,
+            )  # fmt: skip
+        if rec.turn != rep.turn:
+            return Mismatch(f"{rec.kind} recorded in turn {rec.turn}, replayed in {rep.turn}")
+        found = first_difference(rec.data, rep.data, rec.kind)
+        if found:
+            return Mismatch(found, rec.turn)
+    if len(recorded) > len(replayed):
+        extra = recorded[len(replayed)]
+        return Mismatch(f"the record goes on ({extra.kind}) after the replay ended it", extra.turn)
+    if len(replayed) > len(recorded):
+        more = replayed[len(recorded)]
+        return Mismatch(f"the record ends before the replay's {more.kind}", more.turn)
+    return None
+
+
 RunFiles = Mapping[str, bytes]
 """The run directory's files besides ``manifest.json``, ``episodes.jsonl`` and
 ``summary.json``, by name (a per-run key file, a prediction file)."""
@@ -67,4 +123,11 @@ class Replay(Generic[C, T]):
     departure from the standard protocol"""
 
 
-__all__ = ["Mismatch", "Replay", "Replayer", "RunFiles"]
+__all__ = [
+    "Mismatch",
+    "Replay",
+    "Replayer",
+    "RunFiles",
+    "compare_events",
+    "first_difference",
+]

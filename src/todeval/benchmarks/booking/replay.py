@@ -33,7 +33,14 @@ from todeval.benchmarks.booking.rules import GameProtocol
 from todeval.benchmarks.booking.tasks import BookingTask
 from todeval.core.events import Event
 from todeval.core.records import EpisodeRecord
-from todeval.submission.replay import Mismatch, Replay, Replayer, RunFiles
+from todeval.submission.replay import (
+    Mismatch,
+    Replay,
+    Replayer,
+    RunFiles,
+    compare_events,
+    first_difference,
+)
 
 _SYSTEM_KINDS = ("system_message", "db_query", "booking_request", "violation")
 _REPLAYED = "replayed"
@@ -137,61 +144,6 @@ def _responses(events: Sequence[Event]) -> tuple[list[SystemOutput], list[Event]
     return responses, items
 
 
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _first_difference(recorded: Any, replayed: Any, where: str) -> str | None:
-    """The first path at which two JSON values differ, with both values."""
-    if isinstance(recorded, dict) and isinstance(replayed, dict):
-        for key in list(dict.fromkeys([*recorded, *replayed])):
-            if key not in recorded:
-                return f"{where}.{key}: missing from the record ({_short(replayed[key])} replayed)"
-            if key not in replayed:
-                return f"{where}.{key}: {_short(recorded[key])} recorded, not given by the replay"
-            found = _first_difference(recorded[key], replayed[key], f"{where}.{key}")
-            if found:
-                return found
-        return None
-    if isinstance(recorded, list) and isinstance(replayed, list):
-        if len(recorded) != len(replayed):
-            return f"{where}: {len(recorded)} items recorded, {len(replayed)} replayed"
-        for i, (a, b) in enumerate(zip(recorded, replayed, strict=True)):
-            found = _first_difference(a, b, f"{where}[{i}]")
-            if found:
-                return found
-        return None
-    if recorded != replayed:
-        return f"{where}: {_short(recorded)} recorded, {_short(replayed)} replayed"
-    return None
-
-
-def _compare_events(recorded: Sequence[Event], replayed: Sequence[Event]) -> Mismatch | None:
-    for rec, rep in zip(recorded, replayed, strict=False):
-        if (rec.kind, rec.actor) != (rep.kind, rep.actor):
-            return Mismatch(
-                f"the record has {rec.kind} by {rec.actor}, the game master gives {rep.kind} "
-                f"by {rep.actor}" + (f" ({_short(rep.data.get('reason'))})"
-                                     if rep.kind == "episode_end" else ""),
-                rec.turn,
-            )  # fmt: skip
-        if rec.turn != rep.turn:
-            return Mismatch(f"{rec.kind} recorded in turn {rec.turn}, replayed in {rep.turn}")
-        found = _first_difference(rec.data, rep.data, rec.kind)
-        if found:
-            return Mismatch(found, rec.turn)
-    if len(recorded) > len(replayed):
-        extra = recorded[len(replayed)]
-        return Mismatch(
-            f"the record goes on ({extra.kind}) after the game master ended it", extra.turn
-        )
-    if len(replayed) > len(recorded):
-        more = replayed[len(recorded)]
-        return Mismatch(f"the record ends before the game master's {more.kind}", more.turn)
-    return None
-
-
 async def _replay_episode(context: Any, task: BookingTask, record: EpisodeRecord) -> list[Mismatch]:
     cfg = context.config
     events = list(record.events)
@@ -209,12 +161,12 @@ async def _replay_episode(context: Any, task: BookingTask, record: EpisodeRecord
     game.protocol = cast(GameProtocol, _AsRecorded(game.protocol, items))
     again = await game.play()
     found: list[Mismatch] = []
-    diverged = _compare_events(events, again.events)
+    diverged = compare_events(events, again.events)
     if diverged is not None:
         found.append(diverged)
     for name in ("goal", "bookings", "generated_slots", "domain_scores"):
         if name in record.details or name in again.details:
-            what = _first_difference(record.details.get(name), again.details.get(name), name)
+            what = first_difference(record.details.get(name), again.details.get(name), name)
             if what:
                 found.append(Mismatch(what))
     if found:
@@ -226,7 +178,7 @@ async def _replay_episode(context: Any, task: BookingTask, record: EpisodeRecord
                 f"{again.outcome.value} ({again.reason}) replayed"
             )
         )
-    metric = _first_difference(record.metrics, again.metrics, "metrics")
+    metric = first_difference(record.metrics, again.metrics, "metrics")
     if metric:
         found.append(Mismatch(metric))
     for name, value in again.labels.items():

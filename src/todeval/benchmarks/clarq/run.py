@@ -38,9 +38,10 @@ from todeval.benchmarks.clarq._text import LANGUAGES, Language
 from todeval.benchmarks.clarq.game import BENCHMARK, play_episode
 from todeval.benchmarks.clarq.profile import PROFILE
 from todeval.benchmarks.clarq.protocol import MAX_MESSAGES, PROTOCOLS
-from todeval.benchmarks.clarq.rescoring import SCORER_VERSION, rescore
 from todeval.benchmarks.clarq.providers import PROVIDER
 from todeval.benchmarks.clarq.providers.llm import provider_templates
+from todeval.benchmarks.clarq.replay import REPLAY
+from todeval.benchmarks.clarq.rescoring import SCORER_VERSION, rescore
 from todeval.benchmarks.clarq.rundir import episode_verdicts, is_run_directory, scored_transcripts
 from todeval.benchmarks.clarq.seekers import (
     SEEKER,
@@ -345,6 +346,7 @@ SPEC: BenchmarkSpec[ClarqConfig, ClarqTask] = BenchmarkSpec(
     success_metric=SUCCESS,
     scorer_version=SCORER_VERSION,
     rescore=rescore,
+    replay=REPLAY,
 )
 """The ClarQ self-play benchmark, declared (its profile is registered apart: report imports)."""
 
