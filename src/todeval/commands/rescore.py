@@ -78,6 +78,15 @@ def render(result: RescoreResult) -> list[str]:
     for row in (header, *rows):
         cells = (c.ljust(w) for c, w in zip(row, widths, strict=True))
         lines.append(("  " + "  ".join(cells)).rstrip())
+    shifted = [c for c in result.summary if c.old != c.new]
+    if result.summary:
+        lines.append(
+            f"  run-level figures: {len(result.summary)}, {len(shifted)} changed"
+            + (" (old -> new, new's CI)" if shifted else "")
+        )
+    for c in shifted:
+        ci = "" if c.ci_low is None else f" [{c.ci_low:.4f}, {c.ci_high or 0.0:.4f}]"
+        lines.append(f"    {c.metric}: {_num(c.old)} -> {_num(c.new)} ({_signed(c.diff)}){ci}")
     for m in result.metrics:
         if m.changed:
             lines.append(f"  {m.metric} changed in: {_ids(m.changed)}")
@@ -87,7 +96,7 @@ def render(result: RescoreResult) -> list[str]:
                          f"{_ids(label.changed)}")  # fmt: skip
     if result.outcomes:
         lines.append(f"  outcome changed in {len(result.outcomes)}: {_ids(result.outcomes)}")
-    if not any(m.changed for m in result.metrics) and not result.outcomes:
+    if not any(m.changed for m in result.metrics) and not result.outcomes and not shifted:
         lines.append("  no metric changed")
     if result.written is None:
         lines.append("  nothing written (--out DIR or --in-place to keep the new scores)")

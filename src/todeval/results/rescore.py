@@ -371,6 +371,45 @@ def outcome_changes(old: Sequence[EpisodeRecord], new: Sequence[EpisodeRecord]) 
 
 
 @dataclass
+class SummaryChange:
+    """A run-level figure of the summary (a corpus score, pass^k) before and after."""
+
+    metric: str
+    old: float | None
+    new: float | None
+    ci_low: float | None = None
+    """The new figure's interval, as the summary gives it."""
+    ci_high: float | None = None
+
+    @property
+    def diff(self) -> float | None:
+        return None if self.old is None or self.new is None else self.new - self.old
+
+
+def summary_changes(
+    old: Summary | None, new: Summary, per_episode: Iterable[str] = ()
+) -> list[SummaryChange]:
+    """The summary's figures that are not one episode's metric (those are in
+    :func:`metric_changes`), before (``old``: the stored summary) and after."""
+    skip = set(per_episode)
+    before = old.metrics if old is not None else {}
+    names = sorted((set(before) | set(new.metrics)) - skip)
+    out = []
+    for name in names:
+        a, b = before.get(name), new.metrics.get(name)
+        out.append(
+            SummaryChange(
+                name,
+                a.micro.value if a is not None else None,
+                b.micro.value if b is not None else None,
+                b.micro.ci_low if b is not None else None,
+                b.micro.ci_high if b is not None else None,
+            )
+        )
+    return out
+
+
+@dataclass
 class RescoreResult:
     """What :func:`rescore_run` did: the recomputation, its changes and where it wrote."""
 
@@ -379,6 +418,7 @@ class RescoreResult:
     labels: list[LabelChange]
     outcomes: list[str]
     written: Path | None
+    summary: list[SummaryChange] = field(default_factory=list)
 
 
 def rescore_run(
@@ -422,6 +462,8 @@ def rescore_run(
         label_changes(recomputed.old, recomputed.records),
         outcome_changes(recomputed.old, recomputed.records),
         target,
+        summary_changes(recomputed.old_summary, recomputed.summary,
+                        {m for r in (*recomputed.old, *recomputed.records) for m in r.metrics}),
     )  # fmt: skip
 
 

@@ -106,6 +106,10 @@ class BenchmarkSpec(Generic[C, T]):
     rescore: Rescore[C, T] | None = None
     """How a stored episode is scored again from its events (``todeval rescore``,
     :mod:`todeval.results.rescore`); ``None``: this benchmark's runs cannot be re-graded."""
+    scoring_prepare: Callable[[RunContext[C, T]], Any] | None = None
+    """What ``rescore`` and ``finalize`` need run-wide when a stored run is re-graded, kept as
+    ``RunContext.shared`` (default: ``prepare``; a benchmark whose ``prepare`` builds what
+    re-grading must not need, such as the model under test, declares its own)."""
     replay: Replay[C, T] | None = None
     """How ``todeval submit verify`` replays its recorded episodes against the world they claim
     (:mod:`todeval.submission.replay`); ``None``: trajectories are taken as recorded."""
@@ -390,7 +394,8 @@ def scoring_context(
     runtime: RuntimeOptions | None = None,
 ) -> RunContext[C, T]:
     """The context a stored run's episodes are scored again in (``todeval rescore``): the
-    recorded config, every task of its set by id, the model pool and the spec's ``prepare``;
+    recorded config, every task of its set by id, the model pool and the spec's
+    ``scoring_prepare`` (or ``prepare``);
     no player is built and the config's checks (already passed when the run began) are not
     run again, so a run whose replay file or agent is gone can still be re-graded."""
     runtime = runtime or RuntimeOptions(cache=False)
@@ -404,8 +409,9 @@ def scoring_context(
         models=model_pool(getattr(cfg, "models_file", None), runtime, seed=cfg.seed),
         prompts=None,
     )
-    if spec.prepare is not None:
-        context.shared = spec.prepare(context)
+    prepare = spec.scoring_prepare or spec.prepare
+    if prepare is not None:
+        context.shared = prepare(context)
     return context
 
 

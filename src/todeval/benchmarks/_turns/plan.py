@@ -23,12 +23,13 @@ from todeval.benchmarks._turns.generation import EpisodeContext, PredictedTurn, 
 from todeval.benchmarks._turns.options import TurnsConfig
 from todeval.benchmarks._turns.summaries import add_run_figures, generation_stats, scored_records
 from todeval.core.files import write_atomic
+from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord, Summary
 from todeval.dialogue.prompts import PromptSet
 from todeval.dialogue.replies import ReplyChecker
 from todeval.dialogue.reply import JsonReply
 from todeval.runner.store import cannot_write
-from todeval.spec import BenchmarkSpec, Episode, RoleSpec, RunContext, Tasks
+from todeval.spec import BenchmarkSpec, Episode, Rescored, RoleSpec, RunContext, Tasks
 
 PLAYER = "llm"
 """The player of the one role, ``system``: a model generating each turn from the gold history."""
@@ -125,9 +126,9 @@ class TurnsScorer(Protocol):
 
 @dataclass(frozen=True)
 class TurnsRun:
-    """The run-wide parts of a generation run."""
+    """The run-wide parts of a generation run (re-grading a stored run: no model)."""
 
-    model: Backend
+    model: Backend | None
     sampling: Sampling
     scorer: TurnsScorer
 
@@ -144,6 +145,7 @@ def turns_benchmark(
     task_set: Callable[[C], str],
     canonical: Callable[[str], str],
     scorer: Callable[[C], TurnsScorer],
+    scorer_version: str = "1",
 ) -> BenchmarkSpec[C, D]:
     """The :class:`~todeval.spec.BenchmarkSpec` of a context-to-response benchmark: one
     episode per dialogue (``load``: the config's corpus split), its one role ``system`` a model
@@ -157,8 +159,14 @@ def turns_benchmark(
         sampling = Sampling(cfg.constrained, cfg.temperature, cfg.max_tokens)
         return TurnsRun(model, sampling, scorer(cfg))
 
+    def scoring_prepare(run: RunContext[C, D]) -> TurnsRun:
+        cfg = run.config
+        return TurnsRun(None, Sampling(cfg.constrained, cfg.temperature, cfg.max_tokens),
+                        scorer(cfg))  # fmt: skip
+
     async def episode(ep: Episode[C, D]) -> EpisodeRecord:
         shared: TurnsRun = ep.run.shared
+        assert shared.model is not None
         prompts = ep.run.prompts
         assert prompts is not None
         dialogue = ep.task
@@ -207,6 +215,25 @@ def turns_benchmark(
         prompts=spec.prompts_package,
         prepare=prepare,
         finalize=finalize,
+        scorer_version=scorer_version,
+        rescore=lambda run, dialogue, record: rescore_turns(spec, record),
+        scoring_prepare=scoring_prepare,
+    )
+
+
+def rescore_turns(spec: TurnsSpec[Any], record: EpisodeRecord) -> Rescored:
+    """A stored dialogue scored again (``todeval rescore``): its format-failure rate and
+    outcome from the recorded turns (a turn with a ``format_error`` failed); the corpus scores
+    are the summary's, recomputed by ``finalize`` from the same turns."""
+    turns = record.details.get("turns", [])
+    n = len(turns)
+    failures = sum(1 for t in turns if isinstance(t, dict) and t.get("format_error") is not None)
+    rate = 100.0 * failures / n if n else 0.0
+    return Rescored(
+        metrics={f"{spec.metric_prefix}.format_failure_rate": rate},
+        labels=dict(record.labels),
+        outcome=Outcome.FAILURE if failures else Outcome.SUCCESS,
+        reason=f"{failures} of {n} replies failed the format" if failures else "all replies valid",
     )
 
 

@@ -120,6 +120,11 @@ def _dialogues(config: IncarTurnsConfig) -> list[IncarDialogue]:
     return load_dialogues(config.split, load_gold(config.split, load_lexicon()))
 
 
+SCORER_VERSION = "1"
+"""The version of this benchmark's scoring (the format-failure rule and the KVRET (in-car) corpus
+scorer over the predictions): bump it with any change that moves a stored run's figures."""
+
+
 SPEC = turns_benchmark(
     TURNS,
     config=IncarTurnsConfig,
@@ -128,5 +133,6 @@ SPEC = turns_benchmark(
     task_set=lambda config: config.split,
     canonical=lambda i: i.strip(),
     scorer=Scorer,
+    scorer_version=SCORER_VERSION,
 )
 """In-Car context-to-response generation, declared."""

@@ -120,6 +120,11 @@ TURNS: TurnsSpec[MultiwozDialogue] = TurnsSpec(
 )
 
 
+SCORER_VERSION = "1"
+"""The version of this benchmark's scoring (the format-failure rule and the MultiWOZ corpus
+scorer over the predictions): bump it with any change that moves a stored run's figures."""
+
+
 SPEC = turns_benchmark(
     TURNS,
     config=MultiwozTurnsConfig,
@@ -128,5 +133,6 @@ SPEC = turns_benchmark(
     task_set=lambda config: "test",
     canonical=canonical_id,
     scorer=Scorer,
+    scorer_version=SCORER_VERSION,
 )
 """MultiWOZ context-to-response generation, declared."""
