@@ -160,3 +160,28 @@ def test_bad_files_exit_3(tmp_path: Path) -> None:
     assert cli("submit", "verify", str(tmp_path / "missing.tar.gz")) == 3
     assert cli("submit", "prepare", str(tmp_path), "-o", str(tmp_path / "x.tar.gz"),
                "--description", "d") == 3  # fmt: skip
+
+
+def test_damaged_and_hostile_archives_are_bad_files(booking_run: Path, tmp_path: Path) -> None:
+    import io
+    import random
+
+    good = archive(booking_run, tmp_path / "good.tar.gz").read_bytes()
+    rng = random.Random(0)
+    for i in range(12):
+        damaged = bytearray(good)
+        damaged[rng.randrange(len(damaged))] ^= 0xFF
+        path = tmp_path / f"damaged-{i}.tar.gz"
+        path.write_bytes(bytes(damaged))
+        assert cli("submit", "verify", str(path)) in (3, 4)
+    (tmp_path / "cut.tar.gz").write_bytes(good[: len(good) // 2])
+    assert cli("submit", "verify", str(tmp_path / "cut.tar.gz")) == 3
+    for name, kind in (("run/../../escape", tarfile.REGTYPE), ("run/link", tarfile.SYMTYPE)):
+        path = tmp_path / "hostile.tar.gz"
+        with tarfile.open(path, "w:gz") as tar:
+            member = tarfile.TarInfo(name)
+            member.type = kind
+            member.linkname = "/etc/passwd" if kind == tarfile.SYMTYPE else ""
+            tar.addfile(member, io.BytesIO(b"") if kind == tarfile.REGTYPE else None)
+        assert cli("submit", "verify", str(path)) == 3
+        assert not (tmp_path.parent / "escape").exists()

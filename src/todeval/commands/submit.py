@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from todeval.errors import EXIT_OK, EXIT_REFUSED
+from todeval.errors import EXIT_OK, EXIT_REFUSED, UsageError
 from todeval.registry import Registry
 
 GROUP = "submit"
@@ -42,7 +42,10 @@ def add_prepare_arguments(parser: argparse.ArgumentParser) -> None:
         "--description", required=True, help="what the system under test is (one line)"
     )
     parser.add_argument(
-        "--model", help="the model it runs on (default: the role under test's model, if any)"
+        "--model-name",
+        dest="runs_on",
+        metavar="NAME",
+        help="the model it runs on, by name (default: the role under test's model, if any)",
     )
 
 
@@ -50,7 +53,9 @@ def run_prepare(args: argparse.Namespace) -> int:
     from todeval.submission.verify import prepare
 
     out = Path(args.output)
-    index = prepare(Path(args.run_dir), out, description=args.description, model=args.model)
+    if args.runs_on is not None and "://" in args.runs_on:
+        raise UsageError("--model-name: the model's name, not its endpoint")
+    index = prepare(Path(args.run_dir), out, description=args.description, model=args.runs_on)
     print(
         f"wrote {out}: {index.benchmark}, {index.n_episodes} episodes, {len(index.files)} "
         f"files; check it with: todeval submit verify {out}"

@@ -41,6 +41,8 @@ SUFFIX = ".tar.gz"
 CHUNK = 1 << 20
 MAX_MEMBERS = 64
 """More members than a run directory holds: the archive is not a submission."""
+MAX_BYTES = 16 << 30
+"""At most this much is extracted (a compressed archive cannot fill the disk)."""
 
 
 class SubmittedFile(BaseModel):
@@ -145,13 +147,15 @@ def _members(tar: tarfile.TarFile, path: Path) -> Iterator[tarfile.TarInfo]:
         yield member
 
 
-def _copy(source: IO[bytes], target: Path) -> tuple[str, int]:
+def _copy(source: IO[bytes], target: Path, budget: int) -> tuple[str, int]:
     h = hashlib.sha256()
     size = 0
     with target.open("wb") as out:
         while chunk := source.read(CHUNK):
             h.update(chunk)
             size += len(chunk)
+            if size > budget:
+                raise BadInputError(f"more than {MAX_BYTES >> 30} GiB inside: not a submission")
             out.write(chunk)
     return h.hexdigest(), size
 
@@ -163,7 +167,8 @@ def open_archive(path: Path, folder: Path) -> OpenedArchive:
     ``submission.json`` is a :class:`BadInputError`; files changed, missing or added since it
     was prepared are listed in ``integrity`` (the verdict refuses them)."""
     if not path.is_file():
-        raise BadInputError(f"{path}: no such file")
+        why = "not a regular file" if path.exists() else "no such file"
+        raise BadInputError(f"{path}: {why}")
     run_dir = folder / RUN_FOLDER
     run_dir.mkdir(parents=True, exist_ok=True)
     index_bytes: bytes | None = None
@@ -186,7 +191,8 @@ def open_archive(path: Path, folder: Path) -> OpenedArchive:
                     raise BadInputError(f"{path}: unexpected member {name!r}")
                 if file_name in found:
                     raise BadInputError(f"{path}: two files named {name!r}")
-                found[file_name] = _copy(source, run_dir / file_name)
+                budget = MAX_BYTES - sum(size for _, size in found.values())
+                found[file_name] = _copy(source, run_dir / file_name, budget)
     except (tarfile.TarError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise BadInputError(f"{path}: not a submission archive ({exc})") from None
     except OSError as exc:

@@ -161,8 +161,6 @@ def prepare(
     """Write the submission archive of the finished run in ``run_dir`` to ``out``."""
     import todeval
 
-    if not out.name.endswith(SUFFIX):
-        raise UsageError(f"{out}: a submission archive's name ends in {SUFFIX}")
     if not description.strip():
         raise UsageError("--description: say what the system is (one line)")
     store = RunDirectory(run_dir)
@@ -178,6 +176,8 @@ def prepare(
         n += 1
     if n == 0:
         raise BadInputError(f"{store.episodes_path}: the run has no episodes")
+    if not out.name.endswith(SUFFIX):
+        raise UsageError(f"{out}: a submission archive's name ends in {SUFFIX}")
     files: list[SubmittedFile] = []
     for path in sorted(run_dir.iterdir()):
         if path.name.startswith(".") or path.is_symlink() or not path.is_file():
