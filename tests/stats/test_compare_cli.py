@@ -12,6 +12,7 @@ from todeval.cli import main
 from todeval.errors import RefusedError
 from todeval.results.compare import compare_runs
 from todeval.results.comparison_record import Comparison
+from todeval.stats.power import PowerReport
 
 ROOT = Path(__file__).resolve().parents[2]
 ORACLE = [
@@ -28,6 +29,11 @@ RUNS = {
     "corpus60": ["--user", "corpus", "--limit", "60"],
     "dev5": ["--tasks", "dev", "--limit", "5"],
     "trials5": ["--limit", "5", "--trials", "2", *FIRST],
+    # a clearly better pair (the agenda user books every goal with the rule system, the corpus
+    # user's replayed turns 15 fewer) and an identical one (the same command twice)
+    "corpus117": ["--user", "corpus"],
+    "agenda117": [],
+    "agenda60again": ["--limit", "60"],
 }
 
 
@@ -235,3 +241,148 @@ def test_summaries_of_runs_carry_wilson_for_binary_metrics(runs: dict[str, Path]
     assert accuracy["micro"]["wilson_low"] is not None
     assert all(g["wilson_high"] is not None for g in accuracy["by_group"].values())
     assert summary["metrics"]["booking.turns"]["micro"]["wilson_low"] is None
+
+
+def _table_rows(text: str) -> list[str]:
+    """The metric rows of the first comparison table (after its dashes line)."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("metric ")) + 2
+    end = lines.index("", start)
+    return lines[start:end]
+
+
+def test_a_clearly_better_pair_gets_a_verdict_on_the_primary_metric(
+    runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "cmp.json"
+    args = ["compare", str(runs["corpus117"]), str(runs["agenda117"]), "-o", str(out)]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    comparison = Comparison.model_validate_json(out.read_text())
+    pair = comparison.pairs[0]
+    first = pair.metrics[0]
+    # the profile's primary first, then its leaderboard columns' metrics, then the rest by name
+    names = [m.metric for m in pair.metrics]
+    assert names[:4] == [
+        "booking.booking_accuracy",
+        "booking.inform",
+        "booking.aborted",
+        "booking.turns",
+    ]
+    assert names[4:] == sorted(names[4:])
+    assert first.primary and first.better == "higher" and first.title == "Booking accuracy"
+    a, b = _episodes(runs["corpus117"]), _episodes(runs["agenda117"])
+    metric = "booking.booking_accuracy"
+    gained = sum(1 for t in a if a[t][metric] == 0.0 and b[t][metric] == 1.0)
+    lost = sum(1 for t in a if a[t][metric] == 1.0 and b[t][metric] == 0.0)
+    assert gained >= 10 and lost == 0, "the corpus user should miss some goals the agenda books"
+    assert first.diff == pytest.approx(gained / 117)
+    # the pairs differ one way only, so no resample falls at or below 0: p raw is the
+    # bootstrap's floor, a bound, and so is its Holm adjustment (the floor times the family):
+    # both shown as bounds, never '<0.001' beside a precise-looking 0.011
+    assert first.p_at_floor and first.p_value == pytest.approx(2 / 2001)
+    assert first.p_adjusted_bound and first.p_adjusted == pytest.approx(
+        comparison.method.family * 2 / 2001
+    )
+    assert first.significant
+    verdict = pair.verdict
+    assert verdict is not None and verdict.outcome == "better"
+    expected = (
+        f"verdict: B is better than A on Booking accuracy by {first.diff:.3f} "
+        f"[{first.ci_low:.3f}, {first.ci_high:.3f}], Holm p <= {first.p_adjusted:.3f}"
+    )
+    assert expected in text.splitlines()
+    assert verdict.text == expected.removeprefix("verdict: ")
+    rows = _table_rows(text)
+    assert rows[0].split()[:3] == ["booking.booking_accuracy", "(primary)", "higher"]
+    assert f"<={first.p_adjusted:.3f}" in rows[0] and "<=0.001" in rows[0]
+    assert " better " in rows[0]
+    # effort: fewer turns with the agenda user, and lower is better
+    turns = next(r for r in rows if r.startswith("booking.turns "))
+    assert turns.split()[1] == "lower" and " better " in turns
+    assert "better: the direction the benchmark's profile declares" in text
+
+
+def test_an_identical_pair_detects_nothing_and_says_what_it_could(
+    runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from statsmodels.stats.power import NormalIndPower
+
+    out = tmp_path / "cmp.json"
+    args = ["compare", str(runs["agenda60"]), str(runs["agenda60again"]), "-o", str(out)]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    comparison = Comparison.model_validate_json(out.read_text())
+    first = comparison.pairs[0].metrics[0]
+    assert first.metric == "booking.booking_accuracy" and first.diff == 0.0
+    assert not first.significant and not first.p_at_floor and first.p_value == 1.0
+    # detectable at this size: 60 paired 0/1 tasks at 80% power and Holm's strictest level
+    family = comparison.method.family
+    alpha = 0.05 / family
+    assert comparison.method.alpha_adjusted == pytest.approx(alpha)
+    effect = NormalIndPower().solve_power(
+        effect_size=None, nobs1=60, alpha=alpha, power=0.8, ratio=0
+    )
+    k2 = effect**2 * 60  # a shift D of 0/1 values needs sd >= sqrt(D (1 - D))
+    assert first.detectable == pytest.approx(k2 / (60 + k2), abs=1e-4)
+    expected = (
+        "verdict: no detectable difference on Booking accuracy: B - A +0.000 [+0.000, +0.000], "
+        f"Holm p 1.000 (not below 0.05); detectable at this size: {first.detectable:.3f}"
+    )
+    assert expected in text.splitlines()
+    assert comparison.pairs[0].verdict is not None
+    assert comparison.pairs[0].verdict.outcome == "no_difference"
+    assert all(r.split()[-3:-1] != ["better", "worse"] for r in _table_rows(text))
+    # --metrics narrows the family: the same pair on the primary alone detects smaller shifts
+    assert main([*args[:3], "--metrics", "booking.booking_accuracy"]) == 0
+    narrow = capsys.readouterr().out
+    assert "detectable at this size: " in narrow
+    shown = float(narrow.split("detectable at this size: ")[1].split()[0])
+    assert shown < first.detectable
+
+
+def test_power_takes_two_runs_as_compare_does(
+    runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "power.json"
+    a, b = str(runs["corpus117"]), str(runs["agenda117"])
+    assert main(["power", a, b, "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    report = PowerReport.model_validate_json(out.read_text())
+    assert report.metric == "booking.booking_accuracy"  # the profile's primary
+    assert report.measured is not None and report.measured.tasks == 117
+    ea, eb = _episodes(runs["corpus117"]), _episodes(runs["agenda117"])
+    metric = "booking.booking_accuracy"
+    diff = sum(eb[t][metric] - ea[t][metric] for t in ea) / len(ea)
+    assert report.measured.diff == pytest.approx(diff)
+    assert f"detectable at this size: {report.measured.detectable:.3f}" in text
+    # the older form gives the same figures
+    assert main(["power", "--from", a, b, "--metric", "booking.booking_accuracy"]) == 0
+    assert capsys.readouterr().out == text
+    # refused where compare refuses them; both forms at once is a usage error
+    assert main(["power", str(runs["rule20"]), str(runs["agenda60"])]) == 4
+    assert "--shared-tasks" in _one_line_error(capsys)
+    assert main(["power", a, "--from", b]) == 2
+    _one_line_error(capsys)
+    assert main(["power", a, b, "--metric", "booking.nope"]) == 2
+    assert "booking.inform" in _one_line_error(capsys)
+
+
+def test_figures_recorded_by_one_run_only_are_shown(
+    runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A rule system records no latency, an agent does: the agent's p50 is shown beside
+    'not recorded', with no ratio (the issue: tokens shown, latency left out)."""
+    a = _copy(runs["rule20"], tmp_path / "a")
+    b = _copy(runs["rule20"], tmp_path / "b")
+    summary = json.loads((b / "summary.json").read_text())
+    summary["latency"] = {"system": {"p50": 0.4, "p90": 0.9, "mean": 0.5}}
+    (b / "summary.json").write_text(json.dumps(summary))
+    out = tmp_path / "cmp.json"
+    assert main(["compare", str(a), str(b), "--metrics", "booking.inform", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    row = next(line for line in text.splitlines() if line.startswith("latency.system.p50 "))
+    assert row.split()[1:] == ["not", "recorded", "0.4", "-"]
+    ratios = {r.name: r for r in Comparison.model_validate_json(out.read_text()).pairs[0].ratios}
+    assert ratios["latency.system.p50"].a is None and ratios["latency.system.p50"].ratio is None
+    assert "cost/latency (whole runs; lower is better)" in text

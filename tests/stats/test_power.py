@@ -16,6 +16,7 @@ from todeval.stats.power import (
     TaskVariance,
     binary_variance,
     detectable_effect,
+    detectable_paired,
     estimate_variance,
     power,
 )
@@ -124,3 +125,34 @@ def test_the_command_from_rates_and_from_a_pilot(
     assert main(["power", "--from", pilots[0], "--metric", "nope"]) == 2
     assert "valid choices" in capsys.readouterr().err
     assert main(["power", "--rate", "0.6"]) == 2  # no --tasks
+
+
+def test_detectable_paired_from_task_differences() -> None:
+    """compare's 'detectable at this size': the z-test's detectable effect times the sd of the
+    observed differences; for 0/1 pairs never below the shift whose own spread it needs."""
+    rng = np.random.default_rng(7)
+    d = list(rng.normal(0.1, 0.3, size=117))
+    sd = float(np.std(d, ddof=1))
+    effect = NormalIndPower().solve_power(
+        effect_size=None, nobs1=117, alpha=0.005, power=0.8, ratio=0
+    )
+    assert detectable_paired(d, alpha=0.005) == pytest.approx(effect * sd, rel=1e-5)
+    assert detectable_paired([0.2] * 117) is None  # nothing to measure
+    assert detectable_paired([1.0]) is None
+    # identical 0/1 runs: the floor; simulated one-way shifts of that size (each task changes
+    # with probability D) are found at least 80% of the time by the z-test on the differences
+    for n, alpha in ((117, 0.05), (117, 0.005), (40, 0.05)):
+        shift = detectable_paired([0.0] * n, binary=True, alpha=alpha)
+        assert shift is not None
+        draws = (np.random.default_rng(1).random((4000, n)) < shift).astype(float)
+        spread = draws.std(axis=1, ddof=1)
+        z = np.divide(draws.mean(axis=1) * np.sqrt(n), spread, out=np.zeros(4000), where=spread > 0)
+        found = float(np.mean(np.abs(z) > _critical(alpha)))
+        print(f"n {n}, alpha {alpha}: floor {shift:.4f}, simulated power {found:.3f}")
+        assert found >= 0.8
+
+
+def _critical(alpha: float) -> float:
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(1 - alpha / 2)

@@ -191,6 +191,8 @@ def detectable_paired(
     effect = detectable_effect(n, alpha, target)
     mean = sum(d) / n
     sd = sqrt(sum((x - mean) ** 2 for x in d) / (n - 1))
+    if sd <= 1e-12 * max(1.0, abs(mean)):  # equal differences (up to rounding)
+        sd = 0.0
     observed = effect * sd
     if binary:
         k2 = effect * effect * n
