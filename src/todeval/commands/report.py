@@ -71,9 +71,13 @@ def _write(path: Path, text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from todeval.report import boards, build_html, export_table, load_inputs
+    from todeval.results.rescore import refuse_mixed_versions, run_scorer_version
 
     cap: TranscriptCap = 0 if args.table else args.transcripts
     inputs = load_inputs([Path(p) for p in args.inputs], transcripts=cap, reviews=not args.table)
+    refuse_mixed_versions(  # runs graded by different scorer versions are not shown together
+        [(str(r.path), r.manifest.benchmark, run_scorer_version(r.path)) for r in inputs.runs]
+    )
     if args.table:
         text = export_table(boards(inputs), args.table)
         if args.output in (None, "-"):

@@ -103,6 +103,9 @@ def run(args: argparse.Namespace) -> int:
         raise BadInputError(f"{root}: not a directory")
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port}: not a port number (0-65535)")
+    from todeval.results.rescore import refuse_mixed_runs, runs_under
+
+    refuse_mixed_runs(runs_under(root))  # runs graded by different scorer versions: refused
     index = Path(args.index) if args.index else root / INDEX_NAME
     if not index.parent.is_dir():
         raise UsageError(f"--index {index}: no such directory {index.parent}")

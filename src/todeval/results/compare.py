@@ -30,6 +30,7 @@ from todeval.results.comparison_record import (
     Verdict,
 )
 from todeval.results.profile import BenchmarkProfile, ProfileBook
+from todeval.results.rescore import refuse_mixed_versions, run_scorer_version
 from todeval.results.runs import LoadedRun, load_run
 from todeval.stats.bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES
 from todeval.stats.multiplicity import ADJUSTMENT_NAMES, ADJUSTMENTS, Adjustment, adjust
@@ -392,6 +393,12 @@ def compare_runs(
     run_paths = [Path(p) for p in paths]
     labels = _labels(run_paths)
     runs = [load_run(p) for p in run_paths]
+    refuse_mixed_versions(  # runs graded by different scorer versions are not comparable
+        [
+            (label, run.manifest.benchmark, run_scorer_version(run.path, run.summary))
+            for label, run in zip(labels, runs, strict=True)
+        ]
+    )
     base, base_label = runs[0], labels[0]
     if adjustment not in ADJUSTMENTS:
         raise UsageError(f"unknown adjustment {adjustment!r}; valid: {', '.join(ADJUSTMENTS)}")

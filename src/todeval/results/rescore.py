@@ -494,16 +494,53 @@ def write_rescored(recomputed: Recomputed, target: Path) -> None:
 
 
 def run_scorer_version(path: Path, summary: Summary | None = None) -> str | None:
-    """The scorer version of the run in ``path``: its summary's, else its first record's
-    (``None``: unrecorded, a run written before scorer versions)."""
+    """The scorer version of the run in ``path``: its summary's (``summary``: the one already
+    read), else its first record's, read from the first line alone (``None``: unrecorded, a run
+    written before scorer versions)."""
     store = RunDirectory(path)
     if summary is None:
         summary = store.read_summary()
     if summary is not None and summary.scorer_version is not None:
         return summary.scorer_version
-    for record in store.iter_episodes(light=True):
-        return record.scorer_version
-    return None
+    try:
+        with store.episodes_path.open("rb") as fh:
+            first = fh.readline(MAX_FIRST_LINE)
+        version = json.loads(first).get("scorer_version") if first.strip() else None
+    except (OSError, ValueError, AttributeError):
+        return None
+    return version if isinstance(version, str) else None
+
+
+MAX_FIRST_LINE = 64 * 1024 * 1024
+"""The most of a run's first episode line read to find its scorer version."""
+
+
+def runs_under(root: Path) -> list[Path]:
+    """The run directories under ``root`` (a directory holding ``manifest.json``; hidden
+    directories and a run's own sub-directories are not searched)."""
+    out = []
+    for here, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        if "manifest.json" in files:
+            dirs[:] = []
+            out.append(Path(here))
+    return out
+
+
+def refuse_mixed_runs(paths: Iterable[Path], names: Sequence[str] | None = None) -> None:
+    """:func:`refuse_mixed_versions` over run directories (their manifests and summaries; an
+    unreadable run is left to the caller's own reading to report)."""
+    from todeval.errors import TodevalError
+
+    found: list[tuple[str, str, str | None]] = []
+    for i, path in enumerate(paths):
+        try:
+            manifest = RunDirectory(path).read_manifest()
+        except TodevalError:
+            continue
+        name = names[i] if names is not None else str(path)
+        found.append((name, manifest.benchmark, run_scorer_version(path)))
+    refuse_mixed_versions(found)
 
 
 def refuse_mixed_versions(runs: Sequence[tuple[str, str, str | None]]) -> None:
@@ -516,9 +553,9 @@ def refuse_mixed_versions(runs: Sequence[tuple[str, str, str | None]]) -> None:
             continue
         seen = first.setdefault(benchmark, (name, version))
         if seen[1] != version:
+            installed = shown_version(installed_scorer_version(benchmark))
             raise RefusedError(
                 f"{seen[0]} was scored by {benchmark} scorer {seen[1]}, {name} by scorer "
-                f"{version}: their scores are not comparable; re-grade the older with "
-                f"todeval rescore RUN_DIR --out DIR (installed: "
-                f"{shown_version(installed_scorer_version(benchmark))})"
+                f"{version}: their scores are not comparable side by side; re-grade under the "
+                f"installed scorer ({installed}) with todeval rescore RUN_DIR --out DIR"
             )
