@@ -109,6 +109,10 @@ def format_pair(pair: PairComparison, comparison: Comparison) -> str:
         lines.append(f"config differs: {diffs}")
     if pair.verdict is not None:
         lines.append(f"verdict: {pair.verdict.text}")
+    elif comparison.method.primary:
+        lines.append(
+            f"verdict: none (the primary metric, {comparison.method.primary}, is not compared)"
+        )
     level = round(comparison.method.level * 100)
     rows = []
     for m in pair.metrics:
@@ -182,6 +186,9 @@ def format_comparison(comparison: Comparison) -> str:
     m = comparison.method
     floor = p_floor(m.resamples)
     power = round(m.power * 100)
+    spread = ""
+    if m.alpha_adjusted < m.alpha:
+        spread = f" ({m.alpha:g} over the {m.family} tests; --metrics narrows them)"
     lines = [
         f"CI: paired percentile bootstrap over shared tasks ({m.resamples} resamples, "
         f"seed {m.seed}); p raw: two-sided, inverting that bootstrap",
@@ -195,13 +202,15 @@ def format_comparison(comparison: Comparison) -> str:
         "better: the direction the benchmark's profile declares (? none declared; neither: a "
         "figure to read, not to win on)",
         f"detectable at this size: the smallest difference found with {power}% power at level "
-        f"{m.alpha_adjusted:.2g} ({m.alpha:g} over the {m.family} tests; --metrics narrows "
-        "them), from the spread of the task differences",
+        f"{m.alpha_adjusted:.2g}{spread}, from the spread of the task differences",
         "McNemar p: exact, for 0/1 metrics with one trial per task (not adjusted); b = tasks "
         "where A scored 1 and B 0, c = A 0 and B 1",
     ]
     if m.adjustment == "none":
         lines[1] = f"p none: no adjustment for the {m.family} tests above; the verdicts read p raw"
+    metrics = [x for pair in comparison.pairs for x in pair.metrics]
+    if not any(x.p_at_floor or x.p_adjusted_bound for x in metrics):
+        del lines[2]  # no bound shown
     blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
