@@ -257,7 +257,8 @@ WILSON_MARK = "W"
 WILSON_NOTE = (
     "W: the bootstrap interval collapsed (every task agrees, e.g. 117/117), so the 95% Wilson "
     "score interval is shown instead (with trials, over the effective sample size of the "
-    "correlated trials -- the tasks when every trial agrees -- never over the episodes)."
+    "correlated trials: the tasks when every trial agrees, up to the episodes when trials "
+    "vary as much as separate tasks)."
 )
 
 
