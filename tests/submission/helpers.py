@@ -25,11 +25,20 @@ def archive(run_dir: Path, out: Path) -> Path:
     return out
 
 
-def edited(run_dir: Path, tmp: Path, edit: Callable[[list[Record]], list[Record]]) -> Path:
-    """A copy of ``run_dir`` whose episode lines went through ``edit`` (hand edits), prepared
-    again: the archive's hashes are right, only the replay can tell."""
+def edited(
+    run_dir: Path,
+    tmp: Path,
+    edit: Callable[[list[Record]], list[Record]] = list,
+    *,
+    files: Callable[[Path], None] | None = None,
+) -> Path:
+    """A copy of ``run_dir`` whose episode lines went through ``edit`` (hand edits) and whose
+    folder went through ``files``, prepared again: the archive's hashes are right, only the
+    checks and the replay can tell."""
     copy = tmp / f"edited-{len(list(tmp.iterdir()))}"
     shutil.copytree(run_dir, copy)
+    if files is not None:
+        files(copy)
     path = copy / "episodes.jsonl"
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     lines = [json.dumps(r, ensure_ascii=False) for r in edit(records)]

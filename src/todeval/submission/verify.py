@@ -212,7 +212,7 @@ def _capped(lines: Sequence[str], what: str) -> list[str]:
     return [*lines[:MAX_LINES], f"... and {len(lines) - MAX_LINES} more {what}"]
 
 
-def _close(a: float | None, b: float | None) -> bool:
+def _near(a: float | None, b: float | None) -> bool:
     if a is None or b is None:
         return a is b
     return math.isclose(a, b, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
@@ -269,21 +269,22 @@ def _duplicates(store: RunDirectory) -> list[str]:
 
 
 def _task_set(
-    check: _Check, spec: Any, cfg: Any, manifest: Manifest
+    check: _Check, spec: Any, cfg: Any, manifest: Manifest, run_dir: Path
 ) -> tuple[Any, list[str]] | None:
-    """The run's context with the selected tasks, and the selected ids; the shipped task set's
-    hash compared with the recorded one."""
-    from todeval.runner.options import RuntimeOptions, model_pool
+    """The run's scoring context (every task of its set, the spec's run-wide parts) and the
+    selected ids; the shipped task set's hash compared with the recorded one."""
+    from todeval.runner.options import RuntimeOptions
     from todeval.runner.selection import select_for_run
+    from todeval.spec import scoring_context
     from todeval.spec.build import task_content, task_set_hash
-    from todeval.spec.declare import RunContext
 
     try:
-        available = list(spec.tasks.load(cfg))
+        context = scoring_context(spec, cfg, RuntimeOptions(out=run_dir, cache=False))
     except TodevalError as exc:
         check.refuse(f"its task set cannot be loaded here: {exc}")
         return None
-    by_id = {spec.tasks.task_id(t): t for t in available}
+    available = context.available
+    by_id = context.tasks
     groups = {task_id: spec.tasks.group(t) for task_id, t in by_id.items()}
     canonical = spec.tasks.canonical(cfg, available) if spec.tasks.canonical else str
     set_name = spec.tasks.set_name(cfg)
@@ -293,17 +294,9 @@ def _task_set(
             canonical=canonical, noun=spec.tasks.noun,
         )  # fmt: skip
     except TodevalError as exc:
+        _close(context)
         check.refuse(f"its selection of tasks cannot be drawn from the shipped set: {exc}")
         return None
-    runtime = RuntimeOptions(cache=False)
-    context = RunContext(
-        config=cfg,
-        runtime=runtime,
-        tasks=by_id,
-        available=available,
-        models=model_pool(None, runtime, seed=cfg.seed),
-        prompts=None,
-    )
     chosen = [by_id[i] for i in ids]
     content = spec.tasks.content
     digest = task_set_hash(content(context, t) if content else task_content(t) for t in chosen)
@@ -321,6 +314,19 @@ def _task_set(
     if selection.mode != "all" and len(ids) < len(available):
         check.custom(f"a selection of {len(ids)} of the {len(available)} tasks ({selection.mode})")
     return context, ids
+
+
+def _close(context: Any) -> None:
+    """Run the context's closers (a key file put back) and close its model pool."""
+
+    async def close() -> None:
+        try:
+            for closer in reversed(context.closers):
+                await closer()
+        finally:
+            await context.models.aclose()
+
+    asyncio.run(close())
 
 
 def _episodes(
@@ -434,7 +440,7 @@ def _metrics(check: _Check, run_dir: Path, records: Sequence[EpisodeRecord]) -> 
             )
         for name in sorted(set(old.metrics) | set(new.metrics)):
             a, b = old.metrics.get(name), new.metrics.get(name)
-            if not _close(a, b):
+            if not _near(a, b):
                 problems.append(f"{old.episode_id}: {name} {a} stored, {b} re-computed")
                 break
         for name in sorted(set(old.labels) & set(new.labels)):
@@ -449,7 +455,7 @@ def _metrics(check: _Check, run_dir: Path, records: Sequence[EpisodeRecord]) -> 
             was = old_summary.metrics.get(name)
             if was is None:
                 problems.append(f"summary: {name} missing (re-computed {m.micro.value})")
-            elif not _close(was.micro.value, m.micro.value) or was.micro.n != m.micro.n:
+            elif not _near(was.micro.value, m.micro.value) or was.micro.n != m.micro.n:
                 problems.append(
                     f"summary: {name} {was.micro.value} (n {was.micro.n}) stored, "
                     f"{m.micro.value} (n {m.micro.n}) re-computed"
@@ -475,7 +481,7 @@ def _replay(
     check: _Check,
     spec: Any,
     context: Any,
-    run_dir: Path,
+    files: Mapping[str, bytes],
     records: Sequence[EpisodeRecord],
     summary: Summary | None,
 ) -> None:
@@ -486,7 +492,7 @@ def _replay(
         )
         return
     try:
-        replayer = replay.start(context, _run_files(run_dir))
+        replayer = replay.start(context, files)
     except TodevalError as exc:
         check.refuse(f"the run cannot be replayed: {exc}")
         return
@@ -547,14 +553,18 @@ def verify_opened(opened: OpenedArchive) -> Verdict:
         return check.done()
     _roles(check, manifest)
     _options(check, spec, cfg, manifest)
-    planned = _task_set(check, spec, cfg, manifest)
+    files = _run_files(opened.run_dir)
+    if _scorer(check, spec, records):
+        _metrics(check, opened.run_dir, records)
+    planned = _task_set(check, spec, cfg, manifest, opened.run_dir)
     if planned is None:
         return check.done()
     context, ids = planned
-    _episodes(check, store, records, ids, cfg.trials)
-    if _scorer(check, spec, records):
-        _metrics(check, opened.run_dir, records)
-    _replay(check, spec, context, opened.run_dir, records, summary)
+    try:
+        _episodes(check, store, records, ids, cfg.trials)
+        _replay(check, spec, context, files, records, summary)
+    finally:
+        _close(context)
     return check.done()
 
 

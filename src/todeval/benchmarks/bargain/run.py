@@ -47,6 +47,7 @@ from todeval.benchmarks.bargain.labellers import (
     LabelOutput,
     TurnView,
 )
+from todeval.benchmarks.bargain.replay import REPLAY
 from todeval.benchmarks.bargain.scoring import (
     Scores,
     TurnScore,
@@ -550,6 +551,7 @@ SPEC: BenchmarkSpec[BargainConfig, Dialogue] = BenchmarkSpec(
     finalize=_finalize,
     scorer_version=SCORER_VERSION,
     rescore=_rescore,
+    replay=REPLAY,
     success_metric=None,
     step_reward=turn_f1,
 )
