@@ -163,6 +163,15 @@ class _SessionState:
 
     done: int = 0
     stop: TodevalError | None = None
+    aborted: int = 0
+    first_abort: str | None = None  # the first aborted episode's reason (why, and what not)
+
+    def count(self, record: EpisodeRecord) -> None:
+        self.done += 1
+        if record.outcome is Outcome.ABORTED:
+            self.aborted += 1
+            if self.first_abort is None:
+                self.first_abort = f"{record.task_id}#{record.trial}: {record.reason}"
 
 
 class _Interrupted(TodevalError):
@@ -244,7 +253,7 @@ async def _run_jobs(
             except TodevalError as exc:
                 stop(exc)
                 return
-            state.done += 1
+            state.count(record)
             progress.finished(record)
             if plan.interactive:  # a person played: show how the dialogue ended
                 print(outcome_line(record, plan.success_metric), flush=True)
@@ -510,6 +519,9 @@ def _execute_locked(
             f"note: reviewing stopped ({live.stopped}); the failed episodes after it have no "
             f"verdict (todeval review {run_dir} reads them all)"
         )
+    if state.first_abort is not None and not plan.interactive:
+        noun = "episode" if state.aborted == 1 else "episodes"
+        notes.append(f"note: {state.aborted} {noun} aborted; the first, {state.first_abort}")
     if state.stop is not None:
         _raise_stop(state.stop, store, wanted, len(plan.jobs))
     to_retry, first_cause = _to_retry(store, wanted)

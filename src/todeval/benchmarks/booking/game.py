@@ -47,6 +47,7 @@ from todeval.benchmarks.booking.messages import (
 )
 from todeval.benchmarks.booking.players import SYSTEM, USER
 from todeval.benchmarks.booking.rules import PROTOCOLS, GameProtocol, get_protocol
+from todeval.benchmarks.booking.schema import FOLLOWUP
 from todeval.benchmarks.booking.tasks import BookingTask
 from todeval.benchmarks.booking.taxonomy import classify, unrealistic_class
 from todeval.benchmarks.booking.users.ending import GAVE_UP
@@ -66,6 +67,28 @@ class GameRules:
     max_calls_per_turn: int = 15
     on_violation: OnViolation = "abort"
     protocol: str = PROTOCOLS[0]
+
+
+def expected_output(protocol: GameProtocol, violation: Violation) -> str:
+    """What a built-in system was expected to send instead (for the aborted episode's reason):
+    the tool's arguments when the call named one, else the action shape and the tool names."""
+    tools = protocol.world.tool_parameters()
+    name = violation.raw.split("(", 1)[0].strip().lower()
+    if violation.reason != "no tool call" and name in tools:
+        schema = tools[name]
+        required = set(schema.get("required", ()))
+        keys = ", ".join(k + "*" * (k in required) for k in schema.get("properties", {}))
+        return f"expected {name} with a JSON object of {{{keys}}} (* required)"
+    names = ", ".join(n for n in tools if n != FOLLOWUP)
+    shape = (
+        f'expected one tool call per output: {FOLLOWUP} {{"message": TEXT}} to speak to the '
+        f"user, or one of {names}"
+    )
+    if violation.reason != "no tool call":
+        return shape
+    text = " ".join(violation.raw.split())
+    sent = f'text "{text[:60]}..."' if len(text) > 60 else f'text "{text}"' if text else "nothing"
+    return f"{shape}; the system sent {sent}"
 
 
 def episode_environment(task: BookingTask, streams: EpisodeStreams) -> BookingEnvironment:
@@ -187,10 +210,11 @@ class GameMaster:
                 self.log.violation("system", action.reason, action.raw)
                 self.queue = []
                 if self.rules.on_violation == "abort" or reprompted:
+                    expected = expected_output(self.protocol, action)
                     raise EpisodeEnd(
                         Outcome.ABORTED,
                         Termination.FORMAT_VIOLATION,
-                        f"format violation: {action.reason}",
+                        f"format violation: {action.reason}; {expected}",
                     )
                 reprompted = True
                 observation = ViolationNotice(reason=action.reason)
