@@ -43,7 +43,7 @@ class MetricComparison(BaseModel):
     """One metric, run B against the baseline A, over the tasks both runs scored."""
 
     metric: str
-    title: str | None = Field(None, description="the profile's name for it (Booking accuracy)")
+    title: str | None = Field(None, description="the profile's name for it (its column's title)")
     primary: bool = Field(False, description="the benchmark's primary metric (its profile's)")
     better: Better | None = Field(
         None, description="which way is better, as the benchmark's profile declares (null: none)"

@@ -200,8 +200,7 @@ class BenchmarkProfile(_Frozen):
         default_factory=dict,
         description="which way each metric is better (compare's verdicts and tables): higher, "
         "lower, or neither (a figure to read, not to win on); a key covers the metric of its "
-        "name and every metric under it (booking.turns; clarq.success covers "
-        "clarq.success.depth1)",
+        "name and every metric under it (mybench.success covers mybench.success.depth1)",
     )
 
     @field_validator("events")
