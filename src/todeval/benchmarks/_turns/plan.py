@@ -21,6 +21,7 @@ from todeval.backends.sampling import Sampling
 from todeval.backends.types import Backend, ChatMessage
 from todeval.benchmarks._turns.generation import EpisodeContext, PredictedTurn, run_dialogue
 from todeval.benchmarks._turns.options import TurnsConfig
+from todeval.benchmarks._turns.replay import turns_replay
 from todeval.benchmarks._turns.summaries import add_run_figures, generation_stats, scored_records
 from todeval.core.files import write_atomic
 from todeval.core.outcome import Outcome
@@ -218,6 +219,12 @@ def turns_benchmark(
         scorer_version=scorer_version,
         rescore=lambda run, dialogue, record: rescore_turns(spec, record),
         scoring_prepare=scoring_prepare,
+        replay=turns_replay(
+            PREDICTIONS_FILE,
+            lambda records: predictions_of(
+                records, [r.task_id for r in records], spec.prediction_fields
+            ),
+        ),
     )
 
 
