@@ -25,7 +25,7 @@ from todeval.benchmarks.booking.messages import (
 from todeval.benchmarks.booking.rules import OutputHandling, handle_output
 from todeval.benchmarks.booking.schema import DB_TOOLS
 from todeval.benchmarks.booking.tasks import load_tasks
-from todeval.benchmarks.booking.worlds import world_of
+from todeval.benchmarks.booking.worlds import played_world, world_of
 from todeval.cli import main
 from todeval.core.outcome import Outcome
 from todeval.core.records import CallUsage, EpisodeRecord
@@ -215,6 +215,56 @@ def test_times_compare_as_strings() -> None:
     assert late < padded
     strict = handle("strict", TRAIN, {**query, "leaveat": {"operator": ">=", "value": "9:30"}})
     assert strict.violation is not None
+
+
+# -- the data: the original's values and database (issue 44) ----------------------------------
+
+
+def test_synthetic_values_as_given_under_clemtodd_normalised_under_strict() -> None:
+    """The original reads the synthetic set's goals and database as given (``guest house``,
+    ``free``, ``8:00``); strict keeps todeval's normalised values (``guesthouse``, ``yes``,
+    ``08:00``). The test set reads the same under both."""
+    from todeval.benchmarks.booking.run import BookingConfig, run_tasks
+
+    def values(protocol: str, task_set: str = "synthetic") -> set[str]:
+        tasks = run_tasks(BookingConfig(task_set=task_set, protocol=protocol))
+        return {v for t in tasks for g in t.domains.values() for v in g.info.values()}
+
+    as_given = {"guest house", "free", "8:00"}
+    assert as_given <= values("clemtodd") and not as_given & values("strict")
+    assert {"guesthouse", "yes", "08:00"} <= values("strict")
+    assert values("clemtodd", "test") == values("strict", "test")
+
+    def column(protocol: str, domain: str, name: str) -> list[str]:
+        return played_world("synthetic", protocol).database().values(domain, name)
+
+    assert "free" in column("clemtodd", "hotel", "parking")
+    assert column("strict", "hotel", "parking") == ["no", "yes"]
+    assert "8:00" in column("clemtodd", "train", "arriveby")
+    assert "8:00" not in column("strict", "train", "arriveby")
+
+
+def test_three_restaurants_carry_the_original_names_under_clemtodd() -> None:
+    """The original's restaurant-dbase.db names three restaurants otherwise than MultiWOZ's JSON:
+    ``ask`` (JSON ``ask restaurant``), ``meze bar restaurant`` (``meze bar``) and ``pizza express
+    Fen Ditton``, whose capitals its lower-cased queries never match; strict plays the JSON's
+    names, lower-cased."""
+    original = {"ask", "meze bar restaurant", "pizza express Fen Ditton"}
+    json_names = {"ask restaurant", "meze bar", "pizza express fen ditton"}
+    for task_set in ("test", "dev"):
+        names = set(played_world(task_set, "clemtodd").database().values("restaurant", "name"))
+        assert original <= names and not json_names & names
+        names = set(played_world(task_set, "strict").database().values("restaurant", "name"))
+        assert json_names <= names and not original & names
+    when = {"people": "2", "day": "friday", "time": "18:00"}
+    assert booked(
+        "clemtodd", BOOK_RESTAURANT, {"name": "meze bar restaurant", **when}, "restaurant"
+    )
+    assert not booked("clemtodd", BOOK_RESTAURANT, {"name": "meze bar", **when}, "restaurant")
+    assert not booked("clemtodd", BOOK_RESTAURANT, {"name": "pizza express fen ditton", **when},
+                      "restaurant")  # fmt: skip
+    full = {"name": "meze bar", "food": "turkish", "area": "centre", "pricerange": "expensive"}
+    assert booked("strict", BOOK_RESTAURANT, {**full, **when}, "restaurant")
 
 
 # -- booking validation: processbooking.py -------------------------------------------------------

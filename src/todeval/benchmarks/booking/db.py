@@ -3,7 +3,8 @@
 Rows are loaded into an in-memory SQLite database; every value is bound as an SQL parameter and
 column names come from a fixed whitelist, so no text from a model ever becomes SQL. Rows are
 normalised like the tasks (lower-case keys and values, ``guest house`` -> ``guesthouse``,
-``free`` -> ``yes`` for parking and internet, train ids upper-case).
+``free`` -> ``yes`` for parking and internet, train ids upper-case). :func:`original_database`
+holds the rows as clem:todd's released code holds them (``--protocol clemtodd``).
 
 Query semantics (the clem:todd protocol): filters are ANDed; empty and ``dontcare``-like values
 are ignored; ``stars`` and the train times accept an operator (``=``, ``>=``, ``<=``, ``>``,
@@ -27,6 +28,7 @@ from todeval.benchmarks.booking.tasks import (
 )
 
 MAX_ROWS = 5
+_DROPPED = ("id", "location", "introduction", "signature")
 DONTCARE = frozenset({"", "dontcare", "dont care", "don't care", "do not care", "any", "none"})
 _DB_DIRS = {
     "test": ("multiwoz", "db"),
@@ -56,7 +58,7 @@ def _normalise_row(raw: dict[str, Any]) -> dict[str, str]:
         if isinstance(value, (dict, list)) or value is None:
             continue
         k = normalise_key(key)
-        if k in ("id", "location", "introduction", "signature"):
+        if k in _DROPPED:
             continue
         row[k] = normalise_value(k, value)
     return row
@@ -194,3 +196,41 @@ def load_database(task_set: str) -> VenueDatabase:
     parts = _DB_DIRS[task_set]
     tables = {d: read_json(*parts, f"{d}_db.json") for d in BOOKING_DOMAINS}
     return VenueDatabase(task_set, tables)
+
+
+ORIGINAL_NAMES = {
+    "ask restaurant": "ask",
+    "meze bar": "meze bar restaurant",
+    "pizza express fen ditton": "pizza express Fen Ditton",
+}
+"""MultiWOZ's restaurants whose name in clem:todd's SQLite database (kranti-up/clemtoddfw @
+bfefff79, ``resources/data/en/multiwoz/restaurant-dbase.db``) is not the JSON's lower-cased:
+the JSON name (lower-cased) -> the original's. ``Fen Ditton`` keeps its capitals there, so the
+original's lower-cased searches and bookings never match it."""
+
+
+def _original_row(raw: dict[str, Any]) -> dict[str, str]:
+    """A row as the original's SQLite holds it: lower-cased, nothing mapped (``free``, ``8:00``
+    and ``guest house`` stay), train ids upper-case."""
+    row: dict[str, str] = {}
+    for key, value in raw.items():
+        k = normalise_key(key)
+        if isinstance(value, (dict, list)) or value is None or k in _DROPPED:
+            continue
+        text = str(value).strip()
+        row[k] = text.upper() if k == "trainid" else text.lower()
+    if "name" in row:
+        row["name"] = ORIGINAL_NAMES.get(row["name"], row["name"])
+    return row
+
+
+@cache
+def original_database(task_set: str) -> VenueDatabase:
+    """The database clem:todd's released code plays a task set against (``--protocol
+    clemtodd``): the shipped rows lower-cased as they are, without todeval's value mapping, and
+    MultiWOZ's three restaurants under the original's names (:data:`ORIGINAL_NAMES`). The test
+    and unrealistic rows are :func:`load_database`'s but for those names; the synthetic set's
+    keep ``free`` parking and internet and ``8:00`` arrivals; dev's are test's."""
+    parts = _DB_DIRS[task_set]
+    tables = {d: read_json(*parts, f"{d}_db.json") for d in BOOKING_DOMAINS}
+    return VenueDatabase(task_set, tables, normalise_row=_original_row)

@@ -51,7 +51,7 @@ from todeval.benchmarks.booking.schema import FOLLOWUP
 from todeval.benchmarks.booking.tasks import BookingTask
 from todeval.benchmarks.booking.taxonomy import classify, unrealistic_class
 from todeval.benchmarks.booking.users.ending import GAVE_UP
-from todeval.benchmarks.booking.worlds import world_of
+from todeval.benchmarks.booking.worlds import played_world, world_of
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord
 from todeval.dialogue.episode import EpisodeEnd, EpisodeLog, EpisodeStreams, Termination, guarded
@@ -91,10 +91,13 @@ def expected_output(protocol: GameProtocol, violation: Violation) -> str:
     return f"{shape}; the system sent {sent}"
 
 
-def episode_environment(task: BookingTask, streams: EpisodeStreams) -> BookingEnvironment:
-    """An episode's fresh DB and bookings, drawing on the episode's ``game_master`` stream."""
+def episode_environment(
+    task: BookingTask, streams: EpisodeStreams, protocol: str = "strict"
+) -> BookingEnvironment:
+    """An episode's fresh DB and bookings, drawing on the episode's ``game_master`` stream, in
+    the world ``protocol`` plays the task set in."""
     return BookingEnvironment(
-        world_of(task.task_set),
+        played_world(task.task_set, protocol),
         task.booking_domains,
         streams.rng("game_master"),
         goal_domains=list(task.domains),
@@ -147,7 +150,7 @@ class GameMaster:
         self.seed = self.streams.seed
         self.protocol = get_protocol(self.rules.protocol, task.task_set)
         self.queue: list[ToolCall] = []  # further calls of a response, played in order
-        self.env = episode_environment(task, self.streams)
+        self.env = episode_environment(task, self.streams, self.rules.protocol)
         self.log = EpisodeLog()
 
     async def _start_players(self) -> None:

@@ -43,7 +43,7 @@ from todeval.benchmarks.booking.scoring import (
     score_episode_from_calls,
 )
 from todeval.benchmarks.booking.tasks import BookingTask
-from todeval.benchmarks.booking.worlds import world_of
+from todeval.benchmarks.booking.worlds import played_world, world_of
 
 CallKind = Literal["db_query", "booking"]
 
@@ -272,7 +272,7 @@ def handle_output(
     """
     rules = get_protocol(protocol, task_set)
     env = BookingEnvironment(
-        world_of(task_set), list(goal_domains), random.Random(seed)
+        played_world(task_set, protocol), list(goal_domains), random.Random(seed)
     )  # the goal's domains are its booking domains here
     out = _as_output(output)
     calls: list[ToolCall | None] = [out.tool_call]

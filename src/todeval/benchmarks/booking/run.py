@@ -117,9 +117,10 @@ def task_set_name(config: BookingConfig) -> str:
 
 
 def run_tasks(config: BookingConfig) -> list[BookingTask]:
-    """The tasks a run plays: a built-in set, or a domain pack's task file."""
+    """The tasks a run plays: a built-in set (under ``clemtodd`` its values as the original
+    reads them), or a domain pack's task file."""
     if config.domain is None:
-        return load_tasks(config.task_set)
+        return load_tasks(config.task_set, as_given=config.protocol == "clemtodd")
     from todeval.benchmarks.booking.domains.cli import pack_folder
     from todeval.benchmarks.booking.domains.tasks import load_pack_tasks
 

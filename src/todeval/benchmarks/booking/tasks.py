@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from typing import Any, Literal
@@ -100,17 +101,28 @@ def normalise_value(key: str, value: Any) -> str:
     return text
 
 
-def normalise_slots(slots: dict[str, Any]) -> dict[str, str]:
+def value_as_given(key: str, value: Any) -> str:
+    """A value as clem:todd's released code reads it: lower-cased (train ids upper-cased),
+    nothing mapped (``guest house``, ``free`` and ``8:00`` stay)."""
+    text = str(value).strip()
+    return text.upper() if key == "trainid" else text.lower()
+
+
+def normalise_slots(
+    slots: dict[str, Any], value: Callable[[str, Any], str] = normalise_value
+) -> dict[str, str]:
     out: dict[str, str] = {}
-    for key, value in slots.items():
+    for key, raw in slots.items():
         k = normalise_key(key)
-        if k in _IGNORED_BOOK_KEYS or value is None or isinstance(value, (dict, list)):
+        if k in _IGNORED_BOOK_KEYS or raw is None or isinstance(raw, (dict, list)):
             continue
-        out[k] = normalise_value(k, value)
+        out[k] = value(k, raw)
     return out
 
 
-def _domain_goal(raw: dict[str, Any]) -> DomainGoal:
+def _domain_goal(
+    raw: dict[str, Any], value: Callable[[str, Any], str] = normalise_value
+) -> DomainGoal:
     reqt: dict[str, str | None] = {}
     raw_req = raw.get("reqt", raw.get("req"))
     if isinstance(raw_req, dict):
@@ -118,10 +130,10 @@ def _domain_goal(raw: dict[str, Any]) -> DomainGoal:
     elif isinstance(raw_req, list):
         reqt = {normalise_key(k): None for k in raw_req}
     return DomainGoal(
-        info=normalise_slots(raw.get("info") or {}),
-        fail_info=normalise_slots(raw.get("fail_info") or {}),
-        book=normalise_slots(raw.get("book") or {}),
-        fail_book=normalise_slots(raw.get("fail_book") or {}),
+        info=normalise_slots(raw.get("info") or {}, value),
+        fail_info=normalise_slots(raw.get("fail_info") or {}, value),
+        book=normalise_slots(raw.get("book") or {}, value),
+        fail_book=normalise_slots(raw.get("fail_book") or {}, value),
         reqt=reqt,
     )
 
@@ -141,10 +153,17 @@ def _corpus_turns(raw: Any) -> list[CorpusTurn]:
 
 
 def parse_tasks(
-    task_set: str, records: list[dict[str, Any]], source: str, *, id_prefix: str | None = None
+    task_set: str,
+    records: list[dict[str, Any]],
+    source: str,
+    *,
+    id_prefix: str | None = None,
+    as_given: bool = False,
 ) -> list[BookingTask]:
     """Build tasks from raw records; ``source`` names the file in error messages; ids start
-    with ``id_prefix`` (default: the task set's name)."""
+    with ``id_prefix`` (default: the task set's name); ``as_given``: values as the original
+    reads them (:func:`value_as_given`), not normalised."""
+    value = value_as_given if as_given else normalise_value
     prefix = task_set if id_prefix is None else id_prefix
     tasks = []
     for i, rec in enumerate(records):
@@ -158,7 +177,9 @@ def parse_tasks(
                     index=i,
                     filename=filename,
                     message=str(rec["message"]),
-                    domains={normalise_key(d): _domain_goal(g) for d, g in rec["domains"].items()},
+                    domains={
+                        normalise_key(d): _domain_goal(g, value) for d, g in rec["domains"].items()
+                    },
                     dialogue_type=str(rec.get("dialogue_type", "")),
                     corpus_turns=_corpus_turns(rec.get("corpususer")),
                 )
@@ -184,17 +205,19 @@ def read_json(*parts: str) -> Any:
 
 
 @cache
-def _load_cached(task_set: str) -> tuple[BookingTask, ...]:
+def _load_cached(task_set: str, as_given: bool = False) -> tuple[BookingTask, ...]:
     filename = TASK_SETS[task_set]
     raw = read_json("multiwoz", "booking_tasks", filename)
-    return tuple(parse_tasks(task_set, raw, f"booking_tasks/{filename}"))
+    return tuple(parse_tasks(task_set, raw, f"booking_tasks/{filename}", as_given=as_given))
 
 
-def load_tasks(task_set: str) -> list[BookingTask]:
-    """The tasks of one shipped task set (a copy: callers may not mutate the cache)."""
+def load_tasks(task_set: str, *, as_given: bool = False) -> list[BookingTask]:
+    """The tasks of one shipped task set (a copy: callers may not mutate the cache);
+    ``as_given``: the goals' values as clem:todd's code reads them (``--protocol clemtodd``;
+    only the synthetic set and one dev time differ)."""
     if task_set not in TASK_SETS:
         raise choice_error("task set", task_set, list(TASK_SETS))
-    return [t.model_copy(deep=True) for t in _load_cached(task_set)]
+    return [t.model_copy(deep=True) for t in _load_cached(task_set, as_given)]
 
 
 def select_tasks(

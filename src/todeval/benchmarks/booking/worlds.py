@@ -9,14 +9,21 @@ to :func:`.world.multiwoz_world`'s from :mod:`.schema` and :mod:`.db`, which a t
 * ``synthetic`` -- ``packs/synthetic/*``: those packs (``extends``) on the synthetic database;
 * ``unrealistic`` -- ``packs/unrealistic/*``: those packs with the set's own values, its
   database, only ``=`` to search with and no ``HH:MM`` pattern.
+
+The game master plays in :func:`played_world`, which depends on the protocol: under
+``clemtodd`` the ``test``, ``dev`` and ``synthetic`` worlds search and book in the database as
+the original's code holds it (:func:`.db.original_database`: no value rewritten, three
+restaurants under the original's names), under ``strict`` in the packs' normalised one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from todeval.benchmarks.booking.db import original_database
 from todeval.benchmarks.booking.domains.world import pack_world, packs_world
 from todeval.benchmarks.booking.world import PACK_PREFIX, World, is_pack
 
@@ -46,4 +53,28 @@ def world_of(task_set: str) -> World:
     return packs_world(multiwoz_pack_folders(task_set), task_set, from_pack=False)
 
 
-__all__ = ["MULTIWOZ_PACKS", "PACKED_SETS", "multiwoz_pack_folders", "world_of"]
+ORIGINAL_DATA_SETS = ("test", "dev", "synthetic")
+"""The task sets whose data todeval's normalisation or the JSON's names change: under
+``clemtodd`` they are played in the original's database and read as given
+(:func:`.tasks.load_tasks` ``as_given``)."""
+
+
+@cache
+def played_world(task_set: str, protocol: str) -> World:
+    """The world the game master plays ``task_set`` in under ``protocol``: :func:`world_of`'s,
+    with the original's database under ``clemtodd`` for :data:`ORIGINAL_DATA_SETS` (the tools,
+    values and rules are the same)."""
+    world = world_of(task_set)
+    if protocol != "clemtodd" or task_set not in ORIGINAL_DATA_SETS:
+        return world
+    return dataclasses.replace(world, database=lambda: original_database(task_set))
+
+
+__all__ = [
+    "MULTIWOZ_PACKS",
+    "ORIGINAL_DATA_SETS",
+    "PACKED_SETS",
+    "multiwoz_pack_folders",
+    "played_world",
+    "world_of",
+]
