@@ -159,8 +159,8 @@ def _mapped(task_set: str) -> tuple[int, int, int]:
 
 
 def test_the_documented_normalisation_deviation_has_its_measured_size() -> None:
-    # docs/booking.md: the synthetic set is normalised under both protocols, the original reads
-    # it as given: 18 DB values and 45 goal values in 36 of 120 goals (free, guest house, 8:00)
+    # docs/booking.md: strict normalises the synthetic set, clemtodd reads it as given as the
+    # original does: 18 DB values and 45 goal values in 36 of 120 goals (free, guest house, 8:00)
     assert _mapped("synthetic") == (18, 45, 36)
     assert _mapped("test") == (0, 0, 0)
     assert _mapped("unrealistic") == (0, 0, 0)
