@@ -1,0 +1,47 @@
+"""The verdict's other parts: standard vs custom, the agent's channel and trust, privileged
+players, scorer versions (issue 45.3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.submission.helpers import Record, archive, cli, edited, run, verdict_of
+
+IN_PROCESS = "todeval.benchmarks.booking.systems.rule:RuleSystem"
+
+
+def test_a_whole_task_set_with_default_options_is_standard(tmp_path: Path) -> None:
+    out = run("toy", {}, tmp_path / "toy")
+    verdict = verdict_of(archive(out, tmp_path / "toy.tar.gz"))
+    assert (verdict.status, verdict.standard, verdict.custom) == ("verified", True, [])
+    assert verdict.headline.startswith("verified standard")
+    assert any("not replayed" in line for line in verdict.limits)  # the toy declares none
+
+
+def test_an_in_process_agent_is_named_trusted_code_and_options_make_it_custom(
+    tmp_path: Path,
+) -> None:
+    out = run("booking", {"system": IN_PROCESS, "limit": 3, "max_turns": 12}, tmp_path / "b")
+    verdict = verdict_of(archive(out, tmp_path / "b.tar.gz"))
+    assert verdict.status == "verified", verdict.lines()
+    assert verdict.channel == "in-process"
+    assert verdict.subject == "system"
+    assert "option max_turns = 12 (standard: 15)" in verdict.custom
+    assert any(line.startswith("trust: in-process: trusted code") for line in verdict.lines())
+
+
+def test_a_privileged_player_and_a_stale_scorer_are_refused(tmp_path: Path) -> None:
+    out = run("clarq", {"seeker": "oracle", "limit": 2}, tmp_path / "c")
+    path = archive(out, tmp_path / "c.tar.gz")
+    verdict = verdict_of(path)
+    assert verdict.status == "refused"
+    assert any("privileged player" in r for r in verdict.reasons), verdict.reasons
+    assert cli("submit", "verify", str(path)) == 4
+
+    def stale(records: list[Record]) -> list[Record]:
+        for r in records:
+            r["scorer_version"] = "0"
+        return records
+
+    verdict = verdict_of(edited(out, tmp_path, stale))
+    assert any("scored by 0, the installed scorer is" in r for r in verdict.reasons)
