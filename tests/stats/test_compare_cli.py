@@ -386,3 +386,24 @@ def test_figures_recorded_by_one_run_only_are_shown(
     ratios = {r.name: r for r in Comparison.model_validate_json(out.read_text()).pairs[0].ratios}
     assert ratios["latency.system.p50"].a is None and ratios["latency.system.p50"].ratio is None
     assert "cost/latency (whole runs; lower is better)" in text
+
+
+def test_a_verdict_explains_a_ci_that_excludes_zero_before_the_adjustment() -> None:
+    from todeval.results.compare import verdict
+    from todeval.results.comparison_record import MetricComparison
+
+    m = MetricComparison(
+        metric="x.success", title="Success", primary=True, better="higher", n_tasks=50,
+        mean_a=0.5, mean_b=0.6, diff=0.1, ci_low=0.02, ci_high=0.18, p_value=0.02,
+        p_adjusted=0.2, significant=False, detectable=0.21, binary=True,
+    )  # fmt: skip
+    text = verdict(m, "holm", 0.05, 10).text
+    assert text == (
+        "no detectable difference on Success: B - A +0.100 [+0.020, +0.180], Holm p 0.200 (not "
+        "below 0.05; the CI excludes 0 before adjusting for the 10 tests, not after); "
+        "detectable at this size: 0.210"
+    )
+    m.significant, m.p_adjusted, m.better = True, 0.03, "lower"
+    assert verdict(m, "holm", 0.05, 10).text == (
+        "B is worse than A on Success (lower is better) by 0.100 [0.020, 0.180], Holm p 0.030"
+    )

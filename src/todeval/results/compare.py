@@ -277,7 +277,7 @@ def p_text(p: float, bound: bool) -> str:
     return f"<= {shown}" if bound else shown
 
 
-def verdict(m: MetricComparison, adjustment: Adjustment, alpha: float) -> Verdict:
+def verdict(m: MetricComparison, adjustment: Adjustment, alpha: float, family: int) -> Verdict:
     """The verdict on one metric of one pair: which run is better, by how much, how sure; or
     that no difference was detected, and the smallest one this comparison could detect."""
     p = m.p_adjusted if m.p_adjusted is not None else m.p_value
@@ -293,8 +293,12 @@ def verdict(m: MetricComparison, adjustment: Adjustment, alpha: float) -> Verdic
         text = (
             f"no detectable difference on {title}: B - A {m.diff:+.3f} "
             f"[{m.ci_low:+.3f}, {m.ci_high:+.3f}], {p_name} {p_text(p, bound)} (not below "
-            f"{alpha:g}); detectable at this size: {detectable}"
+            f"{alpha:g}"
         )
+        if adjustment != "none" and (m.ci_low > 0 or m.ci_high < 0):
+            # the CI is not adjusted: say why it excludes 0 while the verdict finds nothing
+            text += f"; the CI excludes 0 before adjusting for the {family} tests, not after"
+        text += f"); detectable at this size: {detectable}"
         outcome = "no_difference"
     else:
         up = m.diff > 0
@@ -438,7 +442,7 @@ def compare_runs(
     for pair in pairs:
         primary = next((m for m in pair.metrics if m.primary), None)
         if primary is not None:
-            pair.verdict = verdict(primary, adjustment, alpha)
+            pair.verdict = verdict(primary, adjustment, alpha, len(family))
     method = ComparisonMethod(
         level=level,
         resamples=resamples,
