@@ -359,6 +359,11 @@ def test_power_takes_two_runs_as_compare_does(
     # the older form gives the same figures
     assert main(["power", "--from", a, b, "--metric", "booking.booking_accuracy"]) == 0
     assert capsys.readouterr().out == text
+    # a pilot with trials is projected at its own trial count unless --trials says otherwise
+    pilot = tmp_path / "pilot.json"
+    assert main(["power", str(runs["trials5"]), "-o", str(pilot)]) == 0
+    assert {r.trials for r in PowerReport.model_validate_json(pilot.read_text()).rows} == {2}
+    capsys.readouterr()
     # refused where compare refuses them; both forms at once is a usage error
     assert main(["power", str(runs["rule20"]), str(runs["agenda60"])]) == 4
     assert "--shared-tasks" in _one_line_error(capsys)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from todeval.errors import UsageError
 from todeval.registry import Command, Registry
@@ -69,7 +69,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     design = parser.add_argument_group("the planned comparison")
     design.add_argument("--tasks", type=int, help="tasks per run (default: the pilot's)")
     design.add_argument(
-        "--trials", type=int, nargs="+", default=[1], help="trials per task (several: one row each)"
+        "--trials",
+        type=int,
+        nargs="+",
+        default=None,
+        help="trials per task (several: one row each; default: the pilot's, else 1)",
     )
     design.add_argument(
         "--correlation",
@@ -84,10 +88,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", metavar="FILE", help="write the report as JSON")
 
 
-def _pilot(
-    paths: list[str], metric: str | None, args: argparse.Namespace
-) -> tuple[TaskVariance, TaskVariance, float | None, int, str, MeasuredPair | None]:
-    """(variance of A, of B, their measured correlation, A's tasks, the metric, the pair)."""
+class _Pilot(NamedTuple):
+    var_a: TaskVariance
+    var_b: TaskVariance
+    correlation: float | None
+    tasks: int
+    trials: int
+    metric: str
+    pair: MeasuredPair | None
+
+
+def _pilot(paths: list[str], metric: str | None, args: argparse.Namespace) -> _Pilot:
+    """What the pilot runs measure: variances, correlation, A's tasks and trials, the pair."""
     from todeval.results.compare import check_comparable, profile_of
     from todeval.results.runs import load_run
     from todeval.stats.power import estimate_variance
@@ -118,7 +130,10 @@ def _pilot(
         xb = [sum(values[1][t]) / len(values[1][t]) for t in shared]
         correlation = _pearson(xa, xb)
         measured = _measured(values, shared, xa, xb, args)
-    return variances[0], variances[-1], correlation, len(values[0]), metric, measured
+    trials = max(1, runs[0].max_trials)
+    return _Pilot(
+        variances[0], variances[-1], correlation, len(values[0]), trials, metric, measured
+    )
 
 
 def _measured(
@@ -175,7 +190,7 @@ def _check(args: argparse.Namespace) -> None:
             raise UsageError(f"{flag} must lie in [0, 1]")
     if args.correlation is not None and not -1.0 <= args.correlation <= 1.0:
         raise UsageError("--correlation must lie in [-1, 1]")
-    if any(t < 1 for t in args.trials) or (args.tasks is not None and args.tasks < 2):
+    if any(t < 1 for t in args.trials or []) or (args.tasks is not None and args.tasks < 2):
         raise UsageError("--trials must be at least 1 and --tasks at least 2")
     if args.difference is not None and not args.difference > 0:
         raise UsageError("--difference must be positive")
@@ -187,8 +202,17 @@ def build_report(args: argparse.Namespace) -> PowerReport:
     _check(args)
     pair: MeasuredPair | None = None
     metric = args.metric
+    trial_counts = args.trials or [1]
     if args.pilot is not None:
-        var_a, var_b, measured, pilot_tasks, metric, pair = _pilot(args.pilot, args.metric, args)
+        pilot = _pilot(args.pilot, args.metric, args)
+        var_a, var_b, measured, pilot_tasks = (
+            pilot.var_a,
+            pilot.var_b,
+            pilot.correlation,
+            pilot.tasks,
+        )
+        metric, pair = pilot.metric, pilot.pair
+        trial_counts = args.trials or [pilot.trials]
         source = "pilot: " + ", ".join(args.pilot)
     else:
         var_a = binary_variance(args.rate, args.icc)
@@ -202,7 +226,7 @@ def build_report(args: argparse.Namespace) -> PowerReport:
     correlation = args.correlation if args.correlation is not None else measured
     design = Design(var_a, var_b, 0.5 if correlation is None else correlation)
     rows = []
-    for trials in args.trials:
+    for trials in trial_counts:
         for paired in (True, False):
             rows.append(_row(design, tasks, trials, paired, args))
     return PowerReport(
