@@ -19,12 +19,7 @@ from todeval.errors import UsageError
 from todeval.registry import Command, Registry
 
 if TYPE_CHECKING:  # the statistics (numpy) are imported when the command runs
-    from todeval.results.comparison_record import (
-        Comparison,
-        MetricComparison,
-        PairComparison,
-        RunInfo,
-    )
+    from todeval.results.comparison_record import Comparison, PairComparison, RunInfo
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -92,6 +87,7 @@ def _roles(a: RunInfo, b: RunInfo) -> list[str]:
 def format_pair(pair: PairComparison, comparison: Comparison) -> str:
     """The readable block for one run against the baseline."""
     from todeval.console.tables import render_rows
+    from todeval.results.compare import reading
 
     infos = {info.label: info for info in comparison.runs}
     a, b = infos.get(pair.baseline), infos.get(pair.run)
@@ -132,7 +128,7 @@ def format_pair(pair: PairComparison, comparison: Comparison) -> str:
                 f"{m.diff:+.3f} [{m.ci_low:+.3f}, {m.ci_high:+.3f}]",
                 _p(m.p_value, bound=m.p_at_floor),
                 adjusted,
-                _reading(m),
+                reading(m) or "-",
                 mcnemar,
             ]
         )
@@ -164,17 +160,6 @@ def format_pair(pair: PairComparison, comparison: Comparison) -> str:
 
 def _figure(value: float | None) -> str:
     return "not recorded" if value is None else f"{value:.4g}"
-
-
-def _reading(m: MetricComparison) -> str:
-    """better / worse (a declared direction) or higher / lower, where the adjusted p is below
-    the level; ``-`` where no difference was detected."""
-    if not m.significant:
-        return "-"
-    up = m.diff > 0
-    if m.better in ("higher", "lower"):
-        return "better" if up == (m.better == "higher") else "worse"
-    return "higher" if up else "lower"
 
 
 def format_comparison(comparison: Comparison) -> str:

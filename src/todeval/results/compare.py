@@ -24,6 +24,7 @@ from todeval.results.comparison_record import (
     Comparison,
     ComparisonMethod,
     MetricComparison,
+    Outcome,
     PairComparison,
     Ratio,
     RunInfo,
@@ -277,6 +278,17 @@ def p_text(p: float, bound: bool) -> str:
     return f"<= {shown}" if bound else shown
 
 
+def reading(m: MetricComparison) -> Outcome | None:
+    """How B reads against A on ``m`` where the difference is significant: better / worse in a
+    declared direction, else higher / lower; None where no difference was detected."""
+    if not m.significant:
+        return None
+    up = m.diff > 0
+    if m.better in ("higher", "lower"):
+        return "better" if up == (m.better == "higher") else "worse"
+    return "higher" if up else "lower"
+
+
 def verdict(m: MetricComparison, adjustment: Adjustment, alpha: float, family: int) -> Verdict:
     """The verdict on one metric of one pair: which run is better, by how much, how sure; or
     that no difference was detected, and the smallest one this comparison could detect."""
@@ -301,18 +313,15 @@ def verdict(m: MetricComparison, adjustment: Adjustment, alpha: float, family: i
         text += f"); detectable at this size: {detectable}"
         outcome = "no_difference"
     else:
+        outcome = reading(m) or "no_difference"
         up = m.diff > 0
         low, high = (m.ci_low, m.ci_high) if up else (-m.ci_high, -m.ci_low)
-        if m.better in ("higher", "lower"):
-            outcome = "better" if up == (m.better == "higher") else "worse"
-            direction = " (lower is better)" if m.better == "lower" else ""
-        else:
-            outcome = "higher" if up else "lower"
-            direction = (
-                " (neither way is better)"
-                if m.better == "neither"
-                else " (no better direction declared)"
-            )
+        direction = {
+            "higher": "",
+            "lower": " (lower is better)",
+            "neither": " (neither way is better)",
+            None: " (no better direction declared)",
+        }[m.better]
         text = (
             f"B is {outcome} than A on {title}{direction} by {_number(abs(m.diff))} "
             f"[{_number(low)}, {_number(high)}], {p_name} {p_text(p, bound)}"
