@@ -10,7 +10,7 @@ a judge model) the release record decides the rest.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from todeval.benchmarks.clarq._judge import Judge, VerdictStore, recorded_verdicts
 from todeval.benchmarks.clarq._scoring import score_episode
@@ -21,9 +21,6 @@ from todeval.benchmarks.clarq.rundir import episode_messages, episode_verdicts
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord
 from todeval.spec import Rescored, RunContext
-
-if TYPE_CHECKING:
-    from todeval.benchmarks.clarq.run import ClarqRun
 
 SCORER_VERSION = "1"
 """The ClarQ scorer's version: bump it with any change to S, AQD, AQL, the released share,
@@ -45,7 +42,7 @@ def released_labels(record: EpisodeRecord) -> list[str]:
 
 def rescore(run: RunContext[Any, ClarqTask], task: ClarqTask, record: EpisodeRecord) -> Rescored:
     """The ClarQ scorer over a stored episode (see the module)."""
-    shared: ClarqRun = run.shared
+    shared = run.shared  # the run's ClarqRun (its judge's name and whether the release rules)
     released = released_labels(record)
     scored = record.termination in SCORED_TERMINATIONS
     messages = episode_messages(record) if scored else None
