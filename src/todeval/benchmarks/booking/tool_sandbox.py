@@ -43,15 +43,15 @@ TRIAL = 0
 def tool_sandbox(options: SandboxOptions) -> ToolSandbox:
     """The booking tool sandbox for ``options`` (one-line usage errors for bad choices)."""
     task_set = named = options.tasks or DEFAULT_TASK_SET
-    if task_set in TASK_SETS:
-        tasks = load_tasks(task_set)
+    protocol = options.protocol or PROTOCOLS[0]
+    if task_set in TASK_SETS:  # as a run loads them (under clemtodd: as the original reads)
+        tasks = load_tasks(task_set, as_given=protocol == "clemtodd")
     else:  # a domain pack (a folder or a shipped pack's name) and the tasks it ships
         if task_set not in shipped_packs() and not Path(task_set).is_dir():
             raise choice_error("task set", task_set, [*TASK_SETS, *shipped_packs(), "PACK_DIR"])
         folder = pack_folder(task_set)
         tasks = load_pack_tasks(folder)
         task_set = pack_task_set(folder)
-    protocol = options.protocol or PROTOCOLS[0]
     if protocol not in PROTOCOLS:
         raise choice_error("protocol", protocol, PROTOCOLS)
     task = select_tasks(tasks, [options.task_id])[0] if options.task_id else tasks[0]
@@ -69,7 +69,8 @@ class SandboxEpisode:
     def __init__(self, task: BookingTask, protocol: str) -> None:
         self.task = task
         self.protocol = get_protocol(protocol, task.task_set)
-        self.env = episode_environment(task, EpisodeStreams(RUN_SEED, task.task_id, TRIAL))
+        streams = EpisodeStreams(RUN_SEED, task.task_id, TRIAL)
+        self.env = episode_environment(task, streams, protocol)
         self.log = EpisodeLog()
 
     def call(self, name: str, arguments: dict[str, Any] | str) -> SandboxCall:
