@@ -10,6 +10,12 @@ one task set (other ids, limit, limit mode or draw) unless ``shared_tasks`` (``-
 asks to compare them on the tasks both scored; the result then says how many were dropped. A
 run written by 0.1.0 recorded no protocol (and a generation run no task set): it matches the
 other run's, with a note.
+
+The benchmark's profile (:mod:`todeval.results.profile`) decides how the result reads: its
+primary metric comes first and carries each pair's :class:`Verdict` (better or worse by how
+much, with the adjusted p; or no detectable difference and the difference detectable at this
+size, :func:`todeval.stats.power.detectable_paired` at ``alpha / family``), and its ``better``
+declarations give each metric's direction.
 """
 
 from __future__ import annotations
