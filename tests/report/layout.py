@@ -108,3 +108,30 @@ def wilson_mismatches(driver: Any) -> tuple[int, int, list[str]]:
     """(tables with a W cell, tables without, tables whose Wilson note does not match)."""
     marked, plain, bad = driver.execute_script(_WILSON)
     return int(marked), int(plain), list(bad)
+
+
+# Tables that scroll sideways: a table (or a box holding one) whose content is wider than the
+# box (overflow-x auto or scroll). Hidden tables (a closed event, another section on the
+# episode page) are not laid out and not counted.
+_SIDEWAYS = """
+const out = [];
+for (const t of document.querySelectorAll('table')) {
+  const r = t.getBoundingClientRect();
+  if (r.width === 0 && r.height === 0) continue;
+  for (let e = t; e && e !== document.body; e = e.parentElement) {
+    const o = getComputedStyle(e).overflowX;
+    if ((o === 'auto' || o === 'scroll') && e.scrollWidth > e.clientWidth + 1) {
+      const cls = typeof e.className === 'string' ? e.className : '';
+      out.push(`${t.id || t.className || 'table'} in ${e.tagName.toLowerCase()}.${cls}: ` +
+               `${e.scrollWidth} > ${e.clientWidth}`);
+      break;
+    }
+  }
+}
+return out;
+"""
+
+
+def sideways_tables(driver: Any) -> list[str]:
+    """Tables that scroll sideways in their box (what a reader has to scroll to read)."""
+    return list(driver.execute_script(_SIDEWAYS))

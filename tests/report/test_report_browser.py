@@ -138,8 +138,11 @@ def test_report_file_in_chromium(driver: Any, runs: dict[str, Path], tmp_path: P
 
     # clicking an episode shows its transcript, drawn from the booking profile's views:
     # messages, tool calls by name, DB rows, the booking result, goal and bookings per domain
-    first = _css(driver, ".ep-row")[0]
-    episode_id = first.find_element("css selector", ".id").text
+    listed = [r.get_attribute("data-ep") for r in _css(driver, ".ep-row")]
+    assert listed[0] == "rule-corpus/test/007-sng01353#0"  # failures first, then successes
+    first = _css(driver, '.ep-row[data-ep="rule-corpus/test/000-sng01936#0"]')[0]
+    episode_id = "test/000-sng01936#0"
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", first)
     first.click()
     _wait(
         driver,
@@ -198,15 +201,28 @@ def test_payloads_in_transcripts_execute_nothing(
     _wait(driver, lambda d: _count(d).startswith(f"{len(PAYLOADS)} of"))
     for i in range(len(PAYLOADS)):
         row = _css(driver, ".ep-row")[i]
+        key = row.get_attribute("data-ep")
         row.click()
+        _wait(driver, lambda d, key=key: key.partition("/")[2] in _detail(d))
+        assert _js(driver, "return typeof window.__pwned") == "undefined"
+    # the episode page of each, too (its own layout, the same renderer)
+    keys = [row.get_attribute("data-ep") for row in _css(driver, ".ep-row")]
+    for key in keys:
+        driver.execute_script("location.hash = arguments[0]", "#ep=" + quote(key, safe=""))
         _wait(
             driver,
-            lambda d, i=i: d.execute_script(
-                "return document.getElementById('ep-detail').textContent.includes(arguments[0])",
-                f"test/{i:03d}-{PAYLOADS[i]}#0",
-            ),
+            lambda d, key=key: _js(d, "return document.documentElement.dataset.episode") == key,
         )
         assert _js(driver, "return typeof window.__pwned") == "undefined"
+    driver.execute_script("location.hash = arguments[0]", "#run=" + quote(xss_key, safe=""))
+    last = next(k for k in keys if f"/test/{len(PAYLOADS) - 1:03d}-" in k)
+    _wait(driver, lambda d: _css(d, ".ep-row"))
+    driver.execute_script(
+        "[...document.querySelectorAll('.ep-row')].find((r) => r.dataset.ep === arguments[0])"
+        ".click()",
+        last,
+    )
+    _wait(driver, lambda d: "and <b>bold</b>" in _detail(d))
     detail = _js(driver, "return document.getElementById('ep-detail').textContent")
     assert "and <b>bold</b> & ampersand" in detail  # shown as text, not markup
     for el in _css(driver, "details"):
@@ -363,8 +379,7 @@ def test_view_mode_lists_filters_searches_and_renders_each_profile(
         _assert_booking_transcript(driver)
 
         # ... and a toy episode with the toy's titles, roles and group noun
-        _css(driver, "#f-q")[0].clear()
-        driver.execute_script("location.hash = '#run=toy'")
+        driver.execute_script("location.hash = '#run=toy'")  # back from the page to the list
         _wait(driver, lambda d: _count(d).startswith(f"{total - 117} of"))
         _css(driver, ".ep-row")[0].click()
         _wait(driver, lambda d: _css(d, "#ep-detail .msg[data-actor=host]"))

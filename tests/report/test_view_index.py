@@ -83,14 +83,16 @@ def test_page_embeds_no_episodes_and_the_api_lists_them(root: Path, port: int) -
     assert page1["total"] == 117 and len(page1["rows"]) == 50
     row = page1["rows"][0]
     assert set(row) == {"run", "id", "outcome", "group", "labels", "turns"}
-    assert row == {
+    assert row == {  # failures first: the run's first failure, then the others, then successes
         "run": "corpus",
-        "id": "test/000-sng01936#0",
-        "outcome": "success",
+        "id": "test/007-sng01353#0",
+        "outcome": "failure",
         "group": "hotel",
-        "labels": {"failure_class": "success"},
+        "labels": row["labels"],
         "turns": row["turns"],
     }
+    assert row["labels"]["failure_class"] == "wrong_booking"
+    assert [r["outcome"] for r in page1["rows"][12:]] == ["success"] * 38
     _, _, page3 = _get(port, "/api/episodes", run="corpus", limit=50, offset=100)
     assert len(page3["rows"]) == 17 and page3["offset"] == 100
     _, _, fails = _get(port, "/api/episodes", run="corpus", outcome="failure")
@@ -111,6 +113,28 @@ def test_one_episode_on_demand(port: int) -> None:
     kinds = [e["kind"] for e in ep["events"]]
     assert "db_query" in kinds and "booking_result" in kinds and ep["details"]["goal"]
     assert isinstance(ep["seed"], str)
+    # how the score was computed (booking's explainer) and the review, with the episode
+    assert ep["explanation"]["metric"] == "booking.booking_accuracy"
+    assert ep["explanation"]["summary"].startswith("Booking accuracy 1: all ")
+    assert ep["review"]["verdict"] == "none"
+    _, _, failed = _get(port, "/api/episode", run="corpus", id="test/007-sng01353#0")
+    hotel = failed["explanation"]["groups"][0]
+    assert hotel["title"] == "hotel" and hotel["passed"] is False
+    parking = next(c for c in hotel["checks"] if c["name"] == "info.parking")
+    assert parking == {
+        "name": "info.parking",
+        "passed": False,
+        "expected": "yes",
+        "actual": "no",
+        "note": "info.parking: wanted 'yes', booked 'no'",
+    }
+    assert any(c["passed"] for c in hotel["checks"])
+    status, _, around = _get(
+        port, "/api/neighbours", at_run="corpus", at_id="test/007-sng01353#0", run="corpus"
+    )
+    assert status == 200 and around == {"prev": None, "next": "corpus/test/011-sng01262#0"}
+    assert _get(port, "/api/neighbours", at_run="corpus")[0] == 400
+    assert _get(port, "/api/neighbours", at_run="corpus", at_id="x", limit="0")[0] == 400
     status, _, err = _get(port, "/api/episode", run="corpus", id="nope#0")
     assert status == 404 and "nope#0" in err["error"]
     assert _get(port, "/api/episode", run="corpus")[0] == 400
@@ -181,6 +205,68 @@ def _index(root: Path, fts: bool | None = None) -> tuple[EpisodeIndex, list[Inde
         ),
     ]
     return index, runs
+
+
+def _failures_first(rows: list[dict[str, Any]]) -> bool:
+    failed = [r["outcome"] != "success" for r in rows]
+    return failed == sorted(failed, reverse=True)
+
+
+@pytest.mark.parametrize("walk", [False, True])
+def test_lists_put_failures_first_across_runs_and_page_through_them(
+    root: Path, monkeypatch: pytest.MonkeyPatch, walk: bool
+) -> None:
+    """Every failure of every run before the first success, in the runs' order and each
+    run's file order, whichever way a page is read (run by run, a search sorted, or a search
+    walked run by run: ``walk``); pages cut anywhere give the same list."""
+    import todeval.report._index as index_module
+
+    if walk:
+        monkeypatch.setattr(index_module, "_FEW_MATCHES", 0)
+    index, runs = _index(root)
+    index.update(runs)
+    for query in ({}, {"q": "hotel"}, {"label": "failure_class:no_booking"}, {"group": "hotel"}):
+        whole = index.query(EpisodeQuery(limit=2000, **query))
+        rows = whole["rows"]
+        assert len(rows) == whole["total"] > 0 and _failures_first(rows), query
+        failures = [r for r in rows if r["outcome"] != "success"]
+        assert [r["run"] for r in failures] == sorted(
+            (r["run"] for r in failures), key=["corpus", "unreal"].index
+        )
+        paged: list[dict[str, Any]] = []
+        while len(paged) < whole["total"]:
+            paged += index.query(EpisodeQuery(limit=7, offset=len(paged), **query))["rows"]
+        assert paged == rows, query
+    everything = index.query(EpisodeQuery(limit=2000))["rows"]
+    assert {r["run"] for r in everything[:5]} == {"corpus"} and everything[-1][
+        "outcome"
+    ] == "success"
+
+
+def test_neighbours_are_the_failures_around_an_episode(root: Path) -> None:
+    index, runs = _index(root)
+    index.update(runs)
+    rows = index.query(EpisodeQuery(limit=2000))["rows"]
+    keys = [f"{r['run']}/{r['id']}" for r in rows if r["outcome"] != "success"]
+    assert len(keys) > 3
+
+    def around(key: str, **filters: str) -> dict[str, str | None]:
+        run, _, episode = key.partition("/")
+        return index.neighbours(EpisodeQuery(**filters), run, episode)
+
+    assert around(keys[0]) == {"prev": None, "next": keys[1]}
+    assert around(keys[1]) == {"prev": keys[0], "next": keys[2]}
+    assert around(keys[-1]) == {"prev": keys[-2], "next": None}
+    # across runs: an episode of the second run comes after the first run's last failure
+    unreal = next(r for r in rows if r["run"] == "unreal")
+    assert around(f"unreal/{unreal['id']}")["prev"] == keys[-1]
+    assert around(keys[-1], run="corpus")["next"] is None
+    assert around(f"unreal/{unreal['id']}", run="unreal")["prev"] is None  # the filter holds
+    # a success: the failures before and after it in its run's file order
+    success = next(r for r in rows if r["run"] == "corpus" and r["outcome"] == "success")
+    assert success["id"] == "test/000-sng01936#0"
+    assert around(f"corpus/{success['id']}") == {"prev": None, "next": keys[0]}
+    assert around("corpus/nope#0") == {"prev": None, "next": None}
 
 
 def test_incremental_update_reads_only_new_lines(root: Path) -> None:

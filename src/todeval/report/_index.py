@@ -245,6 +245,7 @@ CREATE TABLE pages (key TEXT PRIMARY KEY, page BLOB NOT NULL, facets BLOB NOT NU
 """
 
 _LIST_COLUMNS = "r.key, e.episode_id, e.outcome, e.grp, e.labels, e.turns"
+_SUCCESS = Outcome.SUCCESS.value  # listed after every other outcome
 _PREFIX_WORDS = 16  # a prefix starting at most this many words is searched as their OR
 _FEW_MATCHES = 20_000  # a search matching at most this many: its matches are sorted
 _REBUILD_AT = 10_000  # orphaned search rows tolerated beyond the number of live episodes
@@ -719,8 +720,9 @@ class EpisodeIndex:
         return where, args, terms
 
     def query(self, q: EpisodeQuery) -> dict[str, Any]:
-        """``{total, offset, terms, rows}``: one page of list rows matching the filters, in
-        the runs' order and each run's file order.
+        """``{total, offset, terms, rows}``: one page of list rows matching the filters,
+        failures first (every episode that did not succeed, across the runs), then
+        successes; each in the runs' order and each run's file order.
 
         Filters on run, outcome, failure class and group are counted from the runs' stored
         counts and paged run by run (each run's rows come from its own index range); a search
@@ -744,30 +746,45 @@ class EpisodeIndex:
                 # many matches: walk the runs in order, stopping once the page is full
                 walk = "FROM runs r CROSS JOIN episodes e ON e.run = r.id" + where
                 source = walk if total > _FEW_MATCHES else base
+                joiner = " AND " if where else " WHERE "
+                page = f"SELECT {_LIST_COLUMNS} {source}{joiner}e.outcome {{}} ? "
+                page += "ORDER BY r.pos, e.offset LIMIT ? OFFSET ?"
                 rows = db.execute(
-                    f"SELECT {_LIST_COLUMNS} {source} ORDER BY r.pos, e.offset LIMIT ? OFFSET ?",
-                    [*args, q.limit, q.offset],
+                    page.format("!="), [*args, _SUCCESS, q.limit, q.offset]
                 ).fetchall()
+                if len(rows) < q.limit:  # past the failures: how many there are, then successes
+                    if rows or q.offset == 0:
+                        failed = q.offset + len(rows)
+                    else:
+                        failed = db.execute(
+                            f"SELECT count(*) {base}{joiner}e.outcome != ?", [*args, _SUCCESS]
+                        ).fetchone()[0]
+                    rows += db.execute(
+                        page.format("="),
+                        [*args, _SUCCESS, q.limit - len(rows), max(0, q.offset - failed)],
+                    ).fetchall()
         return self._rows(total, q.offset, terms, rows)
 
     def _page_by_runs(self, db: sqlite3.Connection, q: EpisodeQuery) -> dict[str, Any]:
         """A page under filters the runs' stored counts can count (run, outcome, failure
-        class, group): each run's count is known, so only the runs the page spans are read."""
-        per_run: list[tuple[int, int]] = []  # (run id, matching episodes) in display order
+        class, group): each run's count of failures and of successes is known, so only the
+        runs the page spans are read (the failures of every run, then the successes)."""
+        per_run: list[tuple[int, int, int]] = []  # (run id, failures, successes) in order
         for run_id, key, facets in db.execute("SELECT id, key, facets FROM runs ORDER BY pos"):
             if q.run and key != q.run:
                 continue
-            n = sum(
-                count
-                for outcome, fail, grp, count in json.loads(facets)
-                if (not q.outcome or outcome == q.outcome)
-                and (not q.fc or fail == q.fc)
-                and (not q.group or grp == q.group)
-            )
-            if n:
-                per_run.append((run_id, n))
-        total = sum(n for _, n in per_run)
-        clauses, args = ["e.run = ?"], []
+            counts = [0, 0]
+            for outcome, fail, grp, count in json.loads(facets):
+                if (
+                    (not q.outcome or outcome == q.outcome)
+                    and (not q.fc or fail == q.fc)
+                    and (not q.group or grp == q.group)
+                ):
+                    counts[outcome == _SUCCESS] += count
+            if counts[0] or counts[1]:
+                per_run.append((run_id, counts[0], counts[1]))
+        total = sum(f + p for _, f, p in per_run)
+        clauses, args = ["e.run = ?", "e.outcome {} ?"], []
         for value, clause in (
             (q.outcome, "e.outcome = ?"),
             (q.fc, "e.fail = ?"),
@@ -782,17 +799,48 @@ class EpisodeIndex:
         )
         rows: list[tuple[Any, ...]] = []
         skip, want = q.offset, q.limit
-        for run_id, n in per_run:
-            if want <= 0:
-                break
-            if skip >= n:
-                skip -= n
-                continue
-            got = db.execute(sql, [run_id, *args, want, skip]).fetchall()
-            rows += got
-            want -= len(got)
-            skip = 0
+        for phase, compare in ((1, "!="), (2, "=")):
+            for entry in per_run:
+                run_id, n = entry[0], entry[phase]
+                if want <= 0:
+                    break
+                if skip >= n:
+                    skip -= n
+                    continue
+                got = db.execute(
+                    sql.format(compare), [run_id, _SUCCESS, *args, want, skip]
+                ).fetchall()
+                rows += got
+                want -= len(got)
+                skip = 0
         return self._rows(total, q.offset, [], rows)
+
+    def neighbours(self, q: EpisodeQuery, run: str, episode_id: str) -> dict[str, str | None]:
+        """``{prev, next}``: the keys (``run/episode id``) of the failures just before and
+        after the episode in the list's order under the filters ``q`` (failures are listed
+        in the runs' order and each run's file order), ``None`` where there is none."""
+        out: dict[str, str | None] = {"prev": None, "next": None}
+        with self._db() as db:
+            at = db.execute(
+                "SELECT r.pos, e.offset FROM episodes e JOIN runs r ON r.id = e.run "
+                "WHERE r.key = ? AND e.episode_id = ?",
+                (run, episode_id),
+            ).fetchone()
+            if at is None:
+                return out
+            pos, offset = at
+            where, args, _ = self._where(q, db)
+            joiner = " AND " if where else " WHERE "
+            walk = f"FROM runs r CROSS JOIN episodes e ON e.run = r.id{where}{joiner}"
+            for name, compare, order in (("prev", "<", " DESC"), ("next", ">", "")):
+                found = db.execute(
+                    f"SELECT r.key, e.episode_id {walk}e.outcome != ? AND r.pos {compare}= ? "
+                    f"AND (r.pos {compare} ? OR e.offset {compare} ?) "
+                    f"ORDER BY r.pos{order}, e.offset{order} LIMIT 1",
+                    [*args, _SUCCESS, pos, pos, offset],
+                ).fetchone()
+                out[name] = f"{found[0]}/{found[1]}" if found else None
+        return out
 
     @staticmethod
     def _rows(

@@ -36,6 +36,7 @@ from todeval.report._transcripts import (
     Transcripts,
     cap_value,
 )
+from todeval.report.explain import load_explainer
 from todeval.results.profile import ProfileBook
 from todeval.runner.naming import slug
 from todeval.runner.store import MANIFEST, RunDirectory
@@ -225,7 +226,7 @@ def load_run(
         manifest,
         summary,
         n_episodes=picker.n_episodes,
-        transcripts=Transcripts(key, picker.picked()),
+        transcripts=Transcripts(key, picker.picked(), load_explainer(profile.explainer)),
         provisional=provisional,
         task_values=values.means(),
         reviews=who,

@@ -9,7 +9,10 @@ Routes:
 * ``/api/facets`` -- episode counts per run, outcome, failure class and group;
 * ``/api/episodes?run=&outcome=&fc=&group=&label=&q=&offset=&limit=`` -- one page of list
   rows (run, id, outcome, group, labels, turns) matching the filters, and the total;
-* ``/api/episode?run=&id=`` -- one full episode, read from its run's ``episodes.jsonl``.
+* ``/api/episode?run=&id=`` -- one full episode, read from its run's ``episodes.jsonl``;
+* ``/api/neighbours?at_run=&at_id=&run=&outcome=&fc=&group=&label=&q=`` -- the failures
+  before and after that episode in the list's order under the filters (the episode page's
+  previous / next failure).
 
 Episodes are listed, filtered and searched from the SQLite index (:mod:`._index`), updated
 incrementally before a request is answered whenever the run files changed. Nothing else is
@@ -45,6 +48,7 @@ from todeval.report._index import (
 from todeval.report._inputs import ReportInputs, discover_inputs
 from todeval.report._page import DEFAULT_TITLE, asset, build_html, content_security_policy
 from todeval.report._payload import episode_view
+from todeval.report.explain import Explainer, load_explainer
 from todeval.results.profile import ProfileBook
 from todeval.runner.store import EPISODES, MANIFEST, SUMMARY
 from todeval.serving import PageHandler, bind, is_loopback
@@ -190,6 +194,7 @@ class ViewState:
     _index: EpisodeIndex | None = None
     _indexer: _Indexer | None = None
     _inputs: ReportInputs | None = None
+    _explainers: dict[str, Explainer | None] = field(default_factory=dict)
 
     @property
     def index(self) -> EpisodeIndex:
@@ -364,8 +369,23 @@ class ViewState:
             self.sync(max_age_s=1.0 if attempt == 0 else 0.0)
             record = self.index.record(run, episode_id)
             if record is not None:
-                return episode_view(run, record).model_dump_json().encode("utf-8")
+                view = episode_view(run, record, self._explainer(record.benchmark))
+                return view.model_dump_json(exclude_none=True).encode("utf-8")
         return None
+
+    def _explainer(self, benchmark: str) -> Explainer | None:
+        """The benchmark's score explainer (its profile's ``explainer``), loaded once."""
+        if benchmark not in self._explainers:
+            if self.profiles is None:
+                self.profiles = ProfileBook(discover().profiles)
+            reference = self.profiles.get(benchmark).explainer
+            self._explainers[benchmark] = load_explainer(reference)
+        return self._explainers[benchmark]
+
+    def neighbours(self, query: EpisodeQuery, run: str, episode_id: str) -> bytes:
+        self.sync()
+        found = self.index.neighbours(query, run, episode_id)
+        return json.dumps(found, ensure_ascii=False).encode("utf-8")
 
 
 def _params(query: str) -> dict[str, str]:
@@ -399,6 +419,19 @@ def make_handler(state: ViewState, loopback: bool) -> type[PageHandler]:
                     self._send(400, _error(f"{where}: {err['msg']}"), _JSON)
                     return
                 self._send(200, state.episodes(query), _JSON)
+            elif path == "/api/neighbours":
+                at_run, at_id = params.pop("at_run", ""), params.pop("at_id", "")
+                if not at_run or not at_id:
+                    self._send(400, _error("at_run and at_id are required"), _JSON)
+                    return
+                try:
+                    query = EpisodeQuery.model_validate(params)
+                except ValidationError as exc:
+                    err = exc.errors()[0]
+                    where = ".".join(str(p) for p in err["loc"]) or "query"
+                    self._send(400, _error(f"{where}: {err['msg']}"), _JSON)
+                    return
+                self._send(200, state.neighbours(query, at_run, at_id), _JSON)
             elif path == "/api/episode":
                 run, episode_id = params.get("run", ""), params.get("id", "")
                 if not run or not episode_id:

@@ -25,7 +25,8 @@ from pydantic import BaseModel, Field
 
 from todeval.core.events import Event
 from todeval.core.outcome import Outcome
-from todeval.core.records import EpisodeRecord
+from todeval.core.records import EpisodeRecord, EpisodeReview
+from todeval.report.explain import Explainer, explanation
 
 DEFAULT_TRANSCRIPTS = 50
 """Transcripts a static report embeds per run unless told otherwise (``--transcripts``)."""
@@ -92,9 +93,13 @@ class EpisodeView(BaseModel):
     usage: dict[str, dict[str, Any]]
     duration_s: float
     started_at: str
+    review: EpisodeReview | None = Field(None, description="who failed, with each fault's turn")
+    explanation: dict[str, Any] | None = Field(
+        None, description="how the score was computed (the benchmark's explainer), if any"
+    )
 
 
-def episode_view(run: str, r: EpisodeRecord) -> EpisodeView:
+def episode_view(run: str, r: EpisodeRecord, explain: Explainer | None = None) -> EpisodeView:
     return EpisodeView(
         run=run,
         id=r.episode_id,
@@ -112,6 +117,8 @@ def episode_view(run: str, r: EpisodeRecord) -> EpisodeView:
         usage={role: u.model_dump(exclude={"call_latencies_s"}) for role, u in r.usage.items()},
         duration_s=r.timing.duration_s,
         started_at=r.timing.started_at,
+        review=r.review,
+        explanation=explanation(explain, r),
     )
 
 
@@ -120,12 +127,18 @@ class Transcripts(Sequence[EpisodeRecord]):
     script-safe JSON (``views``, what a static report embeds) and its line as read. An item
     asked for is read from its line again (the report itself only embeds the views)."""
 
-    def __init__(self, run: str = "", picked: Iterable[tuple[EpisodeRecord, bytes]] = ()) -> None:
+    def __init__(
+        self,
+        run: str = "",
+        picked: Iterable[tuple[EpisodeRecord, bytes]] = (),
+        explain: Explainer | None = None,
+    ) -> None:
         self._lines: list[bytes] = []
         self.views: list[str] = []
         for record, line in picked:
             self._lines.append(line or record.model_dump_json().encode("utf-8"))
-            self.views.append(script_safe_json(episode_view(run, record).model_dump_json()))
+            view = episode_view(run, record, explain)
+            self.views.append(script_safe_json(view.model_dump_json(exclude_none=True)))
 
     def __len__(self) -> int:
         return len(self._lines)

@@ -12,7 +12,9 @@
   var PROFILES = DATA.profiles || {};
   var EMPTY_PROFILE = { benchmark: "", title: "", group_noun: "group", roles: [], subject: null,
     failure: null, labels: [], events: {}, details: [] };
-  var KEYS = ["run", "outcome", "fc", "group", "label", "q", "ep"];
+  // ep: the episode on its own page (its stable link); sel: the episode open beside the list
+  var KEYS = ["run", "outcome", "fc", "group", "label", "q", "sel", "ep"];
+  var FILTERS = ["run", "outcome", "fc", "group", "label", "q"];
   var OUTCOMES = ["success", "failure", "aborted", "system_error", "user_simulator_error", "infrastructure_error"];
   var STYLES = ["message", "call", "result", "good", "bad", "alert", "end", "note"];
   var PAGE = 200;
@@ -153,6 +155,12 @@
     return "#" + p.toString();
   }
   function keyOf(e) { return e.run + "/" + e.id; }
+  function filtersOf(s) {
+    var out = {};
+    FILTERS.forEach(function (k) { out[k] = s[k] || ""; });
+    return out;
+  }
+  function failed(e) { return e.outcome !== "success"; }
   function searchTerms(q) {
     if (!q) return [];
     if (!API) return [q.toLowerCase()];
@@ -215,9 +223,18 @@
       },
       list: function (s, offset, limit) {
         var all = eps.filter(function (e) { return matches(e, s); });
+        all = all.filter(failed).concat(all.filter(function (e) { return !failed(e); }));
         return Promise.resolve({ total: all.length, offset: offset, rows: all.slice(offset, offset + limit) });
       },
-      episode: function (key) { return Promise.resolve(byKey.get(key) || null); }
+      episode: function (key) { return Promise.resolve(byKey.get(key) || null); },
+      // the failures before and after `key` under the filters, in the runs' and files' order
+      neighbours: function (s, key) {
+        var at = byKey.get(key), pos = at ? eps.indexOf(at) : -1, prev = null, next = null;
+        if (pos < 0) return Promise.resolve({ prev: null, next: null });
+        for (var i = pos - 1; i >= 0 && !prev; i--) if (failed(eps[i]) && matches(eps[i], s)) prev = keyOf(eps[i]);
+        for (var j = pos + 1; j < eps.length && !next; j++) if (failed(eps[j]) && matches(eps[j], s)) next = keyOf(eps[j]);
+        return Promise.resolve({ prev: prev, next: next });
+      }
     };
   }
   function apiSource() {
@@ -252,6 +269,13 @@
           }
           return e;
         });
+      },
+      neighbours: function (s, key) {
+        var i = key.indexOf("/");
+        if (i < 0) return Promise.resolve({ prev: null, next: null });
+        return get("api/neighbours", { at_run: key.slice(0, i), at_id: key.slice(i + 1), run: s.run,
+          outcome: s.outcome, fc: s.fc, group: s.group, label: s.label, q: s.q })
+          .then(function (r) { return r || { prev: null, next: null }; });
       }
     };
   }
@@ -261,7 +285,7 @@
   var $ = function (id) { return document.getElementById(id); };
   var listEl = $("ep-list"), detailEl = $("ep-detail");
   if (!listEl) { ready(); return; }
-  var state = { run: "", outcome: "", fc: "", group: "", label: "", q: "", ep: "" };
+  var state = { run: "", outcome: "", fc: "", group: "", label: "", q: "", sel: "", ep: "" };
   var FACETS = { total: 0, run: {}, outcome: {}, fc: {}, group: {} };
   var lastFilter = null, shownRows = 0, listSeq = 0, detailSeq = 0;
 
@@ -303,7 +327,7 @@
       timer = setTimeout(function () { state.q = ev.target.value.trim(); commit(false); }, 180);
     });
     $("f-clear").addEventListener("click", function () {
-      state = { run: "", outcome: "", fc: "", group: "", label: "", q: "", ep: state.ep };
+      state = { run: "", outcome: "", fc: "", group: "", label: "", q: "", sel: state.sel, ep: state.ep };
       commit(false);
     });
     $("f-label").addEventListener("click", function () { state.label = ""; commit(false); });
@@ -333,7 +357,7 @@
   function filterKey(s) { return [s.run, s.outcome, s.fc, s.group, s.label, s.q].join("\u0001"); }
   function rowNode(e) {
     var key = keyOf(e), p = profileOf(e.run), fc = failOf(e);
-    var row = h("div", { class: "ep-row" + (key === state.ep ? " sel" : ""), role: "option", "data-ep": key, tabindex: "0" },
+    var row = h("div", { class: "ep-row" + (key === shownKey() ? " sel" : ""), role: "option", "data-ep": key, tabindex: "0" },
       h("span", { class: "id" }, e.id),
       h("span", { class: "oc " + (OUTCOMES.indexOf(e.outcome) >= 0 ? e.outcome : "other") }, e.outcome),
       h("span", { class: "sub" }, fc ? swatch(p, p.failure, fc) : null,
@@ -371,7 +395,7 @@
   }
   function markSelected(scroll) {
     Array.prototype.forEach.call(listEl.querySelectorAll(".ep-row"), function (row) {
-      var sel = row.getAttribute("data-ep") === state.ep;
+      var sel = row.getAttribute("data-ep") === shownKey();
       row.classList.toggle("sel", sel);
       if (sel && scroll !== false) {
         var top = row.offsetTop;
@@ -381,8 +405,16 @@
       }
     });
   }
+  function shownKey() { return state.ep || state.sel; }
   function select(key) {
-    state.ep = key;
+    state.sel = key;
+    state.ep = "";
+    commit(true);
+  }
+  // the episode page's and the pane's links: to a key, in the same place (page or pane)
+  function go(key) {
+    if (!key) return;
+    if (state.ep) state.ep = key; else state.sel = key;
     commit(true);
   }
 
@@ -475,20 +507,29 @@
     }
     return [box(title, pre(v, terms))];
   }
-  // a model call: collapsed under its turn; opened, the messages sent and the raw reply
+  // ---- the episode debugger: header, navigation, score, review, details, timeline -----------
+  function at(ev) { return "+" + (typeof ev.t === "number" ? ev.t.toFixed(2) : "?") + " s"; }
+  function gutter(ev) { return h("span", { class: "t", "aria-hidden": "true" }, at(ev)); }
+  function latency(v) {
+    if (typeof v !== "number") return "latency ?";
+    return v >= 1 ? v.toFixed(2) + " s" : (v * 1000).toFixed(v >= 0.01 ? 0 : 2) + " ms";
+  }
+  function clip(str, n) { str = text(str); return str.length > n ? str.slice(0, n - 1) + "…" : str; }
+  // a model call: collapsed in its turn; opened, the messages sent and the raw reply
   function callNode(ev, d, terms) {
     var tokens = (d.prompt_tokens || 0) + " + " + (d.completion_tokens || 0) + " tokens" +
       (d.estimated ? " (estimated)" : "") + (d.tokens_unknown ? " (unknown)" : "");
-    var facts = [d.model || "model", tokens, num(d.latency_s) + " s"];
+    var facts = [d.model || "model", tokens, latency(d.latency_s)];
     if (d.cached) facts.push("cached");
-    if (d.cost_usd) facts.push("$" + num(d.cost_usd));
+    if (d.cost_usd) facts.push("$" + (d.cost_usd < 0.01 ? d.cost_usd.toPrecision(2) : d.cost_usd.toFixed(4)));
     var node = h("details", { class: "ev call model-call", "data-kind": ev.kind, "data-type": "model_call",
       title: "t = " + num(ev.t) + " s" },
-      h("summary", null, lbl("model call"), h("code", null, d.role || ev.actor), " · " + facts.join(" · ")));
+      h("summary", null, gutter(ev), lbl("model call"), h("code", null, d.role || ev.actor), " · " + facts.join(" · ")));
     if (!Array.isArray(d.messages)) {
       add(node, h("p", { class: "muted" }, "Messages and reply not recorded (the run used --no-record-calls)."));
       return node;
     }
+    add(node, h("p", { class: "muted" }, d.messages.length + " message(s) sent"));
     d.messages.forEach(function (m) {
       var body = [];
       if (!empty(m.content)) body.push(pre(text(m.content), terms));
@@ -503,13 +544,16 @@
       h("span", { class: "who" }, "reply" + (d.finish_reason && d.finish_reason !== "stop" ? " · " + d.finish_reason : "")), reply));
     return node;
   }
+  // an event: a message as a bubble; anything with more to show (arguments, rows, raw text)
+  // as a line that opens in place
   function eventNode(ev, p, terms) {
     var d = isObj(ev.data) ? ev.data : {}, t = "t = " + num(ev.t) + " s · " + ev.actor;
     if (ev.type === "model_call") return callNode(ev, d, terms);
     var view = Object.prototype.hasOwnProperty.call(p.events || {}, ev.kind) ? p.events[ev.kind] : null;
     if (!view) {
-      return h("div", { class: "ev note unknown", title: t, "data-kind": ev.kind },
-        lbl(ev.kind + " · " + ev.actor), pre(JSON.stringify(d, null, 1), terms));
+      return h("details", { class: "ev note unknown", title: t, "data-kind": ev.kind },
+        h("summary", null, gutter(ev), lbl(ev.kind + " · " + ev.actor), clip(JSON.stringify(d), 100)),
+        pre(JSON.stringify(d, null, 1), terms));
     }
     var style = STYLES.indexOf(view.style) >= 0 ? view.style : "note", title = view.title;
     if (view.flag) {
@@ -520,22 +564,147 @@
     if (style === "message") {
       var side = ev.actor === p.subject ? " right" : "";
       return h("div", { class: "msg" + side, title: t, "data-kind": ev.kind, "data-actor": ev.actor },
-        h("span", { class: "who" }, title),
+        h("span", { class: "t", "aria-hidden": "true" }, at(ev)), h("span", { class: "who" }, title),
         view.text ? highlight(text(d[view.text]), terms) : pre(d, terms));
     }
-    var node = h("div", { class: "ev " + style, title: t, "data-kind": ev.kind }, lbl(title));
-    if (view.code) add(node, [h("code", null, highlight(fill(view.code, d), terms)), " "]);
+    var line = [gutter(ev), lbl(title)];
+    if (view.code) line.push(h("code", null, highlight(fill(view.code, d), terms)), " ");
     var bold = view.bold && !empty(d[view.bold]) ? text(d[view.bold]) : "";
     var main = view.text && !empty(d[view.text]) ? text(d[view.text]) : "";
-    if (bold) add(node, h("b", null, highlight(bold, terms)));
-    if (bold && main) add(node, " — ");
-    if (main) add(node, highlight(main, terms));
-    if (view.suffix) add(node, fill(view.suffix, d));
+    if (bold) line.push(h("b", null, highlight(bold, terms)));
+    if (bold && main) line.push(" — ");
+    if (main) line.push(highlight(main, terms));
+    if (view.suffix) line.push(fill(view.suffix, d));
+    var body = [];
     var rows = view.rows ? d[view.rows] : null;
-    if (Array.isArray(rows)) add(node, [" · " + rows.length + " shown", rowsTable(rows, terms)]);
-    if (view.args && d[view.args] !== undefined) add(node, h("pre", null, highlight(argsText(d[view.args]), terms)));
-    if (view.pre && !empty(d[view.pre])) add(node, pre(text(d[view.pre]), terms));
-    return node;
+    if (Array.isArray(rows)) { line.push(" · " + rows.length + " shown"); body.push(h("div", { class: "xscroll" }, rowsTable(rows, terms))); }
+    if (view.args && d[view.args] !== undefined) {
+      line.push(h("span", { class: "args" }, " " + clip(argsText(d[view.args]), 90)));
+      body.push(h("pre", null, highlight(argsText(d[view.args]), terms)));
+    }
+    if (view.pre && !empty(d[view.pre])) body.push(pre(text(d[view.pre]), terms));
+    if (!body.length) return h("div", { class: "ev " + style, title: t, "data-kind": ev.kind }, line);
+    return h("details", { class: "ev " + style, title: t, "data-kind": ev.kind }, h("summary", null, line), body);
+  }
+  function mark(passed) {
+    if (passed === true) return h("span", { class: "ok" }, "✓");
+    if (passed === false) return h("span", { class: "bad" }, "✗");
+    return h("span", { class: "muted" }, "–");
+  }
+  // the score: the metrics (the run's primary first), then how it was computed -- the
+  // benchmark's explanation (DATA from its registered explainer), else what the record holds
+  function scoreBox(e, p, run) {
+    var names = Object.keys(e.metrics || {}), primary = run.primary || "";
+    names.sort(function (a, b) { return (b === primary) - (a === primary); });
+    var metrics = h("dl", { class: "kvs metrics" });
+    names.forEach(function (k) {
+      metrics.appendChild(h("div", { class: "kv" + (k === primary ? " primary" : "") }, h("dt", null, k), h("dd", null, num(e.metrics[k]))));
+    });
+    var x = isObj(e.explanation) ? e.explanation : null;
+    var how = [];
+    if (x) {
+      how.push(h("p", { class: "summary" }, text(x.summary)));
+      (x.groups || []).forEach(function (g) {
+        var checks = g.checks || [];
+        var n = checks.filter(function (c) { return c.passed === true; }).length;
+        how.push(h("div", { class: "score-group" },
+          h("h4", null, mark(g.passed), " " + text(g.title) + " · " + n + " of " + checks.length + " matched",
+            g.note ? h("span", { class: "muted" }, " · " + text(g.note)) : null),
+          checks.length ? h("table", { class: "checks" },
+            h("thead", null, h("tr", null, h("th", null, ""), h("th", null, "check"), h("th", null, "wanted"), h("th", null, "got"))),
+            h("tbody", null, checks.map(function (c) {
+              return h("tr", { class: c.passed === false ? "miss" : c.passed === true ? "hit" : "" },
+                h("td", null, mark(c.passed)), h("td", null, h("code", null, text(c.name))),
+                h("td", null, text(c.expected)),
+                h("td", null, text(c.actual), c.note ? h("div", { class: "muted" }, text(c.note)) : null));
+            }))) : null));
+      });
+    } else {
+      how.push(h("p", { class: "muted summary" }, (p.title || run.benchmark || "This benchmark") +
+        " registers no score explanation: the record's metrics are above and its details below."));
+    }
+    return h("div", { class: "box score", id: "ep-score" }, h("h4", null, "Score"), metrics, how);
+  }
+  // the review: the verdict, each fault with its turn (a link that shows the turn) and evidence
+  function reviewBox(e) {
+    var r = isObj(e.review) ? e.review : null;
+    if (!r) return null;
+    var faults = Array.isArray(r.faults) ? r.faults : [];
+    return h("div", { class: "box review", id: "ep-review" },
+      h("h4", null, "Review"),
+      h("p", null, "Verdict: ", h("b", { class: "verdict v-" + text(r.verdict).replace(/[^a-z]/g, "") }, text(r.verdict)),
+        faults.length ? "" : h("span", { class: "muted" }, " · no fault found")),
+      faults.length ? h("ul", { class: "faults" }, faults.map(function (f) {
+        return h("li", null, h("b", null, text(f.side)), " · " + text(f.kind) + " · ",
+          h("a", { href: "#", class: "turn-link", "data-turn": String(f.turn) }, "turn " + f.turn),
+          f.evidence ? h("q", null, text(f.evidence)) : null);
+      })) : null);
+  }
+  function showTurn(n) {
+    var el = detailEl.querySelector('.turn-block[data-turn="' + String(n).replace(/[^0-9-]/g, "") + '"]');
+    if (!el) return;
+    el.scrollIntoView({ block: "start", behavior: "instant" });
+    el.classList.remove("flash"); void el.offsetWidth; el.classList.add("flash");
+  }
+  function navBar(e, key) {
+    var page = !!state.ep;
+    var bar = h("div", { class: "ep-nav", id: "ep-nav" });
+    if (page) {
+      var back = filtersOf(state); back.sel = key;
+      bar.appendChild(h("a", { href: hashOf(back), class: "back", id: "ep-back", title: "Esc" }, "← all episodes"));
+    }
+    var prev = h("button", { type: "button", id: "ep-prev", disabled: true, title: "p", "aria-keyshortcuts": "p" }, "‹ previous failure");
+    var next = h("button", { type: "button", id: "ep-next", disabled: true, title: "n", "aria-keyshortcuts": "n" }, "next failure ›");
+    var where = h("span", { class: "muted", id: "ep-where" });
+    bar.appendChild(prev); bar.appendChild(next); bar.appendChild(where);
+    var own = filtersOf(state); own.ep = key;
+    bar.appendChild(page
+      ? h("a", { href: hashOf({ ep: key }), class: "link", title: "the episode's stable link" }, "link to this episode")
+      : h("a", { href: hashOf(own), class: "link", id: "ep-open" }, "open on its own page ⤢"));
+    var seq = detailSeq;
+    source.neighbours(filtersOf(state), key).then(function (n) {
+      if (seq !== detailSeq || !n) return;
+      NEIGHBOURS = n;
+      [[prev, n.prev], [next, n.next]].forEach(function (pair) {
+        pair[0].disabled = !pair[1];
+        if (pair[1]) { pair[0].setAttribute("data-key", pair[1]); pair[0].addEventListener("click", function () { go(pair[1]); }); }
+      });
+      where.textContent = n.prev || n.next ? "" : "no other failure under these filters";
+      document.documentElement.setAttribute("data-neighbours", key);
+    }, function () { where.textContent = "(could not load the neighbouring failures)"; });
+    return bar;
+  }
+  var NEIGHBOURS = { prev: null, next: null };
+  function timeline(e, p, terms) {
+    var faults = isObj(e.review) && Array.isArray(e.review.faults) ? e.review.faults : [];
+    var byTurn = {};
+    faults.forEach(function (f) { (byTurn[f.turn] = byTurn[f.turn] || []).push(f); });
+    var tr = h("div", { class: "transcript", id: "ep-timeline" });
+    var toggle = h("button", { type: "button", id: "ep-expand" }, "expand all");
+    toggle.addEventListener("click", function () {
+      var open = toggle.textContent === "expand all";
+      Array.prototype.forEach.call(tr.querySelectorAll("details"), function (d) { d.open = open; });
+      toggle.textContent = open ? "collapse all" : "expand all";
+    });
+    tr.appendChild(h("div", { class: "tl-head" }, h("h4", null, "Timeline · " + (e.events || []).length + " events"), toggle));
+    var block = null, turn = null;
+    (e.events || []).forEach(function (ev) {
+      if (block === null || ev.turn !== turn) {
+        turn = ev.turn;
+        var here = byTurn[turn] || [];
+        block = h("div", { class: "turn-block" + (here.length ? " evidence" : ""), "data-turn": String(turn) },
+          h("div", { class: "turn" }, "Turn " + turn, here.map(function (f) {
+            return h("span", { class: "fault" }, "review: " + text(f.kind) + " (" + text(f.side) + ")");
+          })));
+        tr.appendChild(block);
+      }
+      var node = eventNode(ev, p, terms);
+      (byTurn[turn] || []).forEach(function (f) {
+        if (f.evidence && node.textContent.indexOf(String(f.evidence).slice(0, 80)) >= 0) node.classList.add("evidence-ev");
+      });
+      block.appendChild(node);
+    });
+    return tr;
   }
   function drawDetail(e, key, terms) {
     detailEl.replaceChildren();
@@ -545,6 +714,10 @@
         var r = RUNS.get(key.split("/")[0]);
         msg = "Episode " + key + " is not in this report" + (r && !API && r.n_shown < r.n_episodes
           ? " (its run shows " + r.n_shown + " of " + r.n_episodes + " transcripts, failures first)." : ".");
+        if (state.ep) {
+          var back = filtersOf(state);
+          detailEl.appendChild(h("div", { class: "ep-nav" }, h("a", { href: hashOf(back), class: "back", id: "ep-back" }, "← all episodes")));
+        }
       }
       detailEl.appendChild(h("p", { class: "placeholder" }, msg));
       return;
@@ -555,23 +728,19 @@
       return [(spec && spec.title) || k, " ", swatch(p, k, e.labels[k]), h("b", null, highlight(valueTitle(p, k, e.labels[k]), terms)), " · "];
     });
     var desc = runDescription(run);
+    detailEl.appendChild(navBar(e, key));
     detailEl.appendChild(h("div", { class: "ep-head" },
       h("h3", null, e.id),
       h("div", { class: "facts" },
         h("span", { class: "oc " + (OUTCOMES.indexOf(e.outcome) >= 0 ? e.outcome : "other") }, e.outcome), " ",
         "run ", h("b", null, e.run), desc ? " · " + desc : "",
         " · " + (p.group_noun || "group") + " ", h("b", null, e.group || "–"), " · ", e.turns + " turns · ",
-        num(e.duration_s) + " s · trial " + e.trial + " · seed " + e.seed + " · ",
-        h("a", { href: hashOf({ ep: key }) }, "link to this episode")),
+        num(e.duration_s) + " s · trial " + e.trial + " · seed " + e.seed),
       h("p", { class: "facts" }, labels, "ended: ", highlight(e.reason, terms))));
     var d = isObj(e.details) ? e.details : {};
+    var top = h("div", { class: "boxes top" }, scoreBox(e, p, run), reviewBox(e));
+    detailEl.appendChild(top);
     var boxes = h("div", { class: "boxes" });
-    // one name/value pair per grid cell: a value never wraps, a long name wraps on its own
-    var metrics = h("dl", { class: "kvs metrics" });
-    Object.keys(e.metrics || {}).forEach(function (k) {
-      metrics.appendChild(h("div", { class: "kv" }, h("dt", null, k), h("dd", null, num(e.metrics[k]))));
-    });
-    boxes.appendChild(box("Metrics", metrics));
     var known = new Set();
     (p.details || []).forEach(function (dv) {
       known.add(dv.key);
@@ -589,21 +758,26 @@
       })));
     });
     detailEl.appendChild(boxes);
-    var tr = h("div", { class: "transcript" });
-    var turn = null;
-    (e.events || []).forEach(function (ev) {
-      if (ev.turn !== turn) { turn = ev.turn; tr.appendChild(h("div", { class: "turn" }, "Turn " + turn)); }
-      tr.appendChild(eventNode(ev, p, terms));
-    });
-    detailEl.appendChild(tr);
+    detailEl.appendChild(timeline(e, p, terms));
     detailEl.scrollTop = 0;
   }
+  detailEl.addEventListener("click", function (ev) {
+    var link = ev.target instanceof Element ? ev.target.closest("a.turn-link") : null;
+    if (!link) return;
+    ev.preventDefault();
+    showTurn(link.getAttribute("data-turn"));
+  });
   function renderDetail() {
-    var seq = ++detailSeq, key = state.ep, terms = searchTerms(state.q);
+    var seq = ++detailSeq, key = shownKey(), terms = searchTerms(state.q);
+    var page = !!state.ep;
+    document.documentElement.classList.toggle("ep-page", page);
+    document.title = page ? key + " · " + DATA.title : DATA.title;
+    NEIGHBOURS = { prev: null, next: null };
     if (!key) { drawDetail(null, "", terms); return Promise.resolve(); }
     return source.episode(key).then(function (e) {
       if (seq !== detailSeq) return;
       drawDetail(e, key, terms);
+      if (page) window.scrollTo(0, 0);
       if (window.performance && performance.mark) performance.mark("todeval-episode");
       document.documentElement.setAttribute("data-episode", key);
     }).catch(function (err) {
@@ -627,7 +801,7 @@
     if (!s) return; // a plain section anchor (#leaderboard): keep the browser as it is
     state = s;
     render();
-    if (scroll) $("transcripts").scrollIntoView({ block: "start", behavior: "instant" });
+    if (scroll && !state.ep) $("transcripts").scrollIntoView({ block: "start", behavior: "instant" });
   }
   document.addEventListener("click", function (ev) {
     var target = ev.target instanceof Element ? ev.target : null;
@@ -637,7 +811,12 @@
   });
   document.addEventListener("keydown", function (ev) {
     var el = ev.target instanceof Element ? ev.target.closest("[data-href]") : null;
-    if (el && ev.key === "Enter") location.hash = el.getAttribute("data-href");
+    if (el && ev.key === "Enter") { location.hash = el.getAttribute("data-href"); return; }
+    var typing = ev.target instanceof Element && ev.target.closest("input, select, textarea");
+    if (typing || ev.ctrlKey || ev.metaKey || ev.altKey || !shownKey()) return;
+    if (ev.key === "n" && NEIGHBOURS.next) go(NEIGHBOURS.next);
+    else if (ev.key === "p" && NEIGHBOURS.prev) go(NEIGHBOURS.prev);
+    else if (ev.key === "Escape" && state.ep) { var b = $("ep-back"); if (b) location.hash = b.getAttribute("href"); }
   });
   window.addEventListener("hashchange", function () { route(true); });
   window.addEventListener("popstate", function () { route(false); });
@@ -672,7 +851,7 @@
   source.facets().then(function (f) { setupFacets(f); }, function () { setupFacets(null); })
     .then(render)
     .then(function () {
-      if (initial && !(nav && nav.type === "reload")) {
+      if (initial && !initial.ep && !(nav && nav.type === "reload")) {
         $("transcripts").scrollIntoView({ block: "start", behavior: "instant" });
       }
       if (DATA.live) setTimeout(poll, DATA.poll_ms);
