@@ -185,3 +185,30 @@ def test_damaged_and_hostile_archives_are_bad_files(booking_run: Path, tmp_path:
             tar.addfile(member, io.BytesIO(b"") if kind == tarfile.REGTYPE else None)
         assert cli("submit", "verify", str(path)) == 3
         assert not (tmp_path.parent / "escape").exists()
+
+
+def test_a_violation_the_rules_would_not_give_is_refused(tmp_path: Path) -> None:
+    out = run("booking", {"system": "first-row", "limit": 3}, tmp_path / "first-row")
+    assert verdict_of(archive(out, tmp_path / "honest.tar.gz")).status == "verified"
+
+    def edit(records: list[Record]) -> list[Record]:
+        for r in records:
+            for e in r["events"]:
+                if e["kind"] == "violation":  # a valid search, recorded as a violation
+                    e["data"]["raw"] = 'retrievefromrestaurantdb({"area": "centre"})'
+                    return records
+        raise AssertionError("no violation in the run")
+
+    _refused(edited(out, tmp_path, edit), "the record has violation by system, the replay gives")
+
+
+def test_the_agenda_user_s_turns_are_re_derived(tmp_path: Path) -> None:
+    def edit(records: list[Record]) -> list[Record]:
+        last = next(e for e in records[0]["events"] if e["kind"] == "user_message")
+        last["data"]["text"] = "Please book anything."
+        return records
+
+    rule_run = run("booking", {"system": "rule", "limit": 2}, tmp_path / "agenda")
+    verdict = verdict_of(archive(rule_run, tmp_path / "agenda.tar.gz"))
+    assert any("agenda user's turns re-derived" in line for line in verdict.checked)
+    _refused(edited(rule_run, tmp_path, edit), "turn 1: user_message.text")

@@ -29,10 +29,12 @@ from todeval.benchmarks.booking.messages import (
     UserReply,
     Violation,
 )
+from todeval.benchmarks.booking.players import USER
 from todeval.benchmarks.booking.rules import GameProtocol
 from todeval.benchmarks.booking.tasks import BookingTask
 from todeval.core.events import Event
 from todeval.core.records import EpisodeRecord
+from todeval.dialogue.participants import PlayerOptions, split_params
 from todeval.submission.replay import (
     Mismatch,
     Replay,
@@ -144,12 +146,20 @@ def _responses(events: Sequence[Event]) -> tuple[list[SystemOutput], list[Event]
     return responses, items
 
 
-async def _replay_episode(context: Any, task: BookingTask, record: EpisodeRecord) -> list[Mismatch]:
+async def _replay_episode(
+    context: Any, task: BookingTask, record: EpisodeRecord, users: Any
+) -> list[Mismatch]:
+    """``users``: the factory of the run's user simulator when its turns can be re-derived
+    (``None``: the recorded turns are said again)."""
     cfg = context.config
     events = list(record.events)
     texts = [str(e.data.get("text", "")) for e in events if e.kind == "user_message"]
     responses, items = _responses(events)
-    user = _RecordedUser(texts, _crash(record.reason, "user simulator"), _end_reason(record.reason))
+    user: Any = _RecordedUser(
+        texts, _crash(record.reason, "user simulator"), _end_reason(record.reason)
+    )
+    if users is not None:
+        user = users.build(PlayerOptions(role="user"))
     system = _RecordedSystem(responses, _crash(record.reason, "system"))
     rules = GameRules(
         max_turns=cfg.max_turns,
@@ -188,17 +198,27 @@ async def _replay_episode(context: Any, task: BookingTask, record: EpisodeRecord
     return found
 
 
+DERIVED_USERS = ("agenda", "corpus")
+"""Built-in user simulators whose turns follow from the system's messages and the episode's
+seeded stream alone: the replay plays them again."""
+
+
 def _start(context: Any, files: RunFiles) -> Replayer[BookingTask]:
-    protocol = context.config.protocol
+    cfg = context.config
+    name = str(cfg.user)
+    users = None
+    if split_params(name)[0] in DERIVED_USERS and cfg.user_model is None:
+        users = USER.resolve(name)
 
     async def episode(task: BookingTask, record: EpisodeRecord) -> list[Mismatch]:
-        return await _replay_episode(context, task, record)
+        return await _replay_episode(context, task, record, users)
 
+    what = f"the {name} user's turns re-derived, " if users is not None else ""
     return Replayer(
         episode=episode,
-        replays=f"every DB search and booking re-run against the task's database under "
-        f"{protocol}, every violation parsed again, caps, ends and scores by the game master",
-        cannot=("the user simulator's turns are taken as recorded",),
+        replays=f"{what}every DB search and booking re-run against the task's database under "
+        f"{cfg.protocol}, every violation parsed again, caps, ends and scores by the game master",
+        cannot=() if users is not None else (f"the {name} user's turns are taken as recorded",),
     )
 
 
