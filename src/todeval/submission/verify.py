@@ -101,6 +101,7 @@ class Verdict(BaseModel):
     subject: str | None = Field(None, description="the role under test")
     player: str | None = Field(None, description="who played it, as the manifest records")
     channel: str | None = Field(None, description="how it ran: built-in, in-process, ...")
+    model: str | None = Field(None, description="the model the role under test ran on, if any")
     system: SystemDeclaration
     todeval_version: str
     reasons: list[str] = Field(default_factory=list, description="why it is refused")
@@ -127,7 +128,13 @@ class Verdict(BaseModel):
         out += [f"refused: {r}" for r in self.reasons]
         out += [f"custom: {c}" for c in self.custom]
         if self.channel is not None:
-            out.append(f"trust: {TRUST.get(self.channel, self.channel)}")
+            trust = TRUST.get(self.channel, self.channel)
+            if self.model and self.channel == "built-in":
+                trust = (
+                    f"built-in player on the model {self.model}: the model's replies are as "
+                    "recorded (whoever served it could have written them)"
+                )
+            out.append(f"trust: {trust}")
         out += [f"checked: {c}" for c in self.checked]
         out += [f"not checked: {c}" for c in self.limits]
         return out
@@ -396,6 +403,7 @@ def _roles(check: _Check, manifest: Manifest) -> None:
         check.verdict.subject = subject
         check.verdict.player = role.label
         check.verdict.channel = role.channel
+        check.verdict.model = role.model_name or role.model
 
 
 def _scorer(check: _Check, spec: Any, records: Sequence[EpisodeRecord]) -> bool:

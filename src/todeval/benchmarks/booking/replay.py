@@ -45,6 +45,10 @@ from todeval.submission.replay import (
 )
 
 _SYSTEM_KINDS = ("system_message", "db_query", "booking_request", "violation")
+GAME_KINDS = frozenset(
+    {"user_message", *_SYSTEM_KINDS, "db_result", "booking_result", "episode_end"}
+)
+"""The events the game master writes (model calls and other players' notes are not replayed)."""
 _REPLAYED = "replayed"
 _RAISED = re.compile(r"^(?P<who>system|user simulator) raised (?P<type>\w+): (?P<msg>.*)$", re.S)
 _CALL = re.compile(r"^(?P<name>[^()\s]+)\((?P<body>.*)\)$", re.S)
@@ -152,7 +156,7 @@ async def _replay_episode(
     """``users``: the factory of the run's user simulator when its turns can be re-derived
     (``None``: the recorded turns are said again)."""
     cfg = context.config
-    events = list(record.events)
+    events = [e for e in record.events if e.kind in GAME_KINDS]
     texts = [str(e.data.get("text", "")) for e in events if e.kind == "user_message"]
     responses, items = _responses(events)
     user: Any = _RecordedUser(
@@ -171,7 +175,7 @@ async def _replay_episode(
     game.protocol = cast(GameProtocol, _AsRecorded(game.protocol, items))
     again = await game.play()
     found: list[Mismatch] = []
-    diverged = compare_events(events, again.events)
+    diverged = compare_events(events, [e for e in again.events if e.kind in GAME_KINDS])
     if diverged is not None:
         found.append(diverged)
     for name in ("goal", "bookings", "generated_slots", "domain_scores"):
