@@ -20,6 +20,7 @@ from todeval.benchmarks.booking.domains.language import (
     say,
     shared_values,
     spoken_time,
+    words,
 )
 from todeval.benchmarks.booking.domains.pack import cached_pack
 from todeval.benchmarks.booking.game import GameRules, play_episode
@@ -134,6 +135,40 @@ def test_the_pack_user_does_not_say_the_schema_values_word_for_word() -> None:
     assert read_slot(car.slots["fuel"], "petrol rather than diesel") == "petrol"
     assert read_slot(car.slots["fuel"], "not diesel but petrol") == "petrol"
     assert read_slot(car.slots["fuel"], "a diesel, please") == "diesel"
+
+
+def test_a_value_the_pack_has_another_word_for_is_never_said_as_spelled() -> None:
+    """As MultiWOZ's user always says "upmarket" or "somewhere central" where it has such a
+    wording: a value with an alias is said through one, a yes/no slot never with a bare "yes"
+    or "no" (a parrot finds "no" beside the slot's words), so the schema's strings a parrot
+    looks for are not in the user's words (issue 41)."""
+    pack = cached_pack(str(pack_folder("car-rental")))
+    for entity in pack.entities.values():
+        shared = shared_values(entity)
+        for slot in entity.slots.values():
+            for value in slot.values or []:
+                other_word = [a for a, v in slot.aliases.items() if v == value]
+                for seed in range(20):
+                    said = words(say(slot, value, shared, random.Random(seed)))
+                    if other_word:
+                        assert f" {value} " not in said, said
+                    if set(slot.values or ()) == {"yes", "no"}:
+                        assert " yes " not in said and " no " not in said, said
+
+
+@pytest.mark.parametrize("protocol", ["clemtodd", "strict"])
+def test_the_parrots_inform_nothing_on_the_pack(tmp_path: Path, protocol: str) -> None:
+    """The parrot that books when asked and the one that books every returned row meet no
+    car-rental goal (MultiWOZ's test goals: 1 of 117 and 0; docs/validation.md)."""
+    for i, system in enumerate(
+        ["adversary?strategy=parrot&book_when=asked&reply=booked",
+         "adversary?strategy=parrot&rows=5&book_when=every&reply=booked"]
+    ):  # fmt: skip
+        out = tmp_path / str(i)
+        argv = ["run", "booking", "--domain", "car-rental", "--system", system]
+        assert main([*argv, "--protocol", protocol, "--quiet", "--out", str(out)]) == 0
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["metrics"]["booking.inform"]["micro"]["value"] == 0.0, system
 
 
 @pytest.mark.parametrize("hhmm", ["00:00", "00:45", "08:05", "11:45", "12:00", "12:45", "23:45"])

@@ -74,7 +74,8 @@ def test_integer_slots_compare_as_numbers() -> None:
     [
         ("key: carid", "key: plate", "entities.car.key: 'plate' is not one of its slots"),
         ("data: cars.csv", "data: lorries.csv", "data file not found"),
-        ("values: [manual, automatic]", "values: [manual]", "row 1: transmission='automatic'"),
+        ("values: [manual, automatic]\n        aliases: {stick shift: manual, auto: automatic}",
+         "values: [manual]", "row 1: transmission='automatic'"),
         ("type: integer\n        operators", "type: time\n        operators", "is not a time"),
         ("pack: car-rental", "pack: Car Rental", "pack: a pack name is lower-case"),
         ("search_tool: searchcars", "search_tool: followup", "tool name 'followup' is taken"),
@@ -239,10 +240,10 @@ def test_an_extending_pack_needs_its_own_name_and_checked_values(
     for body, says in [
         ("entities: {}\n", "pack: a pack that extends another needs its own name"),
         ("pack: car-rental\n", "pack: a pack that extends another needs its own name"),
-        ("pack: v\nentities: {car: {slots: {transmission: {values: [manual]}}}}\n",
+        ("pack: v\nentities: {car: {slots: {transmission: {values: [manual], aliases: null}}}}\n",
          "row 1: transmission='automatic' is not one of its values"),
         ("pack: v\nentities: {car: {slots: {category: {values: [economy]}}}}\n",
-         "category.aliases: 'people carrier' -> 'van', not a value"),
+         "category.aliases: 'hatchback' -> 'compact', not a value"),
     ]:  # fmt: skip
         folder = tmp_path / f"v{len(list(tmp_path.iterdir()))}"
         with pytest.raises(BadInputError) as raised:

@@ -4,13 +4,15 @@ Both the pack agenda user and the pack rule system word a value from the slot's 
 alone. Plainly (:func:`say` without a random stream): a categorical or text value as it is
 spelled in the data ("suv", "castle lane car park"), a whole number with the last word of its
 description ("7 seats", "3 days"), a time as "at 09:30". The agenda user paraphrases, as
-MultiWOZ's user does (:func:`say` with its random stream, issue 41): a categorical value through
-one of the pack's aliases ("4x4" for suv), a yes/no slot through its description ("with covered
-parking", "without electric charging"), a value beside one it does not want ("petrol, not
-diesel"), a number in words ("seven seats"), a time as a person says it ("quarter past three in
-the afternoon"). Reading is the reverse: values and aliases matched as whole words unless
-negated ("not diesel"), yes/no slots by their description, numbers by their word in digits or
-words, times in ``HH:MM``, 12-hour or words. Nothing here knows a particular pack.
+MultiWOZ's user does (:func:`say` with its random stream, issue 41): a categorical value the
+pack has another word for always through one of its aliases ("4x4" for suv, "upmarket" for
+expensive: MultiWOZ's user always says its natural wording where it has one), a yes/no slot
+through its description and never a bare "yes" or "no" ("with covered parking", "without
+electric charging"), a value beside one it does not want ("petrol, not diesel"), a number in
+words ("seven seats"), a time as a person says it ("quarter past three in the afternoon").
+Reading is the reverse: values and aliases matched as whole words unless negated ("not diesel"),
+yes/no slots by their description, numbers by their word in digits or words, times in ``HH:MM``,
+12-hour or words. Nothing here knows a particular pack.
 """
 
 from __future__ import annotations
@@ -97,9 +99,13 @@ def _paraphrase(
     if set(slot.values or ()) == YES_NO and value in YES_NO:
         if value == "yes":
             return rng.choice([f"with {described}", f"with {described}, please"])
-        return rng.choice([f"without {described}", f"no {described}"])
+        # never the bare word "no" (a parrot finds it next to the slot's words): MultiWOZ's
+        # user says "without free parking", "that does not offer free parking"
+        return rng.choice([f"without {described}", f"without any {described}"])
+    # a value the pack has another word for is always said in that word, as MultiWOZ's user
+    # always says "upmarket", "somewhere central" where it has such a wording
     aliases = [a for a, v in slot.aliases.items() if v == value and f" {value} " not in words(a)]
-    said = rng.choice(aliases) if aliases and rng.random() < 0.8 else value
+    said = rng.choice(aliases) if aliases else value
     if value in shared:
         said = f"{described}: {said}"
     others = [v for v in slot.values or () if v != value and v not in shared]
@@ -205,7 +211,7 @@ def read_slot(
     described = _PARENS.sub("", slot.description)
     if set(slot.values or ()) == YES_NO:
         said = " ".join(words(described).split())
-        if re.search(rf" (without|no) {re.escape(said)} ", low):
+        if re.search(rf" (without(?: any)?|no) {re.escape(said)} ", low):
             return slot.normalise("no")
         if re.search(rf" with {re.escape(said)} ", low):
             return slot.normalise("yes")
