@@ -50,7 +50,8 @@ def rescore(
     """The booking scorer over a stored episode (see the module)."""
     rules: GameRules = run.shared
     protocol = get_protocol(rules.protocol, task.task_set)
-    env = episode_environment(task, EpisodeStreams(run.config.seed, task.task_id, record.trial))
+    streams = EpisodeStreams(run.config.seed, task.task_id, record.trial)
+    env = episode_environment(task, streams, rules.protocol)
     for event in record.events:
         if event.kind == "booking_request":
             domain = str(event.data.get("domain", ""))
