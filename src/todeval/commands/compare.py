@@ -230,7 +230,8 @@ def register(registry: Registry) -> None:
         "top",
         Command(
             "compare",
-            "compare runs with the first over their shared tasks (paired CIs and tests)",
+            "compare runs with the first over their shared tasks: a verdict on the primary metric, "
+            "paired CIs and tests",
             add_arguments,
             run,
         ),
