@@ -45,3 +45,11 @@ def test_a_privileged_player_and_a_stale_scorer_are_refused(tmp_path: Path) -> N
 
     verdict = verdict_of(edited(out, tmp_path, stale))
     assert any("scored by 0, the installed scorer is" in r for r in verdict.reasons)
+
+
+def test_a_whole_booking_run_is_verified_standard(tmp_path: Path) -> None:
+    # replayed in full: every episode's calls, the agenda user's turns, the scores
+    out = run("booking", {}, tmp_path / "full")
+    verdict = verdict_of(archive(out, tmp_path / "full.tar.gz"))
+    assert (verdict.status, verdict.standard, verdict.n_tasks) == ("verified", True, 117)
+    assert verdict.limits == []

@@ -531,11 +531,17 @@ def _replay(
 
 def verify_opened(opened: OpenedArchive) -> Verdict:
     """The verdict on an archive read by :func:`~.archive.open_archive`."""
+    import todeval
     from todeval.results.rescore import load_spec
 
     index = opened.index
     check = _Check(index)
     check.refuse(*opened.integrity)
+    if not opened.integrity:
+        check.verdict.checked.append(
+            f"{len(index.files)} files as prepared (SHA-256) with todeval "
+            f"{index.todeval_version}; verified with todeval {todeval.__version__}"
+        )
     store = RunDirectory(opened.run_dir)
     if not store.exists():
         raise BadInputError("the archive holds no run manifest (run/manifest.json)")
