@@ -407,8 +407,10 @@ def _roles(check: _Check, manifest: Manifest) -> None:
 
 
 def _scorer(check: _Check, spec: Any, records: Sequence[EpisodeRecord]) -> bool:
+    from todeval.results.rescore import shown_version
+
     installed = getattr(spec, "scorer_version", None)
-    versions = sorted({str(r.scorer_version) for r in records})
+    versions = sorted({shown_version(r.scorer_version) for r in records})
     if installed is None:
         check.verdict.limits.append("scorer version: the benchmark declares none")
         return True
