@@ -10,9 +10,11 @@ chromedriver or selenium fails these tests instead of skipping them.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -20,12 +22,14 @@ from tests.report.helpers import browser_session, css, rule_run, run_cli, wait
 from tests.report.layout import (
     overflowing,
     overlapping_labels,
+    sideways_tables,
     wilson_mismatches,
     wrapped_numbers,
 )
 from todeval.report import build_html, load_inputs
 
 WIDTHS = (1400, 800)
+BOOKING = "booking-test-rule-agenda-s0-a-long-run-name"  # as long as the default names get
 
 
 @pytest.fixture(scope="module")
@@ -34,14 +38,19 @@ def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """clarq (oracle seeker, 60 tasks: many task types), booking (rule), bargain (keyword)."""
+def report(tmp_path_factory: pytest.TempPathFactory, runs: dict[str, Path]) -> Path:
+    """clarq (oracle seeker, 60 tasks: many task types), booking (rule on 10 tasks, beside
+    a rule and a priced LLM system on all 117 under long run names: a board with a size flag,
+    a model in a role cell, cost and a Who failed row each), bargain (keyword)."""
     base = tmp_path_factory.mktemp("layout-runs")
+    long_names = [base / f"booking-test-{name}-s0-long-name" for name in ("rule-corpus", "mono")]
+    shutil.copytree(runs["corpus"], long_names[0])
+    shutil.copytree(runs["llm"], long_names[1])
     quiet = ("--quiet",)
     run_cli(
         "run", "clarq", "--seeker", "oracle", "--limit", "60", "--out", str(base / "clarq"), *quiet
     )
-    rule_run(base / "booking", "--limit", "10")
+    rule_run(base / BOOKING, "--limit", "10")
     run_cli(
         "run",
         "bargain",
@@ -53,7 +62,8 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
         str(base / "bargain"),
         *quiet,
     )
-    inputs = load_inputs([base / "clarq", base / "booking", base / "bargain"], transcripts="all")
+    paths = [base / "clarq", base / BOOKING, *long_names, base / "bargain"]
+    inputs = load_inputs(paths, transcripts=20)
     out = base / "report.html"
     out.write_text(build_html(inputs), encoding="utf-8")
     return out
@@ -71,6 +81,9 @@ def _show(driver: Any, selector: str, path: Path) -> None:
     element = css(driver, selector)[0]
     driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", element)
     driver.save_screenshot(str(path))
+
+
+_SHOWN = "return document.documentElement.dataset.episode"
 
 
 def _open_episode(driver: Any, run: str) -> str:
@@ -96,6 +109,8 @@ def test_report_layout_at_width(driver: Any, report: Path, tmp_path: Path, width
     assert css(driver, "#groups-clarq")
     assert overflowing(driver) == []
     assert overlapping_labels(driver) == []
+    if width == 1400:  # no table to scroll sideways (the board, who failed, usage, ...)
+        assert sideways_tables(driver) == []
     _show(driver, "#groups", tmp_path / f"groups-{width}.png")
 
     # bargain's macro F1 is label-macro: its per-depth table says so (not "mean over depths")
@@ -103,8 +118,9 @@ def test_report_layout_at_width(driver: Any, report: Path, tmp_path: Path, width
     assert "mean over labels (not over depths)" in bargain.text
     assert "mean over depths" not in bargain.text and "label-macro" in bargain.text
 
-    # costs all $0: one line instead of a figure
-    assert css(driver, "svg[id^='fig-scatter-']") == []
+    # costs all $0 (clarq, bargain): one line instead of a figure; booking's priced run: one
+    scatters = [e.get_attribute("id") for e in css(driver, "svg[id^='fig-scatter-']")]
+    assert scatters == ["fig-scatter-booking"]
     line = css(driver, "#cost-zero")
     assert line and "costs are all $0" in line[0].text.lower() and "offline" in line[0].text
     _show(driver, "#leaderboard", tmp_path / f"top-{width}.png")
@@ -114,11 +130,22 @@ def test_report_layout_at_width(driver: Any, report: Path, tmp_path: Path, width
     assert marked >= 3 and plain >= 1 and bad == []
 
     # transcripts: every metric value on one line, inside its box
-    for run in ("clarq", "booking", "bargain"):
-        _open_episode(driver, run)
+    for run in ("clarq", BOOKING, "bargain"):
+        key = _open_episode(driver, run)
         n, wrapped = wrapped_numbers(driver)
         assert n >= 3 and wrapped == [], (run, wrapped)
         assert overflowing(driver) == []
         _show(driver, "#ep-detail", tmp_path / f"transcript-{run}-{width}.png")
+        # the same episode on its own page (#ep=), every event opened: nothing sideways
+        _open(driver, f"{report.as_uri()}#ep={quote(key, safe='')}", width)
+        wait(driver, lambda d, key=key: d.execute_script(_SHOWN) == key)
+        driver.execute_script("document.getElementById('ep-expand').click()")
+        assert css(driver, "#ep-score") and css(driver, "#ep-timeline .turn-block")
+        n, wrapped = wrapped_numbers(driver)
+        assert n >= 3 and wrapped == [], (run, wrapped)
+        assert overflowing(driver) == []
+        if width == 1400:
+            assert sideways_tables(driver) == []
+        driver.save_screenshot(str(tmp_path / f"page-{run}-{width}.png"))
     for png in tmp_path.glob("*.png"):
         assert png.stat().st_size > 5000, png
