@@ -119,6 +119,11 @@ def test_a_family_declaration_is_checked() -> None:
                         space={"a": (1,)}, play="m:f")  # fmt: skip
     with pytest.raises(ValidationError, match="named twice"):
         ControlSuite(name="s", controls=(), adversaries=(family(), family()))
+    base = {"name": "x", "description": "", "metric": "m", "high": 0.1, "space": {"a": (1,)}}
+    for who in ({}, {"seat": "guesser"}, {"play": "m:f", "seat": "s", "player": "p"}):
+        with pytest.raises(ValidationError, match="give play, or seat and player"):
+            AdversaryFamily.model_validate({**base, **who})
+    assert AdversaryFamily.model_validate({**base, "seat": "s", "player": "p"}).play is None
 
 
 def test_player_parameters_ride_in_the_players_name() -> None:

@@ -114,19 +114,45 @@ async def json_reply(
     )
 
 
+def object_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` as it is, or for ``{field: type}`` (``int``, ``float``, ``str``, ``bool``) the
+    JSON schema of an object with exactly those fields."""
+    names = {int: "integer", float: "number", str: "string", bool: "boolean"}
+    if not schema or not all(isinstance(v, type) and v in names for v in schema.values()):
+        return schema
+    return {
+        "type": "object",
+        "properties": {key: {"type": names[value]} for key, value in schema.items()},
+        "required": list(schema),
+        "additionalProperties": False,
+    }
+
+
 class JsonChat:
     """A model conversation whose every reply must be a JSON object of one schema: the user
     turns are the benchmark's prompt templates, filled in (``say``); ``ask`` makes one
     accounted call (:func:`json_reply`) and keeps the reply in the history."""
 
-    def __init__(self, options: Any, schema: dict[str, Any], *, player: str, flag: str) -> None:
+    def __init__(
+        self,
+        options: Any,
+        schema: dict[str, Any],
+        *,
+        player: str | None = None,
+        flag: str | None = None,
+    ) -> None:
         """``options`` is the player's :class:`~todeval.dialogue.participants.PlayerOptions`;
-        ``player`` and ``flag`` name the player and the option that gives it a model (for the
-        usage error when it has none)."""
-        self.model: Backend = options.require_model(player, flag)
+        ``schema`` a JSON schema, or ``{field: type}`` for an object of exactly those fields
+        (:func:`object_schema`); ``player`` and ``flag`` name the player and the option that
+        gives it a model, for the usage error when it has none (default: ``llm ROLE`` and
+        ``--ROLE-model``)."""
+        role = options.role
+        self.model: Backend = options.require_model(
+            player or f"llm {role}", flag or f"--{role}-model"
+        )
         self.prompts = options.require_prompts()
         self.sampling = Sampling(options.constrained, options.temperature, options.max_tokens)
-        self.checker = ReplyChecker(schema)
+        self.checker = ReplyChecker(object_schema(schema))
         self.role: str = options.role
         self.messages: list[ChatMessage] = []
 

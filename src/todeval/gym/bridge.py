@@ -20,7 +20,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from todeval.core.records import CallUsage
 from todeval.dialogue.participants import output_type
+from todeval.dialogue.reply import JsonReply
 
 CHANNEL: contextvars.ContextVar[Channel | None] = contextvars.ContextVar(
     "todeval_gym_channel", default=None
@@ -39,7 +41,10 @@ class Channel:
     output: type[Any] | None
     """The role's output type (a pydantic model is read from the action's JSON)."""
     reader: Callable[[str], Any] | None = None
-    """The role's own reading of an action (``Role.action``), when it declares one."""
+    """The role's own reading of an action (``Role.action``), when it declares one: a text it
+    cannot read (a ``ValueError``, as ``int`` raises) is the role's unreadable reply, a
+    :class:`~todeval.dialogue.reply.JsonReply` with the error (a format violation)."""
+    role: str = ""
     seen: queue.Queue[tuple[str, Any]] = field(default_factory=queue.Queue)
     actions: queue.Queue[str | None] = field(default_factory=queue.Queue)
     view: Any = None
@@ -50,7 +55,11 @@ class Channel:
         """The role's output from an action: its model from JSON (plain text where the model
         has a ``text`` field and the action is no JSON object), or the text itself."""
         if self.reader is not None:
-            return self.reader(action)
+            try:
+                return self.reader(action)
+            except ValueError as exc:
+                usage = CallUsage(role=self.role)
+                return JsonReply(format_error=f"unreadable action: {exc}", raw=action, usage=usage)
         model = self.output
         if model is None or not (isinstance(model, type) and issubclass(model, BaseModel)):
             return action

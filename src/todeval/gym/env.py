@@ -141,7 +141,7 @@ class AgentEnv(gymnasium.Env[str, str]):
         self._stop()
         job = self._job(options or {})
         self._task = self.plan.context.tasks.get(job.task_id) if self.plan.context else None
-        channel = Channel(self._output, reader=self.role.role.action)
+        channel = Channel(self._output, reader=self.role.role.action, role=self.role.name)
         self._channel, self._done = channel, False
 
         def play() -> None:

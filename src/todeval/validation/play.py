@@ -34,4 +34,15 @@ def play_run(job: AdversaryJob, config: Mapping[str, Any]) -> Summary:
     return result.summary
 
 
-__all__ = ["play_run"]
+def play_seat(job: AdversaryJob) -> Summary:
+    """A point of a family that names ``seat`` and ``player``: a default run of the benchmark
+    with the player, the point's parameters on its name (``NAME?key=value``), in the seat."""
+    from todeval.dialogue.participants import with_params
+
+    family = job.family
+    if family.seat is None or family.player is None:
+        raise ValueError(f"family {family.name!r} names no seat and player")
+    return play_run(job, {family.seat: with_params(family.player, job.params)})
+
+
+__all__ = ["play_run", "play_seat"]

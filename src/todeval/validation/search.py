@@ -39,9 +39,12 @@ class AdversaryFamily(BaseModel):
 
     ``play`` is ``"module:function"`` with ``function(job: AdversaryJob) -> Summary``: it plays
     the agent ``job.params`` describes (one choice per parameter of ``space``) on the
-    benchmark's tasks, usually through :func:`play_run`. ``space`` lists each parameter's
-    choices *in order*: the hill climb moves a parameter to the choice before or after its
-    current one, so put choices where neighbours are alike (1, 2, 4, 8 questions a turn)."""
+    benchmark's tasks, usually through :func:`play_run`. A family whose agents are one player
+    with the point's parameters, in an otherwise default run, names ``seat`` (the config field
+    of the role) and ``player`` instead (played by :func:`todeval.validation.play.play_seat`).
+    ``space`` lists each parameter's choices *in order*: the hill climb moves a parameter to the
+    choice before or after its current one, so put choices where neighbours are alike (1, 2, 4,
+    8 questions a turn)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -54,7 +57,11 @@ class AdversaryFamily(BaseModel):
         description="the floor band's upper end: the best agent must stay at or below"
     )
     space: Mapping[str, tuple[Any, ...]] = Field(description="each parameter's choices, in order")
-    play: str = Field(description="'module:function' playing one point: (AdversaryJob) -> Summary")
+    play: str | None = Field(
+        None, description="'module:function' playing one point: (AdversaryJob) -> Summary"
+    )
+    seat: str | None = Field(None, description="or: the config field the family's player plays")
+    player: str | None = Field(None, description="and that player (its name takes the point)")
     group: str = Field("", description="a variant the family belongs to (en, strict, ...)")
     benchmark: str | None = Field(None, description="the benchmark it plays (default: suite)")
     budget: int = Field(400, ge=1, description="episodes to spend when validate gives no --budget")
@@ -71,7 +78,9 @@ class AdversaryFamily(BaseModel):
             raise ValueError(f"family {self.name!r}: parameter {empty[0]!r} has no choices")
         if self.low > self.high:
             raise ValueError(f"family {self.name!r}: band [{self.low}, {self.high}] is empty")
-        if ":" not in self.play:
+        if (self.play is None) == (self.seat is None or self.player is None):
+            raise ValueError(f"family {self.name!r}: give play, or seat and player")
+        if self.play is not None and ":" not in self.play:
             raise ValueError(f"family {self.name!r}: play {self.play!r} needs 'module:function'")
         return self
 
@@ -298,7 +307,7 @@ def run_family(
 
     def evaluate(params: Params) -> Trial:
         function: Callable[[AdversaryJob], Summary] = load_reference(  # type: ignore[assignment]
-            family.play, what="adversary play function"
+            family.play or "todeval.validation.play:play_seat", what="adversary play function"
         )
         job = AdversaryJob(
             family=family,

@@ -17,8 +17,6 @@ import todeval.author as td
 if TYPE_CHECKING:
     from todeval_toy.game import Game, Guess
 
-GUESSER = "todeval_toy.adversaries:BlindGuesser"
-
 
 class BlindGuesser:
     """From the low end, the middle or the high end, ``step`` at a time up or down (wrapping
@@ -42,11 +40,6 @@ class BlindGuesser:
         return guess
 
 
-def play(job: td.AdversaryJob) -> td.Summary:
-    """One blind guesser, played as an ordinary run of the toy."""
-    return td.play_run(job, {"guesser": td.with_params(GUESSER, job.params)})
-
-
 FAMILY = td.AdversaryFamily(
     name="blind",
     description="guessers that never read the answers: start, step and direction searched",
@@ -57,6 +50,7 @@ FAMILY = td.AdversaryFamily(
         "step": (1, 2, 3, 5, 8, 13),
         "direction": ("up", "down"),
     },
-    play="todeval_toy.adversaries:play",
+    seat="guesser",  # each point: a toy run with this guesser, the point on its name
+    player="todeval_toy.adversaries:BlindGuesser",
     budget=300,
 )

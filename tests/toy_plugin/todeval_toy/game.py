@@ -4,10 +4,9 @@ guesses and hears "higher", "lower" or "correct". Tasks, players, one episode, t
 from __future__ import annotations
 
 import hashlib
-import math
 import random
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import Literal
 
 from todeval_toy.adversaries import FAMILY
 
@@ -37,7 +36,7 @@ def load_tasks(config: ToyConfig | None = None) -> list[Task]:
     """30 tasks, 10 per range size; each secret is a hash of its task id."""
     ids = [(n, f"n{n}-{i:02d}") for n in (10, 100, 1000) for i in range(10)]
     secret = {i: int.from_bytes(hashlib.sha256(i.encode()).digest()[:4], "big") for _, i in ids}
-    return [Task(i, f"n{n}", n, secret[i] % n + 1, math.ceil(math.log2(n)) + 1) for n, i in ids]
+    return [Task(i, f"n{n}", n, secret[i] % n + 1, n.bit_length() + 1) for n, i in ids]
 
 
 @dataclass(frozen=True)
@@ -124,11 +123,8 @@ class Oracle:
 class LLMGuesser:
     """A model answering ``{"guess": n}``; its prompts are the templates guesser and answer."""
 
-    SCHEMA: ClassVar = {"type": "object", "properties": {"guess": {"type": "integer"}},
-                        "required": ["guess"], "additionalProperties": False}  # fmt: skip
-
     def __init__(self, options: td.PlayerOptions) -> None:
-        self.chat = td.JsonChat(options, self.SCHEMA, player="llm guesser", flag="--guesser-model")
+        self.chat = td.JsonChat(options, {"guess": int})  # "llm guesser needs --guesser-model"
 
     async def start(self, game: Game) -> None:
         self.chat.say("guesser", low=game.low, high=game.high, max_guesses=game.max_guesses)
@@ -166,20 +162,7 @@ class HumanGuesser:
 GUESSERS = {n: f"todeval_toy.game:{c}" for n, c in [
     ("bisect", "Bisect"), ("random", "RandomGuess"), ("llm", "LLMGuesser"),
     ("human", "HumanGuesser"), ("repeat", "Repeat"), ("oracle", "Oracle")]}  # fmt: skip
-
-
-def read_guess(action: str) -> Guess:
-    """A policy's action as a guess (todeval.gym): a whole number, or a reply that holds none."""
-    try:
-        return int(action.strip())
-    except ValueError:
-        usage = td.CallUsage(role="guesser")
-        return td.JsonReply(format_error="not a whole number", raw=action, usage=usage)
-
-
-GUESSER = td.Role(
-    "guesser", "guesser", object, GUESSERS, view=lambda full: full.game, action=read_guess
-)
+GUESSER = td.Role("guesser", "guesser", object, GUESSERS, view=lambda full: full.game, action=int)
 HOSTS = {"rule": "todeval_toy.game:RuleHost", "vague": "todeval_toy.game:VagueHost"}
 HOST = td.Role("host", "host", object, HOSTS, view=lambda task: task)  # the host holds the secret
 
@@ -219,12 +202,9 @@ def rescore(run: td.RunContext[ToyConfig, Task], task: Task, record: td.EpisodeR
             ) -> td.Rescored:  # fmt: skip
     """The toy's scorer over a stored episode: found when the host's last answer is "correct"."""
     answers = [e.data["answer"] for e in record.events if e.kind == "answer"]
-    found = bool(answers) and answers[-1] == "correct"
     guesses = sum(1 for e in record.events if e.kind == "guess")
-    return td.Rescored(
-        metrics={"toy.success": float(found), "toy.guesses": float(guesses)},
-        labels={"ending": record.termination or ""},
-    )
+    metrics = {"toy.success": float(answers[-1:] == ["correct"]), "toy.guesses": float(guesses)}
+    return td.Rescored(metrics, labels={"ending": record.termination or ""})
 
 
 ENDINGS = [("done", "found", "#1b7837"), ("turn_cap", "out of guesses", "#c51b7d"),
@@ -253,20 +233,10 @@ CONTROLS = [td.Control(name=n, kind=k, description=d, metric="toy.success", low=
     ("bisect", "ceiling", "binary search: always within the cap", 1.0, 1.0),
     ("oracle", "ceiling", "privileged: handed the secret", 1.0, 1.0)]]  # fmt: skip
 SPEC = td.BenchmarkSpec(
-    name="toy",
-    reference="todeval_toy.game:SPEC",
-    config=ToyConfig,
+    name="toy", reference="todeval_toy.game:SPEC", config=ToyConfig,
     tasks=td.Tasks(load_tasks, set_name=lambda config: "numbers"),
-    roles=(
-        td.RoleSpec("guesser", GUESSER, player_key="guesser", model_key="guesser_model"),
-        td.RoleSpec("host", HOST, player_key="host"),
-    ),
-    episode=play,
-    profile=PROFILE,
-    controls=CONTROLS,
-    adversaries=(FAMILY,),
-    prompts="todeval_toy",
-    protocols=("standard", "strict"),
-    scorer_version="1",
-    rescore=rescore,
-)
+    roles=(td.RoleSpec("guesser", GUESSER, player_key="guesser", model_key="guesser_model"),
+           td.RoleSpec("host", HOST, player_key="host")),
+    episode=play, rescore=rescore, scorer_version="1", protocols=("standard", "strict"),
+    profile=PROFILE, controls=CONTROLS, adversaries=(FAMILY,), prompts="todeval_toy",
+)  # fmt: skip
