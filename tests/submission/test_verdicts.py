@@ -53,3 +53,20 @@ def test_a_whole_booking_run_is_verified_standard(tmp_path: Path) -> None:
     verdict = verdict_of(archive(out, tmp_path / "full.tar.gz"))
     assert (verdict.status, verdict.standard, verdict.n_tasks) == ("verified", True, 117)
     assert verdict.limits == []
+
+
+def test_the_manifest_cannot_hide_a_control_or_claim_a_sandbox(tmp_path: Path) -> None:
+    import json
+
+    out = run("clarq", {"seeker": "oracle", "limit": 2}, tmp_path / "oracle")
+
+    def unprivileged(folder: Path) -> None:
+        path = folder / "manifest.json"
+        manifest = json.loads(path.read_text("utf-8"))
+        manifest["roles"]["seeker"].update(privileged=False, channel="isolated")
+        path.write_text(json.dumps(manifest), encoding="utf-8")
+
+    verdict = verdict_of(edited(out, tmp_path, files=unprivileged))
+    text = "\n".join(verdict.reasons)
+    assert "role seeker is played by oracle, a privileged player" in text
+    assert "the manifest says it ran isolated, but its player oracle runs built-in" in text

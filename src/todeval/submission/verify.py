@@ -377,8 +377,9 @@ def _options(check: _Check, spec: Any, cfg: Any, manifest: Manifest) -> None:
     if getattr(cfg, "prompt_overrides", None):
         check.custom("prompt templates overridden (--prompts)")
     exempt = set(RUN_KEYS)
-    for role in manifest.roles.values():
-        exempt.update(role.config_keys)
+    for role in spec.roles:  # who plays each role (the installed spec's word, not the run's)
+        seat = (role.agent.url_key, role.agent.channel_key) if role.agent is not None else ()
+        exempt.update(k for k in (role.player_key, role.model_key, *role.identity_keys, *seat) if k)
     replay = getattr(spec, "replay", None)
     if replay is not None:
         exempt.update(replay.set_keys)
@@ -390,12 +391,49 @@ def _options(check: _Check, spec: Any, cfg: Any, manifest: Manifest) -> None:
             check.custom(f"option {name} = {value!r} (standard: {default!r})")
 
 
-def _roles(check: _Check, manifest: Manifest) -> None:
-    for name, role in manifest.roles.items():
-        if role.privileged:
+def _played(role: Any, cfg: Any) -> tuple[bool | None, frozenset[str]]:
+    """(privileged, the channels it can have run through) of a role's player as the config
+    names it: a built-in is looked up in the installed package; a ``package.module:Class`` is
+    not imported (its code is the submitter's): its flag is unknown (``None``)."""
+    from todeval.core.imports import is_reference
+    from todeval.dialogue.participants import split_params
+
+    chosen = role.chosen(cfg)
+    try:
+        base = split_params(chosen)[0]
+    except TodevalError:
+        return None, frozenset()
+    if role.agent is not None and base == "agent":
+        return False, frozenset({"endpoint"})
+    if base in role.role.builtins:
+        try:
+            return bool(role.role.resolve(chosen).privileged), frozenset({"built-in"})
+        except (TodevalError, ImportError):
+            return None, frozenset({"built-in"})
+    if is_reference(base):
+        return None, frozenset({"in-process", "isolated"})
+    return None, frozenset()
+
+
+def _roles(check: _Check, spec: Any, cfg: Any, manifest: Manifest) -> None:
+    """No privileged player, and channels the config allows: the installed package says which
+    built-in players are controls and how each player can have run (the manifest is the
+    submitter's word)."""
+    for r in spec.roles:
+        if r.role is None:
+            continue
+        recorded = manifest.roles.get(r.name)
+        privileged, channels = _played(r, cfg)
+        if privileged or (recorded is not None and recorded.privileged):
             check.refuse(
-                f"role {name} is played by {role.player}, a privileged player (a control "
+                f"role {r.name} is played by {r.chosen(cfg)}, a privileged player (a control "
                 "handed the answer key): never ranked"
+            )
+        channel = recorded.channel if recorded is not None else None
+        if channels and channel is not None and channel not in channels:
+            check.refuse(
+                f"role {r.name}: the manifest says it ran {channel}, but its player "
+                f"{r.chosen(cfg)} runs {' or '.join(sorted(channels))}"
             )
     subject = _subject(manifest.benchmark, manifest.roles)
     if subject is not None:
@@ -567,7 +605,7 @@ def verify_opened(opened: OpenedArchive) -> Verdict:
         first = exc.errors()[0]
         check.refuse(f"config: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}")
         return check.done()
-    _roles(check, manifest)
+    _roles(check, spec, cfg, manifest)
     _options(check, spec, cfg, manifest)
     files = _run_files(opened.run_dir)
     if _scorer(check, spec, records):
