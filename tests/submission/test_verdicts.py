@@ -70,3 +70,25 @@ def test_the_manifest_cannot_hide_a_control_or_claim_a_sandbox(tmp_path: Path) -
     text = "\n".join(verdict.reasons)
     assert "role seeker is played by oracle, a privileged player" in text
     assert "the manifest says it ran isolated, but its player oracle runs built-in" in text
+
+
+def test_an_edited_config_or_seed_is_refused(tmp_path: Path) -> None:
+    import json
+
+    out = run("booking", {"limit": 2}, tmp_path / "b")
+
+    def config(folder: Path) -> None:
+        path = folder / "manifest.json"
+        manifest = json.loads(path.read_text("utf-8"))
+        manifest["config"]["max_turns"] = 30
+        path.write_text(json.dumps(manifest), encoding="utf-8")
+
+    verdict = verdict_of(edited(out, tmp_path, files=config))
+    assert "the run's config is not the one its config hash was made from" in verdict.reasons
+
+    def reseed(records: list[Record]) -> list[Record]:
+        records[0]["seed"] += 1
+        return records
+
+    verdict = verdict_of(edited(out, tmp_path, reseed))
+    assert any("is not the one the run's seed gives" in r for r in verdict.reasons)

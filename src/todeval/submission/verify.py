@@ -342,7 +342,10 @@ def _episodes(
     records: Sequence[EpisodeRecord],
     ids: Sequence[str],
     trials: int,
+    seed: int,
 ) -> None:
+    from todeval.dialogue.episode import EpisodeStreams
+
     expected = {(i, t) for i in ids for t in range(trials)}
     have = Counter(r.key for r in records)
     missing = sorted(expected - set(have))
@@ -359,6 +362,12 @@ def _episodes(
             )
         )
     check.refuse(*_capped(_duplicates(store), "repeated episodes"))
+    reseeded = [
+        f"episode {r.episode_id}: its seed {r.seed} is not the one the run's seed gives"
+        for r in records
+        if r.key in expected and r.seed != EpisodeStreams(seed, r.task_id, r.trial).seed
+    ]
+    check.refuse(*_capped(reseeded, "episodes with another seed"))
     retry = [r.episode_id for r in records if not r.outcome.counts_in_metrics]
     if retry:
         check.refuse(
@@ -588,8 +597,12 @@ def verify_opened(opened: OpenedArchive) -> Verdict:
     manifest, summary, records = _read_run(store)
     if manifest.benchmark != index.benchmark:
         check.refuse(f"the index names {index.benchmark}, the run {manifest.benchmark}")
+    from todeval.runner.plan import config_hash
+
     if manifest.config_hash != index.config_hash:
         check.refuse("the run's config hash is not the one the index lists")
+    if config_hash(manifest.config) != manifest.config_hash:
+        check.refuse("the run's config is not the one its config hash was made from")
     if not records:
         raise BadInputError("the archive's run has no episodes")
     if summary is None:
@@ -615,7 +628,7 @@ def verify_opened(opened: OpenedArchive) -> Verdict:
         return check.done()
     context, ids = planned
     try:
-        _episodes(check, store, records, ids, cfg.trials)
+        _episodes(check, store, records, ids, cfg.trials, cfg.seed)
         _replay(check, spec, context, files, records, summary)
     finally:
         _close(context)
