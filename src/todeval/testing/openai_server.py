@@ -1,6 +1,7 @@
 """A small OpenAI-compatible chat server with scripted replies and injected faults.
 
-Run it as its own process; it prints its port on the first line of stdout::
+Run it as its own process; it prints its port on the first line of stdout (and a ``ready``
+line with its URL on stderr)::
 
     python -m todeval.testing.openai_server --port 0 --script replies.json --error-429 0.1
 
@@ -440,7 +441,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
     server = make_server(config, args.host, args.port)
-    print(server.server_address[1], flush=True)
+    port = server.server_address[1]
+    print(port, flush=True)  # the first line of stdout: what ServerProcess reads
+    print(f"ready http://{args.host}:{port}/v1 (Ctrl-C stops it)", file=sys.stderr, flush=True)
     serve_until_interrupted(server)
     return 0
 
