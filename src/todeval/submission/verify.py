@@ -517,6 +517,16 @@ def _metrics(check: _Check, run_dir: Path, records: Sequence[EpisodeRecord]) -> 
                     f"summary: {name} {was.micro.value} (n {was.micro.n}) stored, "
                     f"{m.micro.value} (n {m.micro.n}) re-computed"
                 )
+            elif (was.macro is None) != (m.macro is None) or (
+                was.macro is not None
+                and m.macro is not None
+                and not _near(was.macro.value, m.macro.value)
+            ):
+                old_macro = was.macro.value if was.macro is not None else None
+                new_macro = m.macro.value if m.macro is not None else None
+                problems.append(
+                    f"summary: {name} macro {old_macro} stored, {new_macro} re-computed"
+                )
     if problems:
         check.refuse(*_capped(problems, "metric differences"))
     else:
