@@ -133,7 +133,8 @@ def test_a_changed_goal_value_is_refused(booking_run: Path, tmp_path: Path) -> N
         goal[domain]["info"][slot] = "changed"
         return records
 
-    _refused(edited(booking_run, tmp_path, edit), "goal.")
+    reasons = _refused(edited(booking_run, tmp_path, edit), "goal.")
+    assert any(" turn " in line and "goal." in line for line in reasons), reasons
 
 
 def test_an_archive_edited_after_prepare_is_refused(booking_run: Path, tmp_path: Path) -> None:

@@ -150,6 +150,18 @@ def _responses(events: Sequence[Event]) -> tuple[list[SystemOutput], list[Event]
     return responses, items
 
 
+def _scored_in(events: Sequence[Event], path: str) -> int | None:
+    """The turn a detail of a domain (``goal.hotel.info...``) is scored at: the domain's last
+    booking call, else the dialogue's last turn."""
+    domain = path.split(".")[1].split(":")[0] if "." in path else ""
+    turns = [
+        e.turn for e in events if e.kind == "booking_request" and e.data.get("domain") == domain
+    ]
+    if turns:
+        return turns[-1]
+    return events[-1].turn if events else None
+
+
 async def _replay_episode(
     context: Any, task: BookingTask, record: EpisodeRecord, users: Any
 ) -> list[Mismatch]:
@@ -182,7 +194,7 @@ async def _replay_episode(
         if name in record.details or name in again.details:
             what = first_difference(record.details.get(name), again.details.get(name), name)
             if what:
-                found.append(Mismatch(what))
+                found.append(Mismatch(what, _scored_in(events, what)))
     if found:
         return found
     if (record.outcome, record.reason) != (again.outcome, again.reason):
