@@ -6,6 +6,7 @@ import asyncio
 import os
 from typing import Any
 
+from todeval.benchmarks.booking.db import ORIGINAL_NAMES
 from todeval.benchmarks.booking.messages import (
     Observation,
     SystemContext,
@@ -54,7 +55,9 @@ class OracleSystem:
     """Books the goal's venue straight from the DB: a 'perfect system' for runner tests.
 
     It peeks at nothing but the DB: it books the first row matching what the user's single
-    scripted message contains (the tests' OracleUser sends the goal as JSON).
+    scripted message contains (the tests' OracleUser sends the goal as JSON, worked out on
+    todeval's database). Under ``clemtodd`` (the context queues calls) the game master books in
+    the original's database, so a name is given as that database spells it.
     """
 
     async def start(self, context: SystemContext) -> None:
@@ -78,6 +81,8 @@ class OracleSystem:
             )
         if self.pending:
             domain, args = self.pending.pop(0)
+            if self.context.queues_calls and "name" in args:
+                args = {**args, "name": ORIGINAL_NAMES.get(args["name"], args["name"])}
             return SystemOutput(tool_call=ToolCall(name=tools[domain], arguments=args))
         return SystemOutput(tool_call=ToolCall(name="followup", arguments={"message": "booked"}))
 
