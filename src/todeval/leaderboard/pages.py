@@ -69,7 +69,8 @@ table.lb td .desc { display: block; color: var(--muted); font-size: 12px; max-wi
 table.lb td.badges .badge { display: inline-block; margin: 0 4px 3px 0; white-space: nowrap; }
 details.verdict { margin: 4px 0; }
 details.verdict pre { white-space: pre-wrap; font-size: 12px; margin: 4px 0 10px 16px; }
-table.lb td.agent { max-width: 16em; overflow-wrap: anywhere; }
+table.lb.site thead th { white-space: normal; vertical-align: bottom; }
+table.lb td.agent { max-width: 14em; }
 ul.reasons { margin: 0; padding-left: 18px; }
 """
 
@@ -228,6 +229,14 @@ def _latency(sub: Submission) -> Markup:
     return el("td", {"class": "num"}, *parts)
 
 
+def _breakable(name: str) -> list[object]:
+    """A long ``package.module:Class`` name, breakable after each dot and colon."""
+    out: list[object] = []
+    for part in re.split(r"(?<=[.:])", name):
+        out += [part, void("wbr")]
+    return out[:-1]
+
+
 def _row(sb: SiteBoard, row: Row) -> Markup:
     board, sub = sb.board, sb.submissions[row.key]
     verdict = sub.verdict
@@ -243,32 +252,39 @@ def _row(sb: SiteBoard, row: Row) -> Markup:
     described = verdict.system.description + (
         f" ({verdict.system.model})" if verdict.system.model else ""
     )
+    transcripts = link(f"{report_file(sub)}#transcripts", "transcripts", cls="transcripts")
     name = el(
         "td",
         {"class": "txt name"},
         link(report_file(sub), sub.id),
         el("span", {"class": "desc"}, described),
+        el("span", {"class": "desc"}, transcripts),
     )
-    agent = el("td", {"class": "txt agent"}, verdict.player or "–")
+    agent = el("td", {"class": "txt agent"}, *_breakable(verdict.player or "–"))
     cells = [rank, name, agent, el("td", {"class": "txt badges"}, badges(verdict))]
-    cells.append(el("td", {"class": "num"}, f"{verdict.n_tasks} × {verdict.trials}"))
-    cells.append(el("td", {"class": "num"}, str(row.n)))
+    cells.append(
+        el(
+            "td",
+            {"class": "num"},
+            el("span", {"class": "v"}, f"{verdict.n_tasks} × {verdict.trials}"),
+            el("span", {"class": "ci"}, f"n = {row.n}"),
+        )
+    )
     cells += [_estimate(row.cells.get(c.key), c.kind) for c in profile.columns]
     if profile.cost:
         cells.append(el("td", {"class": "num"}, usd(row.cost_per_dialogue)))
     cells.append(_latency(sub))
-    cells.append(el("td", {"class": "txt"}, link(f"{report_file(sub)}#transcripts", "transcripts")))
     return el("tr", {"data-submission": sub.id}, *cells)
 
 
 def board_table(sb: SiteBoard) -> Markup:
     board, profile = sb.board, sb.board.profile
-    heads = ["Rank", "Submission", "Agent", "Verification", "Tasks × trials", "n"]
+    heads = ["Rank", "Submission", "Agent", "Verification", "Tasks × trials"]
     heads += [_heading(profile, c.metric, c.heading) for c in profile.columns]
     if profile.cost:
         heads.append("Cost / dialogue")
-    heads += ["Time / dialogue", "Transcripts"]
-    text = {"Submission", "Agent", "Verification", "Transcripts"}
+    heads.append("Time / dialogue")
+    text = {"Submission", "Agent", "Verification"}
     head = el(
         "tr",
         None,
@@ -283,7 +299,7 @@ def board_table(sb: SiteBoard) -> Markup:
     rows = [_row(sb, r) for r in board.rows]
     table = el(
         "table",
-        {"class": "lb", "id": f"board-{sb.id}"},
+        {"class": "lb site", "id": f"board-{sb.id}"},
         caption,
         el("thead", None, head),
         el("tbody", None, *rows),
