@@ -3,6 +3,10 @@
 Reference: kranti-up/clemtoddfw at commit bfefff79, files under ``clemtodd/``. Each rule below
 names the file it reproduces; docs/booking.md has the table of every rule next to ``strict``.
 
+* Data (``instancegenerator.py``, ``resources/data/en/multiwoz``): the game master searches and
+  books in the original's database, the goals read as given (:func:`.worlds.played_world`,
+  :func:`.db.original_database`, :func:`.tasks.load_tasks` ``as_given``): no value mapped, and
+  three of MultiWOZ's restaurants under the SQLite database's names.
 * Tool calls (``processfunccallresp.py``, ``utils.py``): the tool name must be one of the seven,
   spelled exactly; the arguments must be a JSON object. They are **not** validated against a
   schema: keys are matched case-insensitively against the fields the original knows for that
