@@ -1,11 +1,12 @@
 """``todeval leaderboard build`` over real submissions (issue 45.5): short booking runs made with
 the CLI -- the rule system, the same rule system as a ``package.module:Class`` in the OS sandbox
-(``--isolate``), the first-row control, the rule system under the strict protocol (a board of
-its own), the privileged oracle (refused by verify) and a hand-edited archive (refused) --
-prepared as archives and built into a site that is opened from disk in headless Chromium: the
-boards with ranks, intervals, tiers and badges, the refused ones absent from every board and
-listed as excluded with their reasons, and a transcripts link that opens the episode viewer.
-With CI=true a missing chromium, chromedriver, selenium or bubblewrap fails these tests.
+(``--isolate``), a scripted chat agent behind its own endpoint (self-run), the first-row
+control, the rule system under the strict protocol (a board of its own), the privileged oracle
+(refused by verify) and a hand-edited archive (refused) -- prepared as archives and built into
+a site that is opened from disk in headless Chromium: the boards with ranks, intervals, tiers
+and badges, the refused ones absent from every board and listed as excluded with their
+reasons, and a transcripts link that opens the episode viewer. With CI=true a missing
+chromium, chromedriver, selenium or bubblewrap fails these tests.
 """
 
 from __future__ import annotations
@@ -27,10 +28,12 @@ import pytest
 
 from tests.report.helpers import browser_session, css, screenshot, wait
 from tests.report.layout import overflowing, sideways_tables
+from todeval.backends.scripted import Script
 from todeval.cli import main
 from todeval.leaderboard.pages import BADGES, badge, link
 from todeval.submission.archive import SystemDeclaration
 from todeval.submission.verify import Verdict
+from todeval.testing.chat_agent_server import AgentConfig, ChatAgentProcess
 
 IN_PROCESS = "todeval.benchmarks.booking.systems.rule:RuleSystem"
 LIMIT = ["--limit", "6", "--quiet"]
@@ -91,6 +94,16 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             "submit", "prepare", str(runs / name), "-o", str(subs / f"{name}.tar.gz"),
             "--description", description,
         )  # fmt: skip
+    # the submitter's own endpoint (a scripted chat agent, a real process on 127.0.0.1)
+    script = Script.model_validate({"rules": [], "default": "Sorry, could you say that again?"})
+    with ChatAgentProcess(AgentConfig(script=script)) as agent:
+        url = f"{agent.root_url}/v1/chat/completions"
+        _ok("run", "booking", "--system", "agent", "--system-url", url, *LIMIT,
+            "--out", str(runs / "endpoint"))  # fmt: skip
+    _ok(
+        "submit", "prepare", str(runs / "endpoint"), "-o", str(subs / "endpoint.tar.gz"),
+        "--description", "our chat agent, served by us",
+    )  # fmt: skip
     _tampered(subs / "rule.tar.gz", subs / "edited.tar.gz")
     (subs / "notes.tar.gz").write_text("not an archive\n", encoding="utf-8")
     site = base / "site"
@@ -109,11 +122,12 @@ def test_one_board_per_task_set_and_protocol_refused_ones_kept_out(built: dict[s
     assert set(boards) == {"booking-test-clemtodd", "booking-test-strict"}
     main_board = boards["booking-test-clemtodd"]
     names = [r["submission"] for r in main_board["rows"]]
-    expected = {"rule", "first-row"} | ({"sandboxed"} if built["isolated"] else set())
+    expected = {"rule", "first-row", "endpoint"} | ({"sandboxed"} if built["isolated"] else set())
     assert set(names) == expected
     assert names[-1] == "first-row"  # the control books nothing
     rows = {r["submission"]: r for r in main_board["rows"]}
     assert rows["rule"]["badge"] == "verified, built-in"
+    assert rows["endpoint"]["badge"] == "verified, self-run"
     assert rows["rule"]["rank_interval"] and rows["rule"]["tier"] == "1"
     assert rows["first-row"]["tier"] == "2"  # told apart from the leader over 6 tasks
     if built["isolated"]:
@@ -215,10 +229,11 @@ def test_the_site_from_disk_in_chromium(built: dict[str, Any], driver: Any) -> N
     assert HOSTILE in text["rule"]  # the description, as text
     assert driver.execute_script("return typeof window.__pwned") == "undefined"
     assert driver.execute_script("return document.scripts.length") == 0
+    assert "verified, self-run" in text["endpoint"]
     if built["isolated"]:
         assert "verified, isolated" in text["sandboxed"]
     last = css(driver, "#board-booking-test-clemtodd tbody tr:last-child td.rank")[0].text
-    assert last.startswith("3" if built["isolated"] else "2") and "T2" in last
+    assert last.startswith(str(len(order))) and "T2" in last
     heads = [h.text for h in css(driver, "#board-booking-test-clemtodd thead th")]
     assert any(h.startswith("Booking acc") and h.endswith("↑") for h in heads), heads
     assert "Cost / dialogue" in heads and "Time / dialogue" in heads

@@ -136,7 +136,7 @@ def collect(
             try:
                 _read(sub, path, Path(tmp), out, write_report, transcripts)
             except TodevalError as exc:
-                sub.problem = f"not a submission archive: {exc.message}"
+                sub.problem = f"cannot be published: {exc.message}"
                 sub.run = None
         out.submissions.append(sub)
         if progress is not None:
