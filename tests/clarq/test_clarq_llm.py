@@ -141,7 +141,7 @@ def test_report_shows_the_clarq_runs(llm_runs: dict[str, Any], driver: Any, tmp_
     runs = llm_runs["runs"]
     page = tmp_path / "clarq.html"
     page.write_text(build_html(load_inputs(list(runs.values()))), encoding="utf-8")
-    driver.get(page.as_uri() + "#ep=completion/en/test/Gather_Resources-0%230")
+    driver.get(page.as_uri() + "#sel=completion/en/test/Gather_Resources-0%230")
     wait = WebDriverWait(driver, WAIT_S)
     wait.until(lambda d: d.execute_script("return document.documentElement.dataset.ready"))
     heads = [th.text for th in driver.find_elements(By.CSS_SELECTOR, "[id^='lb-clarq'] thead th")]
