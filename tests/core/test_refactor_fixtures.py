@@ -86,6 +86,8 @@ ALLOWED = {
     "the fixtures were recorded with, is now the parameter agenda?phrasing=verbatim",
     r"manifest:/task_set_hash": "one format for every benchmark (issue 28); the recorded value "
     "must be the new plan's hash or its legacy alias (checked below)",
+    r"(summary:|episodes:\d+)/scorer_version": "new field (issue 45): the version of the "
+    "benchmark's scoring that gave the figures",
 }
 
 
