@@ -1,6 +1,6 @@
 """The toy plug-in's results in the report, compare and a panel, with no edit outside its
 folder: its own leaderboard columns, label values, role titles and transcript rendering come
-from the profile it registers (``todeval_toy/profile.py``)."""
+from the profile it registers (``PROFILE`` in ``todeval_toy/game.py``)."""
 
 from __future__ import annotations
 
@@ -93,11 +93,19 @@ def test_toy_transcript_renders_from_its_profile(
     page = tmp_path / "toy.html"
     inputs = load_inputs([toy_runs["bisect"], toy_runs["random"], toy_runs["panel"]])
     page.write_text(build_html(inputs), encoding="utf-8")
-    driver.get(page.as_uri() + "#ep=random/n10-07%230")
+    driver.get(page.as_uri())
     wait = WebDriverWait(driver, WAIT_S)
     wait.until(lambda d: d.execute_script("return document.documentElement.dataset.ready"))
     heads = [th.text for th in driver.find_elements(By.CSS_SELECTOR, "#lb-toy-run thead th")]
     assert {"Guesser", "Host", "Found", "Guesses"} <= set(heads)
+    # an #ep= link opens the episode on its own page (the report's sections hidden)
+    driver.execute_script("location.hash = '#ep=random/n10-07%230'")
+    wait.until(
+        lambda d: (
+            d.execute_script("return document.documentElement.dataset.episode") == "random/n10-07#0"
+        )
+    )
+    assert not driver.find_element(By.ID, "lb-toy-run").is_displayed()
     detail = driver.find_element(By.ID, "ep-detail")
     wait.until(lambda d: detail.find_elements(By.CSS_SELECTOR, ".msg"))
     who = [
@@ -140,9 +148,8 @@ def test_model_calls_show_collapsed_under_their_turn(
     wait.until(lambda d: calls[0].get_attribute("open") is not None)
     shown = [p.text for p in calls[0].find_elements(By.CSS_SELECTOR, ".call-msg pre")]
     assert any("guessing game" in s for s in shown) and shown[-1] == '{"guess": 5}'
-    turns = [
-        t.get_attribute("textContent")
-        for t in detail.find_elements(By.CSS_SELECTOR, ".transcript > .turn")
-    ]
+    blocks = detail.find_elements(By.CSS_SELECTOR, ".transcript > .turn-block")
+    turns = [b.find_element(By.CSS_SELECTOR, ".turn").get_attribute("textContent") for b in blocks]
     assert turns[:2] == ["Turn 1", "Turn 2"]
+    assert calls[0] in blocks[0].find_elements(By.CSS_SELECTOR, "details.model-call")  # its turn
     screenshot(driver, "report-model-calls.png")
