@@ -104,6 +104,10 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "submit", "prepare", str(runs / "endpoint"), "-o", str(subs / "endpoint.tar.gz"),
         "--description", "our chat agent, served by us",
     )  # fmt: skip
+    # another benchmark (the toy plug-in): a board of its own, its profile's columns
+    _ok("run", "toy", "--out", str(runs / "toy"), "--quiet")
+    _ok("submit", "prepare", str(runs / "toy"), "-o", str(subs / "toy" / "guesser.tar.gz"),
+        "--description", "the toy's guesser")  # fmt: skip
     _tampered(subs / "rule.tar.gz", subs / "edited.tar.gz")
     (subs / "notes.tar.gz").write_text("not an archive\n", encoding="utf-8")
     site = base / "site"
@@ -119,6 +123,11 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_one_board_per_task_set_and_protocol_refused_ones_kept_out(built: dict[str, Any]) -> None:
     index = built["index"]
     boards = {b["id"]: b for b in index["boards"]}
+    toy = [b for b in index["boards"] if b["benchmark"] == "toy"]
+    assert len(toy) == 1 and toy[0]["primary"] == "toy.success"  # the plug-in's profile
+    assert [r["submission"] for r in toy[0]["rows"]] == ["toy--guesser"]  # its folder, its name
+    assert toy[0]["rows"][0]["standard"] is True  # the whole task set, default options
+    boards.pop(toy[0]["id"])
     assert set(boards) == {"booking-test-clemtodd", "booking-test-strict"}
     main_board = boards["booking-test-clemtodd"]
     names = [r["submission"] for r in main_board["rows"]]
@@ -141,7 +150,8 @@ def test_one_board_per_task_set_and_protocol_refused_ones_kept_out(built: dict[s
     assert excluded["notes.tar.gz"] == ["not a submission archive (not a gzip file)"]
     site = built["site"]
     reports = sorted(p.name for p in (site / "submissions").glob("*.html"))
-    assert reports == sorted(f"{n}.html" for n in [*expected, "rule-strict"])  # none refused
+    shown = [*expected, "rule-strict", "toy--guesser"]
+    assert reports == sorted(f"{n}.html" for n in shown)  # none of the refused
 
 
 def test_the_badge_names_who_ran_the_agent() -> None:
@@ -211,7 +221,7 @@ def test_the_site_from_disk_in_chromium(built: dict[str, Any], driver: Any) -> N
     driver.set_window_size(1400, 1000)
     driver.get((site / "index.html").as_uri())
     wait(driver, lambda d: css(d, "#boards tbody tr"))
-    assert len(css(driver, "#boards tbody tr")) == 2
+    assert len(css(driver, "#boards tbody tr")) == 3
     assert "3 submission(s) kept off the boards" in css(driver, "#excluded-note")[0].text
     for href in _raw_hrefs(driver):  # relative links only: works from disk and any host
         assert "://" not in href and not href.startswith("/"), href
