@@ -16,9 +16,11 @@ from todeval.cli import main
 from todeval.review import Reviewer
 
 # corpus-user episodes of the test set that fail: a simulator fault, an abort by the system, a
-# failure with faults on both sides (a restaurant "for 4" the goal does not have, then the
-# system's abort), and one success. (test/078-mul1620 was the "both" until issue 42: its time
-# was never read, so the user looked to withhold it; it is the user's: train tickets never given)
+# failure with a simulator fault the review cannot verify (a restaurant "for 4" the goal does not
+# have, never acted on: the system aborted first -- "both" until the fourth held-out round of
+# issue 42, now the agent's with the user's slip listed as unverified), and one success.
+# (test/078-mul1620 was the "both" until issue 42: its time was never read, so the user looked to
+# withhold it; it is the user's: train tickets never given)
 IDS = ["test/011-sng01262", "test/008-sng0979", "test/108-pmul3886", "test/000-sng01936"]
 
 
@@ -35,11 +37,13 @@ def test_failed_episodes_are_written_with_the_verdict_the_re_review_gives(
     assert main([*argv, "--task-ids", *IDS]) == 0
     records = _records(run)
     verdicts = {t: (r.get("review") or {}).get("verdict") for t, r in records.items()}
-    assert verdicts == {IDS[0]: "simulator", IDS[1]: "agent", IDS[2]: "both", IDS[3]: "none"}
+    assert verdicts == {IDS[0]: "simulator", IDS[1]: "agent", IDS[2]: "agent", IDS[3]: "none"}
+    slips = [f for f in records[IDS[2]]["review"]["faults"] if f["side"] == "simulator"]
+    assert slips and all(f["evidence"].startswith("unverified: ") for f in slips)
     assert records[IDS[0]]["labels"]["who_failed"] == "simulator"
     assert "who_failed" not in records[IDS[3]]["labels"]
     summary = json.loads((run / "summary.json").read_text())
-    assert summary["labels"]["who_failed"] == {"agent": 1, "both": 1, "simulator": 1}
+    assert summary["labels"]["who_failed"] == {"agent": 2, "simulator": 1}
 
     again = tmp_path / "reviews.jsonl"
     assert main(["review", str(run), "-o", str(again)]) == 0

@@ -384,6 +384,203 @@ def _booked(events: list[Any]) -> set[str]:
     }
 
 
+_VOCAB: dict[str, Callable[[str], bool]] = {
+    "people": lambda v: v.isdigit() and 1 <= int(v) <= 20,
+    "stay": lambda v: v.isdigit() and 1 <= int(v) <= 14,
+    "stars": lambda v: v.isdigit() and 0 <= int(v) <= 5,
+    "day": lambda v: v in ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+                           "sunday"),
+    "pricerange": lambda v: v in ("cheap", "moderate", "expensive"),
+    "area": lambda v: v in ("north", "south", "east", "west", "centre"),
+    "type": lambda v: v in ("hotel", "guesthouse"),
+    "parking": lambda v: v in ("yes", "no", "free"),
+    "internet": lambda v: v in ("yes", "no", "free"),
+}  # fmt: skip
+"""The schema's vocabulary of each closed MultiWOZ slot: a goal value outside it ("-5000
+people", "daybefore", "5long nights" of the unrealistic set) is one the review cannot be
+certain it reads a user's words against."""
+UNVERIFIED = "unverified: "
+"""The evidence prefix of a simulator fault the review cannot verify with certainty: listed,
+counted in the fault rate, but no ground for a ``simulator`` or ``both`` verdict."""
+_RESIDUE = {
+    "people": re.compile(
+        r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|couple|few|"
+        r"single|alone|myself|just me|same|everyone|all of us|both of us)\b"
+    ),
+    "stay": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|night|week|weekend)\w*"),
+    "stars": re.compile(r"\d|\bstar|\b(?:one|two|three|four|five)\b"),
+    "day": re.compile(r"day|\b(?:mon|tue|wed|thu|fri|sat|sun)|week|tomorrow|tonight"),
+    "time": re.compile(
+        r"\d|o'?clock|noon|midnight|morning|afternoon|evening|night|lunch|dinner|breakfast"
+    ),
+}
+"""What in a user's words may be a value of the slot the review's patterns did not read (a
+bare number, "daybefore", "in the evening"): where any is, a value it never read may still
+have been given."""
+_RESIDUE_ANY = re.compile(r"\d|day|week|tomorrow|tonight|o'?clock|noon|morning|evening|night")
+
+
+def _certain_goal(task: BookingTask, slot: str, values: Iterable[str], language: _Language) -> bool:
+    """Whether every goal value of ``slot`` is one the review reads with certainty: in the
+    schema's vocabulary (MultiWOZ), or read back as itself from its own words (a pack)."""
+    values = [v for v in values if v != "dontcare"]
+    if not values:
+        return False
+    if language is _MULTIWOZ:
+        check = _VOCAB.get(slot)
+        return check is not None and all(check(v) for v in values)
+    return all(slot in (r := language.read(v, set())) and v in r[slot] for v in values) or all(
+        re.fullmatch(r"[a-z]+|\d{1,2}", v) for v in values
+    )
+
+
+def _clean_statement(text: str, slot: str, value: str, language: _Language) -> bool:
+    """Whether the user's turn states ``value`` for ``slot`` unambiguously: the only value it
+    gives that slot, and not inside what looks like a name (a capitalised word next to it that
+    does not begin the sentence: "the Alpha Miltion guest house")."""
+    read = language.read(text, set())
+    if read.get(slot, set()) - {value}:
+        return False  # two values for one slot in one turn: which is meant is a guess
+    if language is not _MULTIWOZ:
+        return True
+    words = {"guesthouse": r"guest ?house", "moderate": r"mid|moderate|reasonabl"}.get(value, "")
+    pattern = re.compile(
+        r"(\b" + re.escape(value) + r"\b" + (f"|{words}" if words else "") + ")", re.I
+    )
+    for m in pattern.finditer(text):
+        before = text[: m.start()].rstrip().split(" ")[-1:]
+        after = text[m.end() :].lstrip().split(" ")[:1]
+        sentence_start = not text[: m.start()].strip() or text[: m.start()].rstrip()[-1] in ".!?"
+        near = [w for w in before + after if w and w[:1].isupper() and w not in ("I", "I'm", "I'd")]
+        if near and not (sentence_start and not after[0][:1].isupper()):
+            return False
+    return True
+
+
+def _never_given(
+    events: list[Any], slot: str, since: int, language: _Language, other_goal: set[str]
+) -> bool:
+    """Whether the user certainly gave no value for ``slot``: no turn after ``since`` states
+    one, no turn at all states one outside the goal's other domains' values, and no turn holds
+    words that may be a value the patterns did not read (:data:`_RESIDUE`)."""
+    residue = _RESIDUE.get(slot, _RESIDUE_ANY) if language is _MULTIWOZ else _RESIDUE_ANY
+    later = False
+    for e in events:
+        if e.kind != "user_message":
+            continue
+        text = str(e.data.get("text", ""))
+        read = language.read(text, set()).get(slot, set())
+        if read and (e.turn > since or read - other_goal):
+            return False
+        low = text.lower()
+        for values in language.read(text, set()).values():
+            for v in values:
+                low = low.replace(v, " ")
+        for spans in (m.span() for p in _TIMES for m in p.finditer(low)):
+            low = low[: spans[0]] + " " * (spans[1] - spans[0]) + low[spans[1] :]
+        if residue.search(_strip_read(low, language)):
+            return False
+        later = later or e.turn > since
+    return later
+
+
+def _strip_read(low: str, language: _Language) -> str:
+    """A lower-case user turn without the spans the review's patterns read (what is left is
+    where an unread value may hide)."""
+    if language is not _MULTIWOZ:
+        return low
+    for patterns in _PATTERNS.values():
+        for pattern in patterns:
+            low = pattern.sub(lambda m: " " * len(m.group(0)), low)
+    return low
+
+
+def _verify(
+    task: BookingTask,
+    record: EpisodeRecord,
+    events: list[Any],
+    slips: Sequence[tuple[int, str | None, str, Fault]],
+    ended: Sequence[tuple[Fault, str | None]],
+    language: _Language,
+) -> list[Fault]:
+    """The simulator faults with evidence the review cannot verify with certainty marked
+    :data:`UNVERIFIED` (issue 42, the fourth held-out round: abstain rather than guess).
+
+    Verified are: a statement outside the goal (``contradicts_goal``, ``not_in_goal``) made
+    unambiguously (:func:`_clean_statement`) for a closed slot whose goal value the review is
+    certain of, and acted on by the system (a later search or booking carries it); a value
+    withheld (``withheld_value``) or never given before the end (``early_done``) that the goal
+    holds with certainty and that no user turn may have given in words the patterns did not
+    read (:func:`_never_given`), after a question the user had a turn to answer; the
+    simulator's crash. A time, free text and a pack entity's name are never verified."""
+    out: list[Fault] = []
+    for at, slot, value, fault in slips:
+        ok = (
+            _acted_on(events, at, slot, value, language)
+            if slot is None
+            else slot not in _TIME_SLOTS
+            and slot not in _GOAL_WORDS
+            and (
+                fault.kind == "not_in_goal"
+                or _certain_goal(
+                    task,
+                    slot,
+                    _goal_values(task, slot, normalise=language.normalise) or (),
+                    language,
+                )
+            )
+            and (language is not _MULTIWOZ or slot in _VOCAB)
+            and _clean_statement(str(events[at].data.get("text", "")), slot, value, language)
+            and _acted_on(events, at, slot, value, language)
+        )
+        out.append(fault if ok else _unverified(fault))
+    give_up = "gave_up" in (record.reason or "")
+    for fault, slot in ended:
+        if fault.side != "simulator":
+            out.append(fault)
+            continue
+        slots = [slot] if slot else fault.evidence.split("never given: ")[-1].split(", ")
+        ok = not (fault.kind == "early_done" and give_up) and all(
+            _certain_goal(task, s, _held(task, s, events, language), language)
+            and _never_given(
+                events,
+                s,
+                fault.turn if fault.kind == "withheld_value" else -1,
+                language,
+                _held(task, s, events, language, booked=True),
+            )
+            for s in slots
+        )
+        out.append(fault if ok else _unverified(fault))
+    return out
+
+
+def _held(
+    task: BookingTask, slot: str, events: list[Any], language: _Language, booked: bool = False
+) -> set[str]:
+    """The goal values of ``slot`` in the domains left unbooked (``booked``: in the booked)."""
+    done = _booked(events)
+    return {
+        v
+        for d in task.domains
+        if (d in done) == booked
+        for v in _goal_values(task, slot, d, language.normalise) or ()
+    }
+
+
+def _unverified(fault: Fault) -> Fault:
+    return fault.model_copy(update={"evidence": UNVERIFIED + fault.evidence})
+
+
+def _verdict(record: EpisodeRecord, faults: Sequence[Fault]) -> Review:
+    """The review, its verdict from the agent's faults and the *verified* simulator faults
+    only: a failed episode whose only simulator evidence is unverified is ``agent`` if the
+    system has a fault, else ``unclear``."""
+    review = review_of(record, faults)
+    counted = [f for f in faults if not f.evidence.startswith(UNVERIFIED)]
+    return review.model_copy(update={"verdict": review_of(record, counted).verdict})
+
+
 def review_episode(task: BookingTask, record: EpisodeRecord) -> Review:
     """The review of one episode (see the module)."""
     language = _language(task)
@@ -462,22 +659,18 @@ def review_episode(task: BookingTask, record: EpisodeRecord) -> Review:
             faults += _call_faults(task, e, stated, said, language)
         elif e.kind == "booking_result" and not e.data.get("ok"):
             faults += _own_slots(e, language)
-    ended: list[Fault] = []
+    ended: list[tuple[Fault, str | None]] = []
     if record.outcome is not Outcome.SUCCESS:
         ended = _unbooked(task, record, events, stated, asked, language, refusals, last_said)
     # a stray value the system never used does not count once the system is seen to have given
     # up on a domain the user gave everything for: that failure is the system's either way
-    ignored = any(f.kind == "gave_up" for f in ended)
-    faults += [
-        fault
-        for at, slot, value, fault in slips
-        if not ignored or _acted_on(events, at, slot, value, language)
-    ]
-    faults += ended
+    ignored = any(f.kind == "gave_up" for f, _ in ended)
+    kept = [s for s in slips if not ignored or _acted_on(events, s[0], s[1], s[2], language)]
+    faults += _verify(task, record, events, kept, ended, language)
     if record.outcome is not Outcome.SUCCESS:
         faults += _refused(task, events, refusals)
         faults += _ending(record)
-    return review_of(record, faults)
+    return _verdict(record, faults)
 
 
 def _acted_on(
@@ -554,7 +747,7 @@ def _unbooked(
     language: _Language = _MULTIWOZ,
     refusals: Sequence[tuple[int, str]] = (),
     last_said: Mapping[str, int] | None = None,
-) -> list[Fault]:
+) -> list[tuple[Fault, str | None]]:
     """Faults about goal domains left without a booking, and values the system asked for that
     a goal domain left unbooked holds (as a constraint or a booking slot) and the user never
     gave. Once the system has refused a booking outright, neither what the user had not yet
@@ -562,8 +755,8 @@ def _unbooked(
     system would not book whatever it was told. A question that names its domain ("how many
     tickets") and that the user never answered -- stated no value after the first such question
     -- leaves that value ungiven for that domain, even if the user said one for another domain
-    before (held-out study, issue 42)."""
-    out: list[Fault] = []
+    before (held-out study, issue 42). Each fault comes with the slot it is about (if one)."""
+    out: list[tuple[Fault, str | None]] = []
     booked = _booked(events)
     refused = max((turn for turn, _ in refusals), default=None)
     unanswered: set[tuple[str, str]] = set()  # (domain, slot) asked for and never answered
@@ -582,14 +775,16 @@ def _unbooked(
             and (last_said or {}).get(slot, 0) <= first[(domain_asked, slot)]
         ):
             unanswered.add((str(domain_asked), slot))
-            out.append(Fault(side="simulator", kind="withheld_value", turn=turn, evidence=text))
+            fault = Fault(side="simulator", kind="withheld_value", turn=turn, evidence=text)
+            out.append((fault, slot))
             continue
         held: set[str] = set()
         for domain in task.domains:
             if domain not in booked:
                 held |= _goal_values(task, slot, domain, language.normalise) or set()
         if held and "dontcare" not in held and not stated.get(slot, set()) & held:
-            out.append(Fault(side="simulator", kind="withheld_value", turn=turn, evidence=text))
+            fault = Fault(side="simulator", kind="withheld_value", turn=turn, evidence=text)
+            out.append((fault, slot))
     last = max((e.turn for e in events), default=0)
     given_up = any(
         (goal.book or goal.fail_book)
@@ -605,11 +800,11 @@ def _unbooked(
         ended = record.termination == "done" and language.reached(domain)
         if missing and ended and not refusals and not given_up:
             said = f"{domain} unbooked; never given: {', '.join(missing)}"
-            out.append(Fault(side="simulator", kind="early_done", turn=last, evidence=said))
+            out.append((Fault(side="simulator", kind="early_done", turn=last, evidence=said), None))
         elif not missing and record.outcome is Outcome.FAILURE and not _none_found(events, domain):
             given = ", ".join(f"{s}={'/'.join(sorted(stated[s]))}" for s in needed)
             said = f"{domain} unbooked although the user gave {given or 'what it needs'}"
-            out.append(Fault(side="agent", kind="gave_up", turn=last, evidence=said))
+            out.append((Fault(side="agent", kind="gave_up", turn=last, evidence=said), None))
     return out
 
 
