@@ -213,3 +213,19 @@ def test_the_agenda_user_s_turns_are_re_derived(tmp_path: Path) -> None:
     verdict = verdict_of(archive(rule_run, tmp_path / "agenda.tar.gz"))
     assert any("agenda user's turns re-derived" in line for line in verdict.checked)
     _refused(edited(rule_run, tmp_path, edit), "turn 1: user_message.text")
+
+
+def test_a_record_the_replay_cannot_read_is_refused_not_a_crash(
+    booking_run: Path, tmp_path: Path
+) -> None:
+    def edit(records: list[Record]) -> list[Record]:
+        for e in records[0]["events"]:
+            if e["kind"] == "db_query":
+                e["data"]["domain"] = 7
+                e["data"]["arguments"] = {"area": {"operator": "~~", "value": [1, {"a": None}]}}
+                return records
+        raise AssertionError("no search")
+
+    path = edited(booking_run, tmp_path, edit)
+    assert cli("submit", "verify", str(path)) == 4
+    _refused(path, "replay: ")

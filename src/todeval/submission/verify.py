@@ -481,8 +481,8 @@ def _metrics(check: _Check, run_dir: Path, records: Sequence[EpisodeRecord]) -> 
     except RefusedError as exc:
         check.verdict.limits.append(f"metrics not re-computed: {exc}")
         return
-    except TodevalError as exc:
-        check.refuse(f"metrics cannot be re-computed: {exc}")
+    except Exception as exc:  # the stored events are the submitter's: any failure refuses
+        check.refuse(f"metrics cannot be re-computed: {type(exc).__name__}: {exc}")
         return
     stored = {r.key: r for r in records}
     problems: list[str] = []
@@ -575,12 +575,18 @@ def _replay(
             task = context.tasks.get(record.task_id)
             if task is None or not record.outcome.counts_in_metrics:
                 continue
-            for m in await replayer.episode(task, record):
-                found.append(line(record, m))
+            try:
+                mismatches = list(await replayer.episode(task, record))
+            except Exception as exc:  # a record the replay cannot read did not happen either
+                mismatches = [Mismatch(f"cannot be replayed ({type(exc).__name__}: {exc})")]
+            found.extend(line(record, m) for m in mismatches)
 
     asyncio.run(play())
     if replayer.run is not None:
-        found += [line(None, m) for m in replayer.run(records, summary)]
+        try:
+            found += [line(None, m) for m in replayer.run(records, summary)]
+        except Exception as exc:
+            found.append(f"replay: run: cannot be checked ({type(exc).__name__}: {exc})")
     if found:
         check.refuse(*_capped(found, "replay differences"))
     else:
