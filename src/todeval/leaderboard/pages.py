@@ -373,7 +373,8 @@ def index_page(site: Sequence[SiteBoard], collected: Collected, generated: str) 
         lead: list[object] = ["–"]
         if leader is not None:
             est = leader.cells.get(primary.key)
-            value = "" if est is None or est.value is None else f" ({est.value:.3f})"
+            title = sb.board.profile.primary_title.lower()
+            value = "" if est is None or est.value is None else f" ({title} {est.value:.3f})"
             lead = [leader.key, value]
         rows.append(
             el(
