@@ -247,6 +247,11 @@ def test_the_site_from_disk_in_chromium(built: dict[str, Any], driver: Any) -> N
     heads = [h.text for h in css(driver, "#board-booking-test-clemtodd thead th")]
     assert any(h.startswith("Booking acc") and h.endswith("↑") for h in heads), heads
     assert "Cost / dialogue" in heads and "Time / dialogue" in heads
+    verdict = css(driver, "#verdict-rule")[0]
+    verdict.find_element("css selector", "summary").click()
+    wait(driver, lambda d: verdict.get_attribute("open") is not None)
+    assert "checked: replayed 6 episodes" in verdict.text  # the verdict as verify prints it
+    assert "trust: built-in" in verdict.text
     notes = css(driver, "#board ul.notes")[0].text
     assert "Rank [95%]" in notes and "verified, trusted code" in notes
     assert not _errors(driver)
