@@ -158,12 +158,16 @@ def report(
     ``transcripts``: how many transcripts to embed per run, failures first (``"all"``: every
     episode; the report says what it left out)."""
     from todeval.report import DEFAULT_TITLE, build_html, cap_value, load_inputs
+    from todeval.results.rescore import refuse_mixed_versions, run_scorer_version
 
     try:
         cap_value(transcripts)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     loaded = load_inputs([Path(p) for p in inputs], transcripts=transcripts)
+    refuse_mixed_versions(  # runs graded by different scorer versions are not shown together
+        [(str(r.path), r.manifest.benchmark, run_scorer_version(r.path)) for r in loaded.runs]
+    )
     html = build_html(loaded, title=title or DEFAULT_TITLE)
     path = Path(output)
     write_output(path, html)  # whole or not at all; BadInputError when it cannot be written

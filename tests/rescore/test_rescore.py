@@ -184,3 +184,24 @@ def test_bad_requests(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and "not a run directory" in err
+
+
+def test_in_place_waits_for_no_run_and_api_report_refuses_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from todeval import api
+    from todeval.core.lock import RUN_LOCK, hold
+    from todeval.errors import RefusedError
+
+    run = _copy("toy", tmp_path / "runs" / "a")
+    before = _files(run)
+    with hold(run / RUN_LOCK, "a run writing it"):  # a run still appending its episodes
+        assert main(["rescore", str(run), "--in-place"]) == 4
+    assert "in use" in capsys.readouterr().err
+    assert {k: v for k, v in _files(run).items() if k != RUN_LOCK} == before
+    assert main(["rescore", str(run), "--out", str(tmp_path / "copy")]) == 0
+    assert RUN_LOCK not in _files(tmp_path / "copy")  # the lock stays with its run
+
+    _bump(_copy("toy", tmp_path / "runs" / "b"), "2")
+    with pytest.raises(RefusedError, match="scorer 2"):
+        api.report([run, tmp_path / "runs" / "b"], tmp_path / "r.html")

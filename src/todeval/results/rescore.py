@@ -207,10 +207,15 @@ def recompute(
 
 
 def copy_run_files(source: Path, target: Path) -> None:
-    """Copy the run in ``source`` to ``target`` but for its records and summary."""
+    """Copy the run in ``source`` to ``target`` but for its records, summary and lock."""
+    from todeval.core.lock import RUN_LOCK
+
     try:
         shutil.copytree(
-            source, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(EPISODES, SUMMARY)
+            source,
+            target,
+            dirs_exist_ok=True,
+            ignore=shutil.ignore_patterns(EPISODES, SUMMARY, RUN_LOCK),
         )
     except OSError as exc:
         raise BadInputError(f"{target}: cannot copy the run there ({exc})") from None
@@ -442,7 +447,12 @@ def rescore_run(
         if target.exists() and (not target.is_dir() or any(target.iterdir())):
             raise RefusedError(f"{target}: already exists and is not empty; choose a new --out")
     if in_place:
-        with tempfile.TemporaryDirectory(prefix="todeval-rescore-") as tmp:
+        from todeval.core.lock import RUN_LOCK, hold
+
+        with (  # a run still writing its episodes is refused, not rewritten under it
+            hold(source / RUN_LOCK, f"run directory {source}"),
+            tempfile.TemporaryDirectory(prefix="todeval-rescore-") as tmp,
+        ):
             work = Path(tmp) / "run"
             copy_run_files(source, work)
             recomputed = recompute(source, workdir=work)
