@@ -21,9 +21,11 @@ import pytest
 from tests.report.helpers import browser_session, css, run_cli, screenshot, wait
 from tests.report.layout import overflowing, sideways_tables
 from tests.report.test_view_server import start_view
+from todeval.core.records import EpisodeReview
 from todeval.report import build_html, load_inputs
+from todeval.runner.store import RunDirectory
 
-FIRST = "test/000-sng01936#0"  # mono-toy: no booking; the review blames the simulator, turn 5
+FIRST = "test/000-sng01936#0"  # mono-toy: no booking; the review finds a fault in turn 5
 SECOND = "test/001-sng0792#0"
 ESCAPE = "\ue00c"  # selenium's ESCAPE (selenium is imported only where the tests run)
 
@@ -53,7 +55,17 @@ def _press(driver: Any, key: str) -> None:
     css(driver, "body")[0].send_keys(key)
 
 
-def _check_episode_page(driver: Any, run: str, tmp: Path, name: str, prev: str | None) -> None:
+def _review(run_dir: Path) -> EpisodeReview:
+    """The review stored in FIRST's record (the page shows it as written)."""
+    for record in RunDirectory(run_dir).iter_episodes():
+        if record.episode_id == FIRST and record.review is not None:
+            return record.review
+    raise AssertionError(f"{FIRST} has no review in {run_dir}")
+
+
+def _check_episode_page(
+    driver: Any, run: str, tmp: Path, name: str, prev: str | None, stored: EpisodeReview
+) -> None:
     key = f"{run}/{FIRST}"
     # the episode alone, at the top of the window: no report around it, no blank page
     assert "ep-page" in _js(driver, "return document.documentElement.className")
@@ -82,17 +94,20 @@ def _check_episode_page(driver: Any, run: str, tmp: Path, name: str, prev: str |
     # the score and how it was computed: booking's explainer, from the record's details
     score = css(driver, "#ep-score")[0]
     assert "booking.booking_accuracy" in score.text
-    assert "Booking accuracy 0: 4 of 4 goal slot(s) missed" in score.text
+    assert (
+        "Booking accuracy 0 (every goal slot must match): 4 of 4 goal slot(s) missed" in score.text
+    )
     assert "hotel · 0 of 4 matched" in score.text
     assert len(css(driver, "#ep-score table.checks tr.miss")) == 4
 
     # the review: verdict, fault, and its evidence turn highlighted in the timeline
     review = css(driver, "#ep-review")[0]
-    assert "Verdict: simulator" in review.text and "early_done" in review.text
-    assert "hotel unbooked; never given: stay" in review.text
+    fault = stored.faults[0]
+    assert f"Verdict: {stored.verdict}" in review.text and fault.kind in review.text
+    assert fault.evidence in review.text and f"turn {fault.turn}" in review.text
     evidence = css(driver, "#ep-timeline .turn-block.evidence")
-    assert [b.get_attribute("data-turn") for b in evidence] == ["5"]
-    assert "review: early_done (simulator)" in evidence[0].text
+    assert [b.get_attribute("data-turn") for b in evidence] == [str(fault.turn)] == ["5"]
+    assert f"review: {fault.kind} ({fault.side})" in evidence[0].text
     _js(driver, "window.scrollTo(0, 0)")
     css(driver, "#ep-review a.turn-link")[0].click()
     box = _js(driver, "return arguments[0].getBoundingClientRect().toJSON()", evidence[0])
@@ -141,14 +156,15 @@ def test_episode_page_in_the_report(driver: Any, runs: dict[str, Path], tmp_path
     _open_page(driver, url, f"mono-toy/{FIRST}")
     # the failure before it is the last of the run before it (failures across runs)
     before = "rule-corpus/test/109-pmul1762#0"
-    _check_episode_page(driver, "mono-toy", tmp_path, "episode-page", before)
+    _check_episode_page(driver, "mono-toy", tmp_path, "episode-page", before, _review(runs["llm"]))
 
     # a failure with slots that matched and one that did not, said as the scorer said it
     _open_page(driver, url, "rule-corpus/test/007-sng01353#0")
     score = css(driver, "#ep-score")[0].text
     assert "1 of 7 goal slot(s) missed: hotel info.parking" in score
     miss = css(driver, "#ep-score table.checks tr.miss")
-    assert len(miss) == 1 and "info.parking: wanted 'yes', booked 'no'" in miss[0].text
+    cells = [td.text for td in miss[0].find_elements("css selector", "td")]
+    assert len(miss) == 1 and cells == ["✗", "info.parking", "yes", "no"]
     assert len(css(driver, "#ep-score table.checks tr.hit")) == 6
     assert "Verdict: unclear" in css(driver, "#ep-review")[0].text
     # the list orders failures first across runs: every failure of both runs, then successes
@@ -170,7 +186,8 @@ def test_episode_page_in_the_view(driver: Any, runs: dict[str, Path], tmp_path: 
         driver.get("about:blank")
         driver.get_log("browser")
         _open_page(driver, url, f"mono/{FIRST}")
-        _check_episode_page(driver, "mono", tmp_path, "view-episode-page", None)
+        stored = _review(runs["llm"])
+        _check_episode_page(driver, "mono", tmp_path, "view-episode-page", None, stored)
         # a benchmark without an explainer: the generic view, its metrics and details
         driver.execute_script("location.hash = '#run=toy'")
         wait(driver, lambda d: css(d, ".ep-row"))

@@ -17,6 +17,7 @@ ready to embed, and its line as read -- text, not objects, so a report of 100 ru
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, overload
@@ -66,11 +67,29 @@ _JSON_ESCAPES = (
 )
 
 
+_WIDE = re.compile("[^\x00-\xff]")
+
+
+def _wide_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code > 0xFFFF:  # a surrogate pair, as JSON writes it
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
 def script_safe_json(text: str) -> str:
-    """JSON text that is inert inside a ``<script>`` element (and still the same JSON)."""
+    """JSON text that is inert inside a ``<script>`` element (and still the same JSON).
+
+    Characters past U+00FF are written as ``\\uXXXX`` escapes too (they occur only inside
+    JSON strings, so the JSON is the same): Python keeps a text of Latin-1 characters at one
+    byte each, but one ``✓`` in a transcript makes the whole text two bytes a character (an
+    emoji: four), and a report joins tens of MB of these."""
     for char, escape in _JSON_ESCAPES:  # one C-speed pass each
         if char in text:
             text = text.replace(char, escape)
+    if not text.isascii() and max(text) > "\xff":
+        text = _WIDE.sub(_wide_escape, text)
     return text
 
 
