@@ -248,6 +248,8 @@ async def _run_jobs(
                 record = review(record)
             if plan.runtime is not None and not plan.runtime.record_calls:
                 record = without_call_text(record)
+            if record.scorer_version is None and plan.scorer_version is not None:
+                record.scorer_version = plan.scorer_version  # whoever played it (a replay too)
             try:
                 writer.append(record)
             except TodevalError as exc:
