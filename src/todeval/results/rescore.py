@@ -24,6 +24,7 @@ benchmark name.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -109,6 +110,9 @@ def rescore_record(spec: Any, context: Any, record: EpisodeRecord) -> EpisodeRec
             f"{record.benchmark} task set"
         )
     again = spec.rescore(context, task, record)
+    bad = [name for name, value in again.metrics.items() if not math.isfinite(value)]
+    if bad:  # a benchmark's rescore bug: a record never holds one (core.records.FiniteFloat)
+        raise ValueError(f"episode {record.episode_id}: rescore gave {bad[0]} a non-finite value")
     labels = dict(again.labels)
     outcome = again.outcome or record.outcome
     verdict = record.labels.get(WHO_FAILED)
