@@ -395,8 +395,10 @@ _VOCAB: dict[str, Callable[[str], bool]] = {
     "type": lambda v: v in ("hotel", "guesthouse"),
     "parking": lambda v: v in ("yes", "no", "free"),
     "internet": lambda v: v in ("yes", "no", "free"),
+    "time": lambda v: re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", v) is not None,
 }  # fmt: skip
-"""The schema's vocabulary of each closed MultiWOZ slot: a goal value outside it ("-5000
+"""The schema's vocabulary of each closed MultiWOZ slot (and a booking time, HH:MM; only for
+what was never given -- a time said is never verified): a goal value outside it ("-5000
 people", "daybefore", "5long nights" of the unrealistic set) is one the review cannot be
 certain it reads a user's words against."""
 UNVERIFIED = "unverified: "
@@ -540,6 +542,9 @@ def _verify(
             out.append(fault)
             continue
         slots = [slot] if slot else fault.evidence.split("never given: ")[-1].split(", ")
+        if fault.kind == "withheld_value" and not _asked_of(task, fault.evidence, slots, language):
+            out.append(_unverified(fault))
+            continue
         ok = not (fault.kind == "early_done" and give_up) and all(
             _certain_goal(task, s, _held(task, s, events, language), language)
             and _never_given(
@@ -553,6 +558,30 @@ def _verify(
         )
         out.append(fault if ok else _unverified(fault))
     return out
+
+
+_DOMAIN_WORDS = {
+    "train": re.compile(r"\b(?:train|tickets?|travel\w*|leave|arrive)\b"),
+    "restaurant": re.compile(r"\b(?:restaurant|table|dine|dinner|lunch|eat)\b"),
+    "hotel": re.compile(r"\b(?:hotel|guest ?house|stay|nights?|rooms?|arrive at)\b"),
+}
+
+
+def _asked_of(task: BookingTask, question: str, slots: Sequence[str], language: _Language) -> bool:
+    """Whether a system question is certainly about a goal domain holding ``slots``: on
+    MultiWOZ, the domains its words name ("For the train: ... what time you want to leave"
+    names the train, which holds no booking time) are exactly one, and it holds every slot; a
+    question naming none counts only when the goal has one domain. A pack's questions name
+    their slot's own description."""
+    if language is not _MULTIWOZ:
+        return True
+    low = question.lower()
+    named = [d for d, words in _DOMAIN_WORDS.items() if words.search(low)]
+    if not named and len(task.domains) == 1:
+        named = list(task.domains)
+    return len(named) == 1 and all(
+        _goal_values(task, s, named[0], language.normalise) for s in slots
+    )
 
 
 def _held(
@@ -926,10 +955,12 @@ __all__ = [
     "REVIEWER",
     "SIMULATOR_FAULTS",
     "SYSTEM_FAULTS",
+    "UNVERIFIED",
     "VERDICTS",
     "Fault",
     "Review",
     "mentions",
     "review_episode",
     "review_run",
+    "times",
 ]
