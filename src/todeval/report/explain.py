@@ -81,8 +81,12 @@ def load_explainer(reference: str | None) -> Explainer | None:
 
 
 def explanation(explainer: Explainer | None, record: EpisodeRecord) -> dict[str, Any] | None:
-    """The explanation as the page receives it (defaults left out: it is embedded once per
-    transcript), or ``None`` (no explainer, nothing to say, or details it cannot read)."""
+    """The explanation as the page receives it, or ``None`` (no explainer, nothing to say,
+    or details it cannot read).
+
+    It is embedded once per transcript in a static report, so each check is written as a
+    list, ``[name, passed, expected, actual]`` plus ``note`` when there is one, and a group's
+    or the explanation's empty fields are left out (about half the size of the objects)."""
     if explainer is None:
         return None
     try:
@@ -92,7 +96,16 @@ def explanation(explainer: Explainer | None, record: EpisodeRecord) -> dict[str,
         checked = ScoreExplanation.model_validate(found, from_attributes=True)
     except (ValidationError, ValueError, TypeError, KeyError, AttributeError):
         return None
-    return checked.model_dump(exclude_defaults=True)
+    groups = []
+    for group in checked.groups:
+        out: dict[str, Any] = group.model_dump(exclude_defaults=True, exclude={"checks"})
+        out["checks"] = [
+            [c.name, c.passed, c.expected, c.actual, *([c.note] if c.note else [])]
+            for c in group.checks
+        ]
+        groups.append(out)
+    data = checked.model_dump(exclude_defaults=True, exclude={"groups"})
+    return {**data, "groups": groups} if groups else data
 
 
 __all__ = [

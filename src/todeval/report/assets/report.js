@@ -605,7 +605,10 @@
     if (x) {
       how.push(h("p", { class: "summary" }, text(x.summary)));
       (x.groups || []).forEach(function (g) {
-        var checks = g.checks || [];
+        // each check: [name, passed, expected, actual, note?] (todeval.report.explain)
+        var checks = (Array.isArray(g.checks) ? g.checks : []).filter(Array.isArray).map(function (c) {
+          return { name: c[0], passed: c[1], expected: c[2], actual: c[3], note: c[4] };
+        });
         var n = checks.filter(function (c) { return c.passed === true; }).length;
         how.push(h("div", { class: "score-group" },
           h("h4", null, mark(g.passed), " " + text(g.title) + " · " + n + " of " + checks.length + " matched",
