@@ -205,3 +205,17 @@ def test_in_place_waits_for_no_run_and_api_report_refuses_too(
     _bump(_copy("toy", tmp_path / "runs" / "b"), "2")
     with pytest.raises(RefusedError, match="scorer 2"):
         api.report([run, tmp_path / "runs" / "b"], tmp_path / "r.html")
+
+
+def test_several_runs_each_to_its_own_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = [_copy(name, tmp_path / "in" / name) for name in ("toy", "clarq")]
+    out = tmp_path / "out"
+    assert main(["rescore", *map(str, runs), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("no metric changed") == 2
+    for run in runs:
+        assert [r["metrics"] for r in _records(out / run.name)] == [
+            r["metrics"] for r in _records(run)
+        ]
