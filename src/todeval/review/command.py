@@ -73,7 +73,7 @@ def format_summary(path: Path, reviewer: Reviewer, summary: ReviewSummary) -> st
         "agent": reviewer.agent,
         "simulator": reviewer.simulator,
         "both": "both",
-        "unclear": "unclear (no fault found)",
+        "unclear": "unclear (no verified fault)",
     }
     lines = [f"{path}: {summary.episodes} episodes, {summary.failed} failed", ""]
     rows = [[names[v], share.text()] for v, share in summary.verdicts.items()]

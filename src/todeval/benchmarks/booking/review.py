@@ -19,6 +19,11 @@ simulator (the user under the goal)
   ending are not the user's faults; once it leaves unbooked a domain the user gave everything
   for, a stated value it never used is not either (the held-out study of issue 42).
 
+  A simulator fault the review cannot verify with certainty (``_verify``: a value not acted on,
+  said ambiguously or for a goal value outside the schema's vocabulary; a value that may have
+  been given in words the patterns do not read; a question about another domain) is listed
+  with its evidence prefixed :data:`UNVERIFIED` and does not count toward the verdict.
+
 system (the agent under test; side ``agent``)
   ``ignored_constraint`` a search or booking whose argument contradicts a value the user stated,
                          or a booking that leaves out a constraint the user stated
@@ -32,7 +37,7 @@ system (the agent under test; side ``agent``)
   ``format_violation``, ``system_error`` -- the episode was aborted or crashed on its side
 
 The verdict of a failed episode is ``agent`` (the system), ``simulator``, ``both`` or
-``unclear`` (no fault found); a successful one is ``none``. Each fault names its turn and the
+``unclear`` (no verified fault); a successful one is ``none``. Each fault names its turn and the
 text that shows it. The review reads only the record (events, details) and the shipped task,
 so old run directories are reviewed without re-running them: ``todeval review RUN_DIR``
 (models and verdicts: :mod:`todeval.review`).
