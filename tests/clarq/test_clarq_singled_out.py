@@ -134,9 +134,9 @@ def reference() -> list[list[ReferenceTurn]]:
 def test_the_reference_seekers_multi_part_questions(reference: list[list[ReferenceTurn]]) -> None:
     """Two of the GPT-4o reference seeker's turns the original provider answered with a node
     that round 2's first rules refused or gave away to another node: the joined question is now
-    read clause by clause; the sentence touching four entries in passing through one phrase is
-    answered since fragments are counted by phrase (the run-together reading that also answers
-    it, ``run_words``, is off: a bag joined by "and" walks past it)."""
+    read clause by clause; the sentence touching four entries in passing is still refused (the
+    run-together reading that would answer it, ``run_words``, is off: a bag joined by "and"
+    walks past it; so is counting fragments by phrase, ``phrases``, which answers it too)."""
     # "... where I can find the map and how I can learn or acquire the magic ...?": the map
     # (node 1) first, as the original; read as one sentence, the magic's node scores higher
     turn = reference[94][1]
@@ -147,9 +147,9 @@ def test_the_reference_seekers_multi_part_questions(reference: list[list[Referen
     # beautiful beach scene for my painting?": parts of four entries, all of one phrase
     turn = reference[177][2]
     assert turn.labels == ("2",)
-    assert RuleProvider().decide(turn.view()).released == ["2"]
-    assert RuleProvider(phrases=1).decide(turn.view()).released == []
-    assert RuleProvider(phrases=1, run_words={"en": 5}).decide(turn.view()).released == ["2"]
+    assert RuleProvider().decide(turn.view()).released == []
+    assert RuleProvider(run_words={"en": 5}).decide(turn.view()).released == ["2"]
+    assert RuleProvider(phrases=2).decide(turn.view()).released == ["2"]
 
 
 def test_fragments_are_counted_by_phrase() -> None:
@@ -168,22 +168,25 @@ def test_one_phrase_several_entries_share_names_one_thing(
     """GPT-4o's reference turns the original answered, where the question touches four
     entries through one phrase they share: "which excavation tool (small shovel, hoe, or
     large shovel) ... in the Mountain Cemetery Groups?" (groups A, B, C, ...); "which auto
-    parts store would be the best place to find these tires and the battery?"."""
+    parts store would be the best place to find these tires and the battery?". Counting
+    fragments by phrase (``phrases=2``, measured and off: docs/clarq.md) answers them."""
     for dialogue, turn_index, label in ((202, 3, "3"), (184, 2, "3")):
         turn = reference[dialogue][turn_index]
         assert turn.labels == (label,)
-        assert RuleProvider().decide(turn.view()).released == [label]
-        assert RuleProvider(phrases=1).decide(turn.view()).released != [label]
+        assert RuleProvider(phrases=2).decide(turn.view()).released == [label]
+        assert RuleProvider().decide(turn.view()).released != [label]
 
 
 def test_the_nodes_own_words_are_no_salad(reference: list[list[ReferenceTurn]]) -> None:
-    """A question holding two words of the node that no other open node speaks of and the
-    background lacks is about that node, whatever entries it touches in passing: "which
-    specific church has the holy water basin I need to use to soak the regular knife ...?"."""
+    """With ``distinct=2`` (measured and off: a parroting bag holds the provider's words too,
+    docs/clarq.md), a question holding two words of the node that no other open node speaks
+    of and the background lacks is read as about that node, whatever entries it touches in
+    passing: "which specific church has the holy water basin I need to use to soak the regular
+    knife ...?"."""
     turn = reference[78][4]
     assert turn.labels == ("1.3",)
-    assert RuleProvider().decide(turn.view()).released == ["1.3"]
-    assert RuleProvider(distinct=None).decide(turn.view()).released == []
+    assert RuleProvider(distinct=2).decide(turn.view()).released == ["1.3"]
+    assert RuleProvider().decide(turn.view()).released == []
     assert RuleProvider(distinct=1).decide(turn.view()).released == ["1.3"]
 
 
