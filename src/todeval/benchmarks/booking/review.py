@@ -455,12 +455,28 @@ def _clean_statement(text: str, slot: str, value: str, language: _Language) -> b
         r"(\b" + re.escape(value) + r"\b" + (f"|{words}" if words else "") + ")", re.I
     )
     for m in pattern.finditer(text):
-        before = text[: m.start()].rstrip().split(" ")[-1:]
-        after = text[m.end() :].lstrip().split(" ")[:1]
-        sentence_start = not text[: m.start()].strip() or text[: m.start()].rstrip()[-1] in ".!?"
-        near = [w for w in before + after if w and w[:1].isupper() and w not in ("I", "I'm", "I'd")]
-        if near and not (sentence_start and not after[0][:1].isupper()):
+        if _name_like(text[: m.start()], reverse=True) or _name_like(text[m.end() :]):
             return False
+    return True
+
+
+_WORD = re.compile(r"[A-Za-z][\w'-]*")
+
+
+def _name_like(side: str, reverse: bool = False) -> bool:
+    """Whether the word next to a value (before it, ``reverse``; else after it) looks like part
+    of a name: capitalised, not "I", and not the first word of a sentence ("On monday." is no
+    name; "the Alpha Miltion guest house" is). Punctuation between them ends the neighbourhood."""
+    gap = re.search(r"[A-Za-z][\w'-]*\s*$", side) if reverse else _WORD.match(side.lstrip())
+    if gap is None or (not reverse and side[: len(side) - len(side.lstrip())].strip()):
+        return False
+    word = gap.group(0).strip()
+    if not word[:1].isupper() or word in ("I", "I'm", "I'd", "I'll"):
+        return False
+    if reverse:
+        ahead = side[: gap.start()].rstrip()
+        return bool(ahead) and ahead[-1] not in ".!?"
+    return True
     return True
 
 
