@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from todeval.core.records import CallUsage, EpisodeRecord, Summary
     from todeval.dialogue.chat import JsonChat
     from todeval.dialogue.episode import EpisodeEnd, EpisodeLog, Termination, guarded
-    from todeval.dialogue.human import TerminalParticipant
+    from todeval.dialogue.human import TerminalParticipant, TerminalPlayer
     from todeval.dialogue.participants import Participant, PlayerOptions, Role, with_params
     from todeval.dialogue.prompts import PromptSet
     from todeval.dialogue.reply import JsonReply
@@ -57,6 +57,7 @@ _WHERE = {
     "Summary": "todeval.core.records",
     "Tasks": "todeval.spec.declare",
     "TerminalParticipant": "todeval.dialogue.human",
+    "TerminalPlayer": "todeval.dialogue.human",
     "Termination": "todeval.dialogue.episode",
     "drive": "todeval.driver",
     "guarded": "todeval.dialogue.episode",
@@ -99,6 +100,7 @@ __all__ = [
     "Summary",
     "Tasks",
     "TerminalParticipant",
+    "TerminalPlayer",
     "Termination",
     "drive",
     "guarded",

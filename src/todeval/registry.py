@@ -9,6 +9,13 @@ helpers, never imported by discovery); third-party plug-ins declare an entry poi
     [project.entry-points."todeval.plugins"]
     mybench = "mypackage.todeval_plugin"
 
+A benchmark that is its spec alone needs no plug-in module: an entry point in the
+``todeval.benchmarks`` group names the spec, and the distribution's summary is its help line
+(nothing of it is imported until one of its commands runs)::
+
+    [project.entry-points."todeval.benchmarks"]
+    mybench = "mypackage.game:SPEC"
+
 A plug-in registers
 
 * commands under a group: ``run`` (``todeval run <benchmark>``), ``score``, ``data``, a group
@@ -39,7 +46,7 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # profiles are pydantic models: imported when results are shown
@@ -302,8 +309,21 @@ def discover() -> Registry:
             if callable(register):
                 register(registry)
         except Exception as exc:  # a third party's bug must not take todeval down with it
-            registry.broken.append(
-                f"plug-in {ep.name!r} ({ep.value}) failed to load and is left out: "
-                f"{type(exc).__name__}: {exc}".splitlines()[0]
-            )
+            registry.broken.append(_broken(ep.name, ep.value, exc))
+    for ep in entry_points(group="todeval.benchmarks"):
+        try:
+            registry.benchmark(ep.name, _summary(ep) or f"the {ep.name} benchmark", spec=ep.value)
+        except Exception as exc:
+            registry.broken.append(_broken(ep.name, ep.value, exc))
     return registry
+
+
+def _broken(name: str, value: str, exc: Exception) -> str:
+    first = f"plug-in {name!r} ({value}) failed to load and is left out: "
+    return f"{first}{type(exc).__name__}: {exc}".splitlines()[0]
+
+
+def _summary(ep: EntryPoint) -> str:
+    """The one-line summary of the distribution that declares ``ep`` (its help line)."""
+    dist = getattr(ep, "dist", None)
+    return str(dist.metadata["Summary"] or "") if dist is not None else ""

@@ -71,10 +71,17 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def test_registered_through_the_entry_point(tmp_path: Path) -> None:
-    (point,) = [ep for ep in entry_points(group="todeval.plugins") if ep.name == "toy"]
-    assert point.value == "todeval_toy.plugin"
+    (point,) = [ep for ep in entry_points(group="todeval.benchmarks") if ep.name == "toy"]
+    assert point.value == "todeval_toy.game:SPEC"  # the spec alone: no plug-in module
     registry = discover()
     assert registry.benchmarks["toy"].spec == "todeval_toy.game:SPEC"
+    assert registry.benchmarks["toy"].help.startswith("number guessing")  # its summary
+    # discovery imports none of it (its spec is imported when a toy command runs)
+    code = "import sys; from todeval.registry import discover; discover(); print(*sys.modules)"
+    imported = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert not {"todeval_toy", "todeval_toy.game", "todeval.spec"} & set(imported)
     # a fresh process outside the repository finds it too
     help_text = subprocess.run(
         [sys.executable, "-m", "todeval.cli", "run", "--help"],

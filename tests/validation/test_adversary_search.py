@@ -165,7 +165,7 @@ def test_a_blind_guesser_is_an_ordinary_player_with_parameters(tmp_path: Path) -
     """The family's agent runs as any player does: its parameters are in its recorded name."""
     import todeval.api as td
 
-    guesser = with_params("todeval_toy.adversaries:BlindGuesser", {"start": "high", "step": 1})
+    guesser = with_params("todeval_toy.game:BlindGuesser", {"start": "high", "step": 1})
     result = td.run("toy", {"guesser": guesser, "ids": ["n10-00"]}, out=tmp_path / "r")
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert guesser in json.dumps(manifest)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
         Termination,
         guarded,
     )
-    from todeval.dialogue.human import HumanQuit, TerminalParticipant
+    from todeval.dialogue.human import HumanQuit, TerminalParticipant, TerminalPlayer
     from todeval.dialogue.participants import (
         ChecksSelection,
         ConfiguredByOptions,
@@ -61,6 +61,7 @@ _WHERE = {
     "ReportsEndReason": "todeval.dialogue.participants",
     "Role": "todeval.dialogue.participants",
     "TerminalParticipant": "todeval.dialogue.human",
+    "TerminalPlayer": "todeval.dialogue.human",
     "Termination": "todeval.dialogue.episode",
     "ToolChat": "todeval.dialogue.chat",
     "guarded": "todeval.dialogue.episode",
@@ -100,6 +101,7 @@ __all__ = [
     "ReportsEndReason",
     "Role",
     "TerminalParticipant",
+    "TerminalPlayer",
     "Termination",
     "ToolChat",
     "guarded",

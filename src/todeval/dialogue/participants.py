@@ -221,10 +221,12 @@ class Role(Generic[P]):
 
     def resolve(self, name: str) -> PlayerFactory[P]:
         """The player class for a built-in name or a ``package.module:Class`` reference, either
-        with parameters (``NAME?key=value&...``)."""
+        with parameters (``NAME?key=value&...``). A built-in may itself name a class with
+        parameters (``"repeat": "pkg.mod:Blind?step=0"``); the name's own parameters win."""
         base, params = split_params(name, what=f"{self.noun} player")
         if base in self.builtins:
-            reference = self.builtins[base]
+            reference, fixed = split_params(self.builtins[base], what=f"{self.noun} player")
+            params = {**fixed, **params}
         elif is_reference(base):
             reference = base
         else:

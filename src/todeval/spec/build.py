@@ -326,7 +326,7 @@ def build_plan(
         streams = EpisodeStreams(cfg.seed, job.task_id, job.trial)
         task = context.tasks[job.task_id]
         record = await spec.episode(
-            Episode(context, task, players, streams, job.trial, spec.name, job.group)
+            Episode(context, task, players, streams, job.trial, spec.name, job.group, spec.rescore)
         )
         if record.scorer_version is None:
             record.scorer_version = spec.scorer_version

@@ -147,6 +147,8 @@ class Episode(Generic[C, T]):
 
     benchmark: str = ""
     group: str = ""
+    score: Rescore[C, T] | None = None
+    """The spec's ``rescore``: scores a record the episode closes without metrics."""
 
     @property
     def config(self) -> C:
@@ -162,9 +164,13 @@ class Episode(Generic[C, T]):
         details: dict[str, Any] | None = None,
     ) -> EpisodeRecord:
         """The episode's record: ``log`` closed with ``end`` (its ``episode_end`` event), the
-        benchmark, streams and task group filled in."""
+        benchmark, streams and task group filled in.
+
+        Without ``metrics`` and with a spec that declares ``rescore``, the record is scored by
+        it (its metrics and labels): the episode is scored as a stored one is re-graded, by one
+        scorer, so playing and ``todeval rescore`` cannot disagree."""
         log.finish(end)
-        return log.record(
+        record = log.record(
             benchmark=self.benchmark,
             streams=self.streams,
             end=end,
@@ -172,6 +178,12 @@ class Episode(Generic[C, T]):
             metrics=metrics,
             labels=labels,
             details=details,
+        )
+        if metrics is not None or self.score is None:
+            return record
+        scored = self.score(self.run, self.task, record)
+        return record.model_copy(
+            update={"metrics": dict(scored.metrics), "labels": {**(labels or {}), **scored.labels}}
         )
 
 
