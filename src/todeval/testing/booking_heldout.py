@@ -18,10 +18,12 @@ told the goal.
 
 Run them as ``--system todeval.testing.booking_heldout:RefusingSystem`` (or ``:FlakySystem``).
 
-:func:`study` reviews the held-out episodes of ``tests/fixtures/review_heldout`` and compares
-the verdicts with the hand labels: per verdict, precision and recall with 95% Wilson intervals
-(``python -m todeval.testing.booking_heldout tests/fixtures/review_heldout`` prints the table
-of docs/user-simulators.md).
+:func:`study` reviews the held-out episodes of a fixture (``tests/fixtures/review_heldout``
+and the later sets ``review_heldout2`` to ``review_heldout5``, each labelled and committed
+before the review was run on it) and compares the verdicts with the hand labels: per verdict,
+precision and recall with 95% Wilson intervals (``python -m todeval.testing.booking_heldout
+tests/fixtures/review_heldout5`` prints that set's table of docs/user-simulators.md). The
+review's verdict is the one its unverified simulator faults do not count toward (round 4).
 """
 
 from __future__ import annotations
