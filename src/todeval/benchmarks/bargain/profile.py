@@ -108,4 +108,5 @@ PROFILE = BenchmarkProfile(
         "F1 (verifier agreed): scripted llm-mode sets only, the same F1 over the turns where a "
         "blind verifier model chose exactly the gold intents.",
     ),
+    explainer="todeval.benchmarks.bargain.explain:explain",
 )
