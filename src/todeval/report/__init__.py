@@ -7,7 +7,8 @@ Public API::
     text = export_table(boards(inputs), "latex")        # or "csv", "md"
     server = make_server(ViewState(Path("runs")), "127.0.0.1", 8765)   # todeval view
 
-``table`` holds the plain-text tables the CLI prints.
+``table`` holds the plain-text tables the CLI prints; ``explain`` the score-explanation hook a
+benchmark registers for the episode page (``BenchmarkProfile.explainer``).
 """
 
 from typing import TYPE_CHECKING
