@@ -11,8 +11,8 @@ import pytest
 
 from todeval.benchmarks.booking.domains.cli import pack_folder
 from todeval.benchmarks.booking.domains.tasks import load_pack_tasks
-from todeval.benchmarks.booking.world import pack_task_set
-from todeval.benchmarks.booking.worlds import world_of
+from todeval.benchmarks.booking.world.model import pack_task_set
+from todeval.benchmarks.booking.world.of_task_set import world_of
 from todeval.cli import main
 
 from .conftest import agent_stack, make_script, tool_call

@@ -20,10 +20,10 @@ from todeval.benchmarks.booking.domains.tasks import (
     load_pack_tasks,
     pack_digest,
 )
-from todeval.benchmarks.booking.domains.world import packs_world
 from todeval.benchmarks.booking.environment import BookingEnvironment
-from todeval.benchmarks.booking.world import multiwoz_world, pack_task_set
-from todeval.benchmarks.booking.worlds import multiwoz_pack_folders, world_of
+from todeval.benchmarks.booking.world.from_packs import packs_world
+from todeval.benchmarks.booking.world.model import multiwoz_world, pack_task_set
+from todeval.benchmarks.booking.world.of_task_set import multiwoz_pack_folders, world_of
 from todeval.cli import main
 from todeval.errors import BadInputError
 
@@ -368,10 +368,10 @@ def test_the_validator_checks_a_packs_own_booking_slots() -> None:
 def test_a_slot_the_pack_compares_is_compared_everywhere(pack_copy: Path) -> None:
     """``compare: '>='`` on the seats: systems search with it, the game master looks a booking
     up with it, and scoring accepts a car with more seats than the goal asked for."""
-    from todeval.benchmarks.booking.domains.world import pack_world
     from todeval.benchmarks.booking.environment import Booking
     from todeval.benchmarks.booking.scoring import score_domain
     from todeval.benchmarks.booking.tasks import DomainGoal
+    from todeval.benchmarks.booking.world.from_packs import pack_world
 
     _edit(
         pack_copy, "        operators: true\n", "        operators: true\n        compare: '>='\n"

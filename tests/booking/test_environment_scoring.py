@@ -6,7 +6,7 @@ from todeval.benchmarks.booking.db import load_database
 from todeval.benchmarks.booking.environment import Booking, BookingEnvironment
 from todeval.benchmarks.booking.scoring import score_domain, score_episode, slot_matches
 from todeval.benchmarks.booking.tasks import BookingTask, DomainGoal
-from todeval.benchmarks.booking.worlds import world_of
+from todeval.benchmarks.booking.world.of_task_set import world_of
 
 
 def env(domains: list[str], task_set: str = "test") -> BookingEnvironment:

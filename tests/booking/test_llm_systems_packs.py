@@ -21,8 +21,8 @@ from todeval.benchmarks.booking.llm_systems.modular_llm import ModularLLMSystem
 from todeval.benchmarks.booking.llm_systems.modular_prog import ModularProgSystem
 from todeval.benchmarks.booking.llm_systems.monolithic import MonolithicSystem
 from todeval.benchmarks.booking.llm_systems.prompts import PACKAGE, world_prompts
-from todeval.benchmarks.booking.world import pack_task_set
-from todeval.benchmarks.booking.worlds import world_of
+from todeval.benchmarks.booking.world.model import pack_task_set
+from todeval.benchmarks.booking.world.of_task_set import world_of
 from todeval.cli import main
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord

@@ -25,7 +25,7 @@ from todeval.benchmarks.booking.messages import (
 from todeval.benchmarks.booking.rules import OutputHandling, handle_output
 from todeval.benchmarks.booking.schema import DB_TOOLS
 from todeval.benchmarks.booking.tasks import load_tasks
-from todeval.benchmarks.booking.worlds import played_world, world_of
+from todeval.benchmarks.booking.world.of_task_set import played_world, world_of
 from todeval.cli import main
 from todeval.core.outcome import Outcome
 from todeval.core.records import CallUsage, EpisodeRecord

@@ -145,7 +145,7 @@ class AdversarySystem:
         return cls(options)
 
     async def start(self, context: SystemContext) -> None:
-        from todeval.benchmarks.booking.worlds import world_of
+        from todeval.benchmarks.booking.world.of_task_set import world_of
 
         world = world_of(context.task_set)  # only to pair a search tool with its booking tool
         tools = {t["function"]["name"]: _Tool(t) for t in context.tools}

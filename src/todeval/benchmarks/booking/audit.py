@@ -19,7 +19,7 @@ from todeval.benchmarks.booking.db import VenueDatabase
 from todeval.benchmarks.booking.environment import BookingEnvironment
 from todeval.benchmarks.booking.messages import ActionParser, BookingRequest, SystemOutput, ToolCall
 from todeval.benchmarks.booking.tasks import BookingTask, DomainGoal
-from todeval.benchmarks.booking.worlds import world_of
+from todeval.benchmarks.booking.world.of_task_set import world_of
 
 
 class DomainAudit(BaseModel):

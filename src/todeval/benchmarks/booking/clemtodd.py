@@ -4,9 +4,10 @@ Reference: kranti-up/clemtoddfw at commit bfefff79, files under ``clemtodd/``. E
 names the file it reproduces; docs/booking.md has the table of every rule next to ``strict``.
 
 * Data (``instancegenerator.py``, ``resources/data/en/multiwoz``): the game master searches and
-  books in the original's database, the goals read as given (:func:`.worlds.played_world`,
-  :func:`.db.original_database`, :func:`.tasks.load_tasks` ``as_given``): no value mapped, and
-  three of MultiWOZ's restaurants under the SQLite database's names.
+  books in the original's database, the goals read as given
+  (:func:`.world.of_task_set.played_world`, :func:`.db.original_database`,
+  :func:`.tasks.load_tasks` ``as_given``): no value mapped, and three of MultiWOZ's
+  restaurants under the SQLite database's names.
 * Tool calls (``processfunccallresp.py``, ``utils.py``): the tool name must be one of the seven,
   spelled exactly; the arguments must be a JSON object. They are **not** validated against a
   schema: keys are matched case-insensitively against the fields the original knows for that
@@ -62,8 +63,8 @@ from todeval.benchmarks.booking.schema import (  # the original's field tables
 from todeval.benchmarks.booking.schema import FOLLOWUP
 from todeval.benchmarks.booking.schema import LOOKUP_KEYS as LOOKUP_KEYS
 from todeval.benchmarks.booking.schema import SEARCH_FIELDS as SEARCH_FIELDS
-from todeval.benchmarks.booking.world import World
-from todeval.benchmarks.booking.worlds import world_of
+from todeval.benchmarks.booking.world.model import World
+from todeval.benchmarks.booking.world.of_task_set import world_of
 from todeval.core import safejson
 
 OPERATOR_KEYS = ("stars", "arriveby", "leaveat")

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from todeval.benchmarks.booking.db import DONTCARE, Condition
 from todeval.benchmarks.booking.messages import BookingResult, DbResult
 from todeval.benchmarks.booking.tasks import normalise_key
-from todeval.benchmarks.booking.world import World
+from todeval.benchmarks.booking.world.model import World
 
 REFERENCE_ALPHABET = string.ascii_uppercase + string.digits
 _MULTIWOZ_BOOK_KEYS = frozenset({"people", "day", "stay", "time"})

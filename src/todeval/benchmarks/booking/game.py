@@ -51,7 +51,7 @@ from todeval.benchmarks.booking.schema import FOLLOWUP
 from todeval.benchmarks.booking.tasks import BookingTask
 from todeval.benchmarks.booking.taxonomy import classify, unrealistic_class
 from todeval.benchmarks.booking.users.ending import GAVE_UP
-from todeval.benchmarks.booking.worlds import played_world, world_of
+from todeval.benchmarks.booking.world.of_task_set import played_world, world_of
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord
 from todeval.dialogue.episode import EpisodeEnd, EpisodeLog, EpisodeStreams, Termination, guarded

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 
 from todeval.benchmarks.booking.schema import BOOKING_TOOLS, DB_TOOLS, FOLLOWUP
 from todeval.benchmarks.booking.tasks import BookingTask
-from todeval.benchmarks.booking.worlds import world_of
+from todeval.benchmarks.booking.world.of_task_set import world_of
 from todeval.core import safejson
 from todeval.core.records import CallUsage
 from todeval.dialogue.participants import Participant
@@ -214,10 +214,10 @@ class UserReply(BaseModel):
 class SystemContext:
     """What a dialogue system knows when an episode starts: never the user's goal.
 
-    ``task_set`` names the world it operates in (``world_of(task_set)`` in :mod:`.worlds` gives
-    a system its own back-end data, as a deployed system would have); ``tools`` are the task
-    set's tool definitions. ``rng`` is the system's own stream, derived from (run seed, task id,
-    trial, "system"): use it for every random choice.
+    ``task_set`` names the world it operates in (``world_of(task_set)`` in
+    :mod:`.world.of_task_set` gives a system its own back-end data, as a deployed system would
+    have); ``tools`` are the task set's tool definitions. ``rng`` is the system's own stream,
+    derived from (run seed, task id, trial, "system"): use it for every random choice.
     """
 
     task_set: str

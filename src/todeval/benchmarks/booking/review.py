@@ -60,7 +60,7 @@ from todeval.benchmarks.booking.domains.language import (
 )
 from todeval.benchmarks.booking.scoring import slot_matches
 from todeval.benchmarks.booking.tasks import BookingTask, normalise_value
-from todeval.benchmarks.booking.worlds import world_of
+from todeval.benchmarks.booking.world.of_task_set import world_of
 from todeval.core.outcome import Outcome
 from todeval.core.records import EpisodeRecord, Manifest
 from todeval.errors import BadInputError

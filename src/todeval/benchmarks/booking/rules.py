@@ -43,7 +43,7 @@ from todeval.benchmarks.booking.scoring import (
     score_episode_from_calls,
 )
 from todeval.benchmarks.booking.tasks import BookingTask
-from todeval.benchmarks.booking.worlds import played_world, world_of
+from todeval.benchmarks.booking.world.of_task_set import played_world, world_of
 
 CallKind = Literal["db_query", "booking"]
 

@@ -22,7 +22,7 @@ from todeval.benchmarks.booking.tasks import (
     BookingTask,
     load_tasks,
 )
-from todeval.benchmarks.booking.worlds import world_of
+from todeval.benchmarks.booking.world.of_task_set import world_of
 from todeval.core.records import EpisodeRecord
 from todeval.dialogue.prompts import PromptSet
 from todeval.errors import RefusedError, UsageError, choice_error
@@ -100,7 +100,7 @@ def world_key(config: BookingConfig) -> str:
     if config.domain is None:
         return config.task_set
     from todeval.benchmarks.booking.domains.cli import pack_folder
-    from todeval.benchmarks.booking.world import pack_task_set
+    from todeval.benchmarks.booking.world.model import pack_task_set
 
     return pack_task_set(pack_folder(config.domain))
 

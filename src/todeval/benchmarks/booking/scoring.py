@@ -30,7 +30,7 @@ from pydantic import BaseModel
 
 from todeval.benchmarks.booking.environment import Booking
 from todeval.benchmarks.booking.tasks import BookingTask, DomainGoal
-from todeval.benchmarks.booking.worlds import world_of
+from todeval.benchmarks.booking.world.of_task_set import world_of
 
 _MULTIWOZ_COMPARE = {"leaveat": ">=", "arriveby": "<="}
 

@@ -29,7 +29,7 @@ TASK_SETS: dict[str, str] = {
 }
 BOOKING_DOMAINS = ("restaurant", "hotel", "train")
 PACK_PREFIX = "pack:"
-"""A domain pack's tasks have the task set ``pack:<folder>`` (:mod:`.world`)."""
+"""A domain pack's tasks have the task set ``pack:<folder>`` (:mod:`.world.model`)."""
 KEY_ALIASES = {"arrive": "arriveby", "leave": "leaveat"}
 _IGNORED_BOOK_KEYS = {"invalid", "pre_invalid"}
 TIME_KEYS = ("time", "leaveat", "arriveby")

@@ -31,7 +31,7 @@ from todeval.benchmarks.booking.llm_systems.base import result_content
 from todeval.benchmarks.booking.messages import FollowUp, SystemOutput, ToolCall, Violation
 from todeval.benchmarks.booking.rules import PROTOCOLS, get_protocol
 from todeval.benchmarks.booking.tasks import TASK_SETS, BookingTask, load_tasks, select_tasks
-from todeval.benchmarks.booking.world import pack_task_set
+from todeval.benchmarks.booking.world.model import pack_task_set
 from todeval.dialogue.episode import EpisodeLog, EpisodeStreams
 from todeval.errors import choice_error
 

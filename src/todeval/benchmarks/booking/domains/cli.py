@@ -65,8 +65,8 @@ def run_command(args: argparse.Namespace) -> int:
     folder = pack_folder(args.pack)
     pack = cached_pack(str(folder))
     if args.check or (args.generate_tasks is None and args.write_prompts is None):
-        from todeval.benchmarks.booking.world import pack_task_set
-        from todeval.benchmarks.booking.worlds import world_of
+        from todeval.benchmarks.booking.world.model import pack_task_set
+        from todeval.benchmarks.booking.world.of_task_set import world_of
 
         world = world_of(pack_task_set(folder))
         rows = [
@@ -105,8 +105,8 @@ def run_command(args: argparse.Namespace) -> int:
 
 def _write_prompts(folder: Path, out: Path) -> None:
     from todeval.benchmarks.booking.llm_systems.prompts import PACKAGE, world_prompts
-    from todeval.benchmarks.booking.world import pack_task_set
-    from todeval.benchmarks.booking.worlds import world_of
+    from todeval.benchmarks.booking.world.model import pack_task_set
+    from todeval.benchmarks.booking.world.of_task_set import world_of
     from todeval.dialogue.prompts import PromptSet
 
     prompts = PromptSet.load(PACKAGE, defaults=world_prompts(world_of(pack_task_set(folder))))

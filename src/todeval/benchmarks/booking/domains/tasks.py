@@ -155,7 +155,7 @@ def _record(pack: DomainPack, index: int, rng: random.Random) -> dict[str, Any]:
 def generate_tasks(folder: str | Path, n: int, seed: int) -> dict[str, Any]:
     """``n`` feasible goals drawn from the pack in ``folder`` (the task file's content)."""
     from todeval.benchmarks.booking.audit import audit_task
-    from todeval.benchmarks.booking.world import pack_task_set
+    from todeval.benchmarks.booking.world.model import pack_task_set
 
     if n < 1:
         raise BadInputError("--generate-tasks needs a positive number of tasks")
@@ -186,7 +186,7 @@ def generate_tasks(folder: str | Path, n: int, seed: int) -> dict[str, Any]:
 
 def load_pack_tasks(folder: str | Path, tasks_file: str | Path | None = None) -> list[BookingTask]:
     """The tasks of a pack: ``tasks_file``, or the ``tasks.json`` the pack folder ships."""
-    from todeval.benchmarks.booking.world import pack_task_set
+    from todeval.benchmarks.booking.world.model import pack_task_set
 
     pack = cached_pack(str(Path(folder).resolve()))
     path = Path(tasks_file) if tasks_file is not None else pack.folder / TASKS_FILE

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from todeval.benchmarks.booking.world import World
+from todeval.benchmarks.booking.world.model import World
 
 
 def _compared(operator: str, have: str, want: str) -> bool:

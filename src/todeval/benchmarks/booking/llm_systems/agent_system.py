@@ -38,7 +38,7 @@ from todeval.benchmarks.booking.messages import (
     ViolationNotice,
 )
 from todeval.benchmarks.booking.schema import FOLLOWUP
-from todeval.benchmarks.booking.worlds import world_of
+from todeval.benchmarks.booking.world.of_task_set import world_of
 from todeval.dialogue.participants import PlayerOptions
 
 SERVED_NAME = "todeval-booking"

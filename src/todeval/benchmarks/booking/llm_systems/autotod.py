@@ -29,7 +29,7 @@ from todeval.benchmarks.booking.messages import (
     ToolCall,
 )
 from todeval.benchmarks.booking.schema import DB_TOOLS, FOLLOWUP
-from todeval.benchmarks.booking.worlds import world_of
+from todeval.benchmarks.booking.world.of_task_set import world_of
 from todeval.core import safejson
 from todeval.core.records import CallUsage
 

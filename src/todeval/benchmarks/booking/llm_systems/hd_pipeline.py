@@ -53,7 +53,7 @@ from todeval.benchmarks.booking.messages import (
 )
 from todeval.benchmarks.booking.schema import FOLLOWUP
 from todeval.benchmarks.booking.tasks import BOOKING_DOMAINS
-from todeval.benchmarks.booking.worlds import world_of
+from todeval.benchmarks.booking.world.of_task_set import world_of
 from todeval.core.records import CallUsage
 from todeval.dialogue.participants import PlayerOptions
 from todeval.dialogue.prompts import PromptSet

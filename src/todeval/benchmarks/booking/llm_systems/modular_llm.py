@@ -43,7 +43,7 @@ from todeval.benchmarks.booking.messages import (
     UserMessage,
 )
 from todeval.benchmarks.booking.tasks import BOOKING_DOMAINS
-from todeval.benchmarks.booking.worlds import world_of
+from todeval.benchmarks.booking.world.of_task_set import world_of
 from todeval.core import safejson
 from todeval.core.records import CallUsage
 from todeval.dialogue.participants import PlayerOptions

@@ -27,8 +27,8 @@ from todeval.backends.sampling import Sampling, generate_accounted
 from todeval.backends.types import Backend, ChatMessage
 from todeval.benchmarks.booking.llm_systems.prompts import default_prompts, slots_prompt
 from todeval.benchmarks.booking.tasks import BOOKING_DOMAINS
-from todeval.benchmarks.booking.world import World
-from todeval.benchmarks.booking.worlds import world_of
+from todeval.benchmarks.booking.world.model import World
+from todeval.benchmarks.booking.world.of_task_set import world_of
 from todeval.core import safejson
 from todeval.core.records import CallUsage
 from todeval.dialogue.prompts import PromptSet

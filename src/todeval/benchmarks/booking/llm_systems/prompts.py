@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from todeval.dialogue.prompts import PromptSet, package_prompts
 
 if TYPE_CHECKING:
-    from todeval.benchmarks.booking.world import World
+    from todeval.benchmarks.booking.world.model import World
 
 PACKAGE = "todeval.benchmarks.booking"
 """The package whose ``prompts/`` folder holds the booking templates."""

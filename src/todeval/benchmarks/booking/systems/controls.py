@@ -39,8 +39,8 @@ from todeval.benchmarks.booking.messages import (
 )
 from todeval.benchmarks.booking.schema import FOLLOWUP
 from todeval.benchmarks.booking.tasks import BookingTask
-from todeval.benchmarks.booking.world import World
-from todeval.benchmarks.booking.worlds import world_of
+from todeval.benchmarks.booking.world.model import World
+from todeval.benchmarks.booking.world.of_task_set import world_of
 
 _MADE_UP = {"people": "1", "day": "monday", "time": "12:00", "stay": "1"}
 _MULTIWOZ_EXAMPLE = ("hotel", {"area": "north", "stars": {"operator": ">=", "value": "4"}})

@@ -18,7 +18,7 @@ from functools import cache
 from todeval.benchmarks.booking.schema import slot_values
 from todeval.benchmarks.booking.systems.text import normalise_text
 from todeval.benchmarks.booking.tasks import read_json
-from todeval.benchmarks.booking.worlds import world_of
+from todeval.benchmarks.booking.world.of_task_set import world_of
 
 MULTIWOZ_AREAS = {
     "centre": ("centre", "center", "central", "centrally", "city centre", "city center",

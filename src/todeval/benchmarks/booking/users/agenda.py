@@ -42,7 +42,7 @@ from todeval.benchmarks.booking.users.reading import (
     read_message,
 )
 from todeval.benchmarks.booking.users.venues import VenueNotes
-from todeval.benchmarks.booking.worlds import world_of
+from todeval.benchmarks.booking.world.of_task_set import world_of
 from todeval.dialogue.participants import PlayerOptions
 from todeval.errors import UsageError
 

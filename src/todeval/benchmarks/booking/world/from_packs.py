@@ -1,4 +1,4 @@
-"""A domain pack's :class:`~todeval.benchmarks.booking.world.World`: its tools, generated.
+"""A domain pack's :class:`~todeval.benchmarks.booking.world.model.World`: its tools, generated.
 
 Per entity, a search tool (every slot with ``search: true``; a slot with ``operators: true``
 takes ``{"operator": ..., "value": ...}``, the operator one of the pack's ``operators``) and a
@@ -17,7 +17,7 @@ from typing import Any
 from todeval.benchmarks.booking.db import VenueDatabase
 from todeval.benchmarks.booking.domains.pack import TIME_PATTERN, DomainPack, Slot, cached_pack
 from todeval.benchmarks.booking.schema import FOLLOWUP, function_tool, object_schema
-from todeval.benchmarks.booking.world import PACK_PREFIX, World
+from todeval.benchmarks.booking.world.model import PACK_PREFIX, World
 from todeval.errors import BadInputError
 
 _BOOK = "book{}"

@@ -3,14 +3,14 @@
 One :class:`World` is everything the game master, the action parsers (both protocols), the
 booking validator and the built-in systems read about the domains of a task: its entities, the
 tools and their JSON schemas, the informable and booking slots, what a booking must hold, the
-value normaliser and the database. :func:`.worlds.world_of` gives the world of a task set:
+value normaliser and the database. :func:`.of_task_set.world_of` gives the world of a task set:
 
 * ``test``, ``dev``, ``synthetic``, ``unrealistic`` -- MultiWOZ's restaurant, hotel and train,
   generated from three domain packs per set (``data/multiwoz/packs``; ``synthetic`` and
   ``unrealistic`` are variants with their own database, ``unrealistic`` also with its own
-  values and operators); :func:`multiwoz_world` builds the same world from :mod:`.schema` and
-  :mod:`.db`, the reference a test compares every set's packs with;
-* ``pack:<folder>`` -- a domain pack (:mod:`.domains.pack`), tasks generated from it by
+  values and operators); :func:`multiwoz_world` builds the same world from :mod:`..schema` and
+  :mod:`..db`, the reference a test compares every set's packs with;
+* ``pack:<folder>`` -- a domain pack (:mod:`..domains.pack`), tasks generated from it by
   ``todeval data domain PACK --generate-tasks N``.
 
 Worlds are read-only and built once per process and task set.
@@ -117,8 +117,8 @@ def pack_task_set(folder: str | Path) -> str:
 
 
 def multiwoz_world(task_set: str) -> World:
-    """The world of a MultiWOZ task set (restaurant, hotel, train) from :mod:`.schema`'s
-    constants and :mod:`.db`: the reference its packs' world (:func:`.worlds.world_of`) is
+    """The world of a MultiWOZ task set (restaurant, hotel, train) from :mod:`..schema`'s
+    constants and :mod:`..db`: the reference its packs' world (:func:`.of_task_set.world_of`) is
     checked against."""
     from todeval.benchmarks.booking import schema as s
     from todeval.benchmarks.booking.db import load_database

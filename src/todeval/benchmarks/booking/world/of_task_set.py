@@ -1,8 +1,8 @@
-"""Which world a task set plays in (:class:`~.world.World`; one per process and task set).
+"""Which world a task set plays in (:class:`~.model.World`; one per process and task set).
 
 Every MultiWOZ task set plays in the world of three domain packs, its restaurant, hotel and
 train (the tools, the validator's values and the database are generated from them, identical
-to :func:`.world.multiwoz_world`'s from :mod:`.schema` and :mod:`.db`, which a test checks):
+to :func:`.model.multiwoz_world`'s from :mod:`..schema` and :mod:`..db`, which a test checks):
 
 * ``test`` and ``dev`` -- ``data/multiwoz/packs/{restaurant,hotel,train}`` (MultiWOZ's
   database);
@@ -12,7 +12,7 @@ to :func:`.world.multiwoz_world`'s from :mod:`.schema` and :mod:`.db`, which a t
 
 The game master plays in :func:`played_world`, which depends on the protocol: under
 ``clemtodd`` the ``test``, ``dev`` and ``synthetic`` worlds search and book in the database as
-the original's code holds it (:func:`.db.original_database`: no value rewritten, three
+the original's code holds it (:func:`..db.original_database`: no value rewritten, three
 restaurants under the original's names), under ``strict`` in the packs' normalised one.
 """
 
@@ -24,8 +24,8 @@ from importlib import resources
 from pathlib import Path
 
 from todeval.benchmarks.booking.db import original_database
-from todeval.benchmarks.booking.domains.world import pack_world, packs_world
-from todeval.benchmarks.booking.world import PACK_PREFIX, World, is_pack
+from todeval.benchmarks.booking.world.from_packs import pack_world, packs_world
+from todeval.benchmarks.booking.world.model import PACK_PREFIX, World, is_pack
 
 MULTIWOZ_PACKS = ("restaurant", "hotel", "train")
 PACKED_SETS = ("test", "dev", "synthetic", "unrealistic")
@@ -56,7 +56,7 @@ def world_of(task_set: str) -> World:
 ORIGINAL_DATA_SETS = ("test", "dev", "synthetic")
 """The task sets whose data todeval's normalisation or the JSON's names change: under
 ``clemtodd`` they are played in the original's database and read as given
-(:func:`.tasks.load_tasks` ``as_given``)."""
+(:func:`..tasks.load_tasks` ``as_given``)."""
 
 
 @cache
