@@ -11,8 +11,8 @@ import pytest
 
 from todeval.annotation.items import merge_answers, read_items, read_key
 from todeval.backends.scripted import Script
-from todeval.benchmarks.booking.tools.realism.blind import blind_score, parse_spec
-from todeval.benchmarks.booking.tools.realism.judge import (
+from todeval.benchmarks.booking.analysis.realism.blind import blind_score, parse_spec
+from todeval.benchmarks.booking.analysis.realism.judge import (
     judge_prompts,
     parse_verdict,
     read_runs,
@@ -212,8 +212,8 @@ def test_the_llm_user_continues_the_corpus_history_as_its_own() -> None:
 
     from todeval.backends.factory import make_backend
     from todeval.backends.types import GenerationRequest
+    from todeval.benchmarks.booking.analysis.realism.blind import continue_history, prefix_points
     from todeval.benchmarks.booking.tasks import load_tasks
-    from todeval.benchmarks.booking.tools.realism.blind import continue_history, prefix_points
 
     seen: list[GenerationRequest] = []
 

@@ -16,7 +16,7 @@ from tests.booking.test_realism import _user_model
 from tests.report.helpers import browser_session, css, wait
 from todeval.annotation.items import merge_answers, read_items, read_key
 from todeval.annotation.simulate import simulate
-from todeval.benchmarks.booking.tools.realism.blind import blind_score
+from todeval.benchmarks.booking.analysis.realism.blind import blind_score
 from todeval.cli import main
 
 

@@ -31,24 +31,24 @@ def register(registry: Registry) -> None:
         "check a domain pack (your own bookable world) or draw booking tasks from it",
         "todeval.benchmarks.booking.domains.cli",
     )
-    registry.group("booking", "booking benchmark tools (simulator realism, who failed)")
+    registry.group("booking", "analysis of booking runs (simulator realism, who failed)")
     registry.lazy(
         "booking",
         "review",
         "who failed: a rule review of every failed episode (system, simulator, both, unclear)",
-        "todeval.benchmarks.booking.tools.review.cli",
+        "todeval.benchmarks.booking.analysis.review.cli",
     )
     registry.lazy(
         "booking",
         "realism",
         "simulator realism: LLM-judge naturalness (judge), blind-test accuracy (score)",
-        "todeval.benchmarks.booking.tools.realism.cli",
+        "todeval.benchmarks.booking.analysis.realism.cli",
     )
     registry.annotation_source(
         "booking-realism",
         "which one is the person? a MultiWOZ prefix, the real next user turn and the LLM "
         "user's (SET,user-model=SPEC[,n=N][,seed=S])",
-        items="todeval.benchmarks.booking.tools.realism.blind:items",
+        items="todeval.benchmarks.booking.analysis.realism.blind:items",
         kinds=("pairwise",),
     )
     registry.tool_surface(

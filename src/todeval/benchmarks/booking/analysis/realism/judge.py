@@ -31,7 +31,7 @@ from todeval.stats.bootstrap import bootstrap_mean
 JUDGE_ROLE = "realism_judge"
 """The role the judge's calls are accounted under."""
 
-PROMPTS_PACKAGE = "todeval.benchmarks.booking.tools.realism"
+PROMPTS_PACKAGE = "todeval.benchmarks.booking.analysis.realism"
 MEASURES = ("naturalness", "coherence")
 SCALE = (1, 5)
 DONE = "done"

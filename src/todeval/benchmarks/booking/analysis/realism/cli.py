@@ -46,7 +46,7 @@ def run_command(args: argparse.Namespace) -> int:
 def _judge(args: argparse.Namespace) -> int:
     from todeval.backends.cache import ResponseCache, default_cache_path
     from todeval.backends.factory import make_backend
-    from todeval.benchmarks.booking.tools.realism.judge import (
+    from todeval.benchmarks.booking.analysis.realism.judge import (
         format_report,
         judge_simulators,
         read_runs,
@@ -84,7 +84,7 @@ def _judge(args: argparse.Namespace) -> int:
 
 def _score(args: argparse.Namespace) -> int:
     from todeval.annotation.items import gold_for, merge_answers, read_key
-    from todeval.benchmarks.booking.tools.realism.blind import blind_score, format_blind
+    from todeval.benchmarks.booking.analysis.realism.blind import blind_score, format_blind
 
     paths = [Path(f) for f in args.files]
     for p in paths:
