@@ -139,9 +139,10 @@ def _main(argv: list[str]) -> int:
     argv, debug = _split_debug(argv)
     parser = build_parser(argv)
     args, extras = parser.parse_known_args(argv)
-    if extras:
+    if extras and not getattr(args, "_takes_extras", False):
         leaf = getattr(args, "_parser", parser)
         (leaf if isinstance(leaf, _Parser) else _Parser()).unknown(extras)
+    args._extras = extras  # a command that takes them checks them itself (e.g. validate's)
     args._argv = argv  # the command as given, recorded in the run's manifest
     args._results = []  # every run's result (see todeval.runner.command)
     try:

@@ -129,8 +129,8 @@ def test_a_control_outside_its_band_exits_4(
 def test_set_plays_the_run_controls_on_a_users_own_pack(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``validate booking --set domain=PACK`` (issue 44.4): booking's run controls on a pack of
-    the user's own, each once (the MultiWOZ and car-rental variants become one run)."""
+    """``validate booking --domain PACK`` / ``--set domain=PACK`` (issue 44.4): booking's run
+    controls on a pack of the user's own, each once (the MultiWOZ and car-rental variants become one run)."""
     import shutil
 
     from todeval.benchmarks.booking.domains.cli import pack_folder
@@ -151,3 +151,19 @@ def test_set_plays_the_run_controls_on_a_users_own_pack(
     assert json.loads(out.read_text())["adversaries"] == []  # --set: controls only
     assert main(["validate", "booking", "--set", "domain"]) == 2
     assert "expected KEY=VALUE" in capsys.readouterr().err
+    # the suite declares domain as an option of its own: --domain PACK is the same
+    again = tmp_path / "again.json"
+    argv = ["validate", "booking", "--domain", str(pack), "--only", "silent/strict"]
+    assert main([*argv, "--limit", "2", "-o", str(again), "--quiet"]) == 0
+    assert [r["name"] for r in json.loads(again.read_text())["results"]] == [
+        f"silent/strict [domain={pack}]"
+    ]
+    capsys.readouterr()
+    assert main(["validate", "booking", "--domian", str(pack)]) == 2
+    assert "did you mean --domain?" in capsys.readouterr().err
+    assert main(["validate", "booking", "--domain"]) == 2
+    assert "--domain needs a value" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # the toy declares no such option
+        main(["validate", "toy", "--domain", str(pack)])
+    assert refused.value.code == 2
+    assert "unrecognized arguments: --domain" in capsys.readouterr().err

@@ -86,6 +86,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--list", action="store_true", help="list the controls and adversary families and exit"
     )
+    parser.set_defaults(_takes_extras=True)  # --KEY VALUE for the options a suite declares
     parser.add_argument("--quiet", action="store_true", help=QUIET_HELP)
 
 
@@ -379,9 +380,35 @@ def with_overrides(controls: list[Control], overrides: dict[str, str]) -> list[C
     return out
 
 
+def suite_options(suite: ControlSuite, extras: Sequence[str], parser: Any) -> list[str]:
+    """``--KEY VALUE`` / ``--KEY=VALUE`` for the options ``suite`` declares, as ``KEY=VALUE``
+    pairs; anything else is the parser's usual unrecognized-arguments error."""
+    pairs: list[str] = []
+    rest = list(extras)
+    while rest:
+        flag = rest.pop(0)
+        key, eq, value = flag[2:].partition("=") if flag.startswith("--") else ("", "", "")
+        if key not in suite.options:
+            import difflib  # only on this error path
+
+            close = difflib.get_close_matches(key, list(suite.options), n=1, cutoff=0.75)
+            if close:
+                raise UsageError(f"unrecognized arguments: {flag}; did you mean --{close[0]}?")
+            if hasattr(parser, "unknown"):
+                parser.unknown([flag, *rest])  # did you mean one of the command's flags
+            raise UsageError(f"unrecognized arguments: {' '.join([flag, *rest])}")
+        if not eq:
+            if not rest or rest[0].startswith("--"):
+                raise UsageError(f"--{key} needs a value: {suite.options[key]}")
+            value = rest.pop(0)
+        pairs.append(f"{key}={value}")
+    return pairs
+
+
 def run_command(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)
-    overrides = overrides_of(getattr(args, "set", None))
+    extras = suite_options(suite, getattr(args, "_extras", []), getattr(args, "_parser", None))
+    overrides = overrides_of([*(getattr(args, "set", None) or []), *extras])
     controls = with_overrides(select(suite, args.only), overrides)
     no_search = args.no_search or bool(overrides)
     families = [] if no_search else select_families(suite, args.only)

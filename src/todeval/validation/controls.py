@@ -63,6 +63,9 @@ class ControlSuite(_Frozen):
     adversaries: tuple[AdversaryFamily, ...] = ()
     """Families of skill-less agents ``validate`` searches for the best (:mod:`.search`)."""
     notes: tuple[str, ...] = ()
+    options: dict[str, str] = {}
+    """Config keys a user may set on every run control with a flag of their own name (``todeval
+    validate NAME --KEY VALUE``, the same as ``--set KEY=VALUE``): key -> what it does."""
 
     @model_validator(mode="after")
     def _unique(self) -> ControlSuite:

@@ -336,6 +336,10 @@ def _suite() -> Any:
         name="booking",
         controls=tuple(controls),
         adversaries=_families(),
+        options={
+            "domain": "a domain pack folder or a shipped pack's name: play the run controls "
+            "on your own pack (its tasks, the agenda user and the rule system)"
+        },
         notes=(
             "Booking accuracy over the 117 test goals against the agenda user; the car-rental "
             "group: the example domain pack's 60 tasks.",
