@@ -88,6 +88,8 @@ ALLOWED = {
     "must be the new plan's hash or its legacy alias (checked below)",
     r"(summary:|episodes:\d+)/scorer_version": "new field (issue 45): the version of the "
     "benchmark's scoring that gave the figures",
+    r"episodes:\d+/channels": "new field (issue 45.6): how each role's player ran, as the "
+    "manifest's roles say",
 }
 
 

@@ -92,3 +92,52 @@ def test_an_edited_config_or_seed_is_refused(tmp_path: Path) -> None:
 
     verdict = verdict_of(edited(out, tmp_path, reseed))
     assert any("is not the one the run's seed gives" in r for r in verdict.reasons)
+
+
+def test_every_record_names_its_channels_and_must_agree_with_the_manifest(
+    tmp_path: Path,
+) -> None:
+    """Each record names how its players ran (issue 45.6), as the manifest does; an archive
+    whose records say otherwise is refused, one naming none (an older run) is read as before."""
+    import json
+
+    from todeval.core.records import EpisodeRecord
+
+    out = run("booking", {"system": IN_PROCESS, "limit": 2, "max_turns": 4}, tmp_path / "b")
+    manifest = json.loads((out / "manifest.json").read_text("utf-8"))
+    declared = {k: r["channel"] for k, r in manifest["roles"].items() if r.get("channel")}
+    assert declared["system"] == "in-process"
+    lines = (out / "episodes.jsonl").read_text("utf-8").splitlines()
+    assert [json.loads(line)["channels"] for line in lines] == [declared] * len(lines)
+    verdict = verdict_of(archive(out, tmp_path / "b.tar.gz"))
+    assert verdict.status == "verified", verdict.lines()
+    assert any("every record names the channels" in c for c in verdict.checked), verdict.checked
+
+    def claims_isolated(records: list[Record]) -> list[Record]:
+        records[1]["channels"]["system"] = "isolated"
+        return records
+
+    verdict = verdict_of(edited(out, tmp_path, claims_isolated))
+    assert verdict.status == "refused"
+    second = json.loads(lines[1])["episode_id"]
+    assert f"{second}: role system ran isolated, the manifest says in-process" in verdict.reasons
+
+    def dropped_role(records: list[Record]) -> list[Record]:
+        del records[0]["channels"]["system"]
+        return records
+
+    verdict = verdict_of(edited(out, tmp_path, dropped_role))
+    assert any("role system ran no recorded channel" in r for r in verdict.reasons)
+
+    def older(records: list[Record]) -> list[Record]:
+        for r in records:
+            del r["channels"]
+        return records
+
+    verdict = verdict_of(edited(out, tmp_path, older))
+    assert verdict.status == "verified", verdict.lines()
+    assert any("name none (written before per-record channels)" in n for n in verdict.limits)
+    old = json.loads(lines[0])
+    del old["channels"]
+    record = EpisodeRecord.model_validate(old)
+    assert record.channels is None and "channels" not in record.model_dump_json()

@@ -201,12 +201,19 @@ class EpisodeRecord(BaseModel):
         description="the version of the benchmark's scoring that gave the metrics and labels "
         "(BenchmarkSpec.scorer_version; None: not recorded, a run before scorer versions)",
     )
+    channels: dict[str, str] | None = Field(
+        None,
+        description="how each role's player ran in this episode (RoleIdentity.channel: "
+        "built-in, in-process, endpoint or isolated), by role, as the manifest's roles say; "
+        "written by the runner (None: not recorded, a run before per-record channels)",
+    )
 
     @model_serializer(mode="wrap")
     def _without_empty_review(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """A record without a review (or a scorer version) is written as before they existed."""
+        """A record without a review (a scorer version, channels) is written as before they
+        existed."""
         data: dict[str, Any] = handler(self)
-        for key in ("review", "scorer_version"):
+        for key in ("review", "scorer_version", "channels"):
             if data.get(key, 0) is None:
                 del data[key]
         return data

@@ -192,6 +192,14 @@ def _signals_here() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
+def _channels(plan: RunPlan) -> dict[str, str] | None:
+    """How each role's player runs, by role, from the roles the manifest records: every record
+    names them (None when no role records a channel, as in a run before channels)."""
+    roles, _, _ = plan.identity()
+    found = {name: r.channel for name, r in roles.items() if r.channel is not None}
+    return found or None
+
+
 async def _run_jobs(
     plan: RunPlan,
     jobs: list[EpisodeJob],
@@ -219,6 +227,7 @@ async def _run_jobs(
         )
     pending = iter(jobs)
     tasks: list[asyncio.Task[None]] = []
+    channels = _channels(plan)
 
     def stop(error: TodevalError) -> None:
         if state.stop is None:
@@ -250,6 +259,8 @@ async def _run_jobs(
                 record = without_call_text(record)
             if record.scorer_version is None and plan.scorer_version is not None:
                 record.scorer_version = plan.scorer_version  # whoever played it (a replay too)
+            if record.channels is None and channels is not None:
+                record.channels = dict(channels)  # as the manifest's roles say (issue 45.6)
             try:
                 writer.append(record)
             except TodevalError as exc:

@@ -8,7 +8,8 @@
 * the benchmark installed, its config valid, the task set the shipped one (its hash
   re-computed from the installed tasks), every selected task present the declared number of
   trials (no episode missing, none twice, none left to retry after an infrastructure error);
-* no privileged player (a control handed the answer key);
+* no privileged player (a control handed the answer key), and every record naming the
+  channels its players ran through as the manifest does;
 * the scorer version the records carry is the installed scorer's;
 * metrics and the summary re-computed from the stored events
   (:func:`todeval.results.rescore.recompute`) equal the stored ones;
@@ -453,6 +454,38 @@ def _roles(check: _Check, spec: Any, cfg: Any, manifest: Manifest) -> None:
         check.verdict.model = role.model_name or role.model
 
 
+def _record_channels(check: _Check, manifest: Manifest, records: Sequence[EpisodeRecord]) -> None:
+    """Every record names the channel each role's player ran through, as the manifest does: a
+    record that names another (or leaves out a role the manifest names) is refused; records
+    written before per-record channels name none and are taken as the manifest says."""
+    declared = {name: r.channel for name, r in manifest.roles.items() if r.channel is not None}
+    unnamed = [r.episode_id for r in records if r.channels is None]
+    differ: list[str] = []
+    for record in records:
+        if record.channels is None:
+            continue
+        for role in sorted(set(declared) | set(record.channels)):
+            said, ran = declared.get(role), record.channels.get(role)
+            if said != ran:
+                differ.append(
+                    f"{record.episode_id}: role {role} ran {ran or 'no recorded channel'}, the "
+                    f"manifest says {said or 'no channel'}"
+                )
+    if differ:
+        check.refuse(*_capped(differ, "records whose channels differ from the manifest"))
+    elif unnamed:
+        check.verdict.limits.append(
+            f"channels: {len(unnamed)} record(s) name none (written before per-record "
+            "channels): taken as the manifest says"
+        )
+    elif declared:
+        check.verdict.checked.append(
+            "every record names the channels the manifest does ("
+            + ", ".join(f"{role} {ch}" for role, ch in sorted(declared.items()))
+            + ")"
+        )
+
+
 def _scorer(check: _Check, spec: Any, records: Sequence[EpisodeRecord]) -> bool:
     from todeval.results.rescore import shown_version
 
@@ -635,6 +668,7 @@ def verify_opened(opened: OpenedArchive) -> Verdict:
         check.refuse(f"config: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}")
         return check.done()
     _roles(check, spec, cfg, manifest)
+    _record_channels(check, manifest, records)
     _options(check, spec, cfg, manifest)
     files = _run_files(opened.run_dir)
     if _scorer(check, spec, records):
