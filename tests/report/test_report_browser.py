@@ -313,6 +313,38 @@ def test_static_report_says_what_it_left_out(
     assert not _severe_logs(driver)
 
 
+def test_big_report_embeds_transcripts_gzipped_and_shows_them_all(
+    driver: Any, runs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Above ``compress_above`` the transcripts are embedded gzipped (``episodes_gz``) and the
+    page inflates them with DecompressionStream: the same list, filters, search and pages."""
+    report = tmp_path / "packed.html"
+    inputs = load_inputs([runs["corpus"], runs["unrealistic"]])
+    report.write_text(build_html(inputs, compress_above=0), "utf-8")
+    assert '"episodes_gz":"H4sI' in report.read_text("utf-8")  # gzip's magic, base64
+    driver.get("about:blank")
+    driver.get_log("browser")
+    _open(driver, report.as_uri())
+    assert _count(driver).startswith("80 of 80")
+    driver.execute_script("location.hash = arguments[0]", "#run=rule-corpus&outcome=failure")
+    _wait(driver, lambda d: _count(d).startswith("12 of 80"))
+    anchor = quote("rule-corpus/test/000-sng01936#0", safe="")
+    driver.execute_script("location.hash = arguments[0]", f"#ep={anchor}")
+    _wait(
+        driver,
+        lambda d: (
+            _js(d, "return document.documentElement.dataset.episode")
+            == "rule-corpus/test/000-sng01936#0"
+        ),
+    )
+    _assert_booking_transcript(driver)
+    driver.execute_script("location.hash = arguments[0]", "#q=volcano")
+    _wait(driver, lambda d: not _count(d).startswith("80 of"))
+    assert 0 < int(_count(driver).split(" ", 1)[0]) < 80
+    assert all(e.text.startswith("rule-unreal") for e in _css(driver, ".ep-row .sub"))
+    assert not _severe_logs(driver)
+
+
 def _choose(driver: Any, select_id: str, value: str) -> None:
     driver.execute_script(
         "const s = document.getElementById(arguments[0]); s.value = arguments[1];"

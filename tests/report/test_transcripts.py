@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import re
 from collections import Counter
@@ -19,8 +21,12 @@ from todeval.runner.store import RunDirectory
 
 
 def _payload(html: str) -> dict[str, object]:
+    """The page's data, with gzipped episodes (``episodes_gz``) unpacked after the plain ones."""
     data = json.loads(_parse(html).scripts[0][1])
     assert isinstance(data, dict)
+    if data.get("episodes_gz"):
+        packed = json.loads(gzip.decompress(base64.b64decode(data.pop("episodes_gz"))))
+        data["episodes"] = [*data["episodes"], *packed]
     return data
 
 
@@ -82,6 +88,20 @@ def test_transcripts_all_embeds_every_episode(
     assert main([*argv, "--transcripts", "7"]) == 0
     assert "234 episodes, 14 transcripts" in capsys.readouterr().out
     assert len(_episodes(out.read_text(encoding="utf-8"))) == 14
+
+
+def test_big_reports_embed_the_same_transcripts_gzipped(runs: dict[str, Path]) -> None:
+    inputs = load_inputs([runs["rule"], runs["corpus"]], transcripts="all")
+    fixed = "2026-01-01 00:00 UTC"
+    plain = build_html(inputs, generated_at=fixed)
+    packed = build_html(inputs, generated_at=fixed, compress_above=0)
+    raw = json.loads(_parse(packed).scripts[0][1])
+    assert raw["episodes"] == [] and raw["episodes_gz"].startswith("H4sI")
+    assert _episodes(packed) == _episodes(plain) and len(_episodes(plain)) == 234
+    assert len(packed) < len(plain) / 3
+    assert build_html(inputs, generated_at=fixed, compress_above=0) == packed  # no time in it
+    # below the threshold (the default: 4 MB of JSON) the page keeps plain JSON
+    assert '"episodes_gz":""' in plain
 
 
 @pytest.mark.parametrize("bad", ["-1", "many", "1.5"])

@@ -19,6 +19,7 @@ from todeval.report._inputs import ReportInputs
 from todeval.report._leaderboard import Board, boards
 from todeval.report._panels import panels_section
 from todeval.report._payload import (
+    COMPRESS_ABOVE,
     DataMode,
     Payload,
     ProfileView,
@@ -387,12 +388,14 @@ def build_html(
     mode: DataMode = "embedded",
     indexed: Mapping[str, int] | None = None,
     index_name: str = "",
+    compress_above: int | None = COMPRESS_ABOVE,
 ) -> str:
     """The complete page as one string.
 
     ``mode="embedded"`` (a static report) embeds the runs' picked transcripts; ``"api"``
     (``todeval view``) embeds none: the script fetches them (``indexed``: per run key, the
-    episodes in the index named ``index_name``)."""
+    episodes in the index named ``index_name``). Embedded transcripts longer than
+    ``compress_above`` characters of JSON in all (None: never) are embedded gzipped."""
     generated_at = generated_at or datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     script = asset("report.js")
     sections = _sections(inputs, boards(inputs), mode, index_name)
@@ -429,7 +432,7 @@ def build_html(
     )
     # el("html", {"lang": "en"}, head, el("body", None, ..., data, script)), joined once: the
     # data is tens of MB in a big report, and each nesting level would copy it
-    data = embed(payload, embedded_views(inputs, mode))
+    data = embed(payload, embedded_views(inputs, mode), compress_above)
     tail = el("script", None, Markup(script))
     opening = '<!DOCTYPE html>\n<html lang="en">'
     return "".join([opening, head, "<body>", before_data, data, tail, "</body></html>\n"])

@@ -8,10 +8,17 @@ fetches them from ``/api/*`` (``mode="api"``).
 The JSON goes into ``<script type="application/json">``, which browsers never execute; ``<``,
 ``>``, ``&`` and U+2028/U+2029 are written as ``\\uXXXX`` escapes so that no text inside can close
 the element or be read as markup. The page reads it with ``JSON.parse(el.textContent)``.
+
+A static report's transcripts above :data:`COMPRESS_ABOVE` characters of JSON (a leaderboard's
+worth: 100 runs x 50 transcripts is ~45 MB) go in ``episodes_gz`` instead of ``episodes``: the
+same JSON array, gzipped and base64-encoded (~7x smaller), which the page's script inflates
+with the browser's ``DecompressionStream`` before it lists them. Base64 holds no ``<`` or ``&``.
 """
 
 from __future__ import annotations
 
+import base64
+import zlib
 from collections.abc import Sequence
 from typing import Literal
 
@@ -24,8 +31,11 @@ from todeval.report._transcripts import script_safe_json as script_safe_json
 from todeval.report.markup import Markup
 from todeval.results.profile import BenchmarkProfile, DetailView, EventView, LabelSpec, RoleView
 
-PAYLOAD_SCHEMA_VERSION = 2
+PAYLOAD_SCHEMA_VERSION = 3  # 3: episodes_gz
 DATA_ELEMENT_ID = "todeval-data"
+COMPRESS_ABOVE = 4_000_000
+"""Embedded transcripts longer than this (characters of JSON) are gzipped (``episodes_gz``)."""
+GZIP_LEVEL = 6
 
 
 DataMode = Literal["embedded", "api"]
@@ -88,6 +98,9 @@ class Payload(BaseModel):
     transcripts_cap: int | None = Field(None, description="per-run cap (None: all)")
     runs: list[RunView]
     profiles: dict[str, ProfileView]
+    episodes_gz: str = Field(
+        "", description="more episodes: their JSON array, gzipped, base64 (a big static report)"
+    )
     episodes: list[EpisodeView]
 
 
@@ -123,9 +136,29 @@ def run_view(run: RunInput, profile: BenchmarkProfile, n_shown: int | None = Non
     )
 
 
-def embed(payload: Payload, episodes: Sequence[str] = ()) -> Markup:
+def gzip_base64(views: Sequence[str], level: int = GZIP_LEVEL) -> str:
+    """``views`` (JSON texts) as one JSON array, gzipped and base64-encoded, compressed as
+    it goes (the joined array is never held). The gzip header carries no time: the same
+    views give the same text."""
+    packer = zlib.compressobj(level, zlib.DEFLATED, 31)
+    chunks = [packer.compress(b"[")]
+    for i, view in enumerate(views):
+        chunks.append(packer.compress(("," + view if i else view).encode("utf-8")))
+    chunks.append(packer.compress(b"]"))
+    chunks.append(packer.flush())
+    return base64.b64encode(b"".join(chunks)).decode("ascii")
+
+
+def embed(
+    payload: Payload, episodes: Sequence[str] = (), compress_above: int | None = COMPRESS_ABOVE
+) -> Markup:
     """The payload as an inert JSON element; ``episodes`` (:class:`EpisodeView` s already as
-    script-safe JSON, :attr:`Transcripts.views`) go after ``payload.episodes``."""
+    script-safe JSON, :attr:`Transcripts.views`) go after ``payload.episodes``, or, above
+    ``compress_above`` characters in all (None: never), into ``episodes_gz``."""
+    if episodes and compress_above is not None and sum(map(len, episodes)) > compress_above:
+        packed = payload.model_copy(update={"episodes_gz": gzip_base64(episodes)})
+        data = script_safe_json(packed.model_dump_json())
+        return Markup(f'<script type="application/json" id="{DATA_ELEMENT_ID}">{data}</script>')
     data = script_safe_json(payload.model_dump_json())
     if not episodes:
         return Markup(f'<script type="application/json" id="{DATA_ELEMENT_ID}">{data}</script>')

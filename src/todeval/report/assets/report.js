@@ -177,10 +177,34 @@
     }
     return out;
   }
+  // a big report's episodes come gzipped and base64-encoded (DATA.episodes_gz): inflated once,
+  // by the browser's DecompressionStream, then parsed like the plain ones
+  function embeddedEpisodes() {
+    var plain = DATA.episodes || [];
+    var gz = DATA.episodes_gz;
+    if (typeof gz !== "string" || !gz) return Promise.resolve(plain);
+    return Promise.resolve().then(function () {
+      var bin = atob(gz), bytes = new Uint8Array(bin.length);
+      for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+      var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+      return new Response(stream).text();
+    }).then(function (t) {
+      var more = JSON.parse(t);
+      return Array.isArray(more) ? plain.concat(more) : plain;
+    }).catch(function (err) {
+      var box = $("transcripts");
+      if (box) add(box, h("p", { "class": "note" }, "The transcripts could not be unpacked in this " +
+        "browser (" + text(err && err.message) + "); a browser with DecompressionStream can show them."));
+      return plain;
+    });
+  }
   function embeddedSource() {
-    var eps = DATA.episodes || [];
+    var eps = [];
     var byKey = new Map();
-    eps.forEach(function (e) { byKey.set(keyOf(e), e); });
+    var loaded = embeddedEpisodes().then(function (list) {
+      eps = list;
+      eps.forEach(function (e) { byKey.set(keyOf(e), e); });
+    });
     function hay(e) {
       if (e._hay === undefined) {
         var parts = [e.run, e.id, e.task, e.group, e.outcome, e.reason];
@@ -213,27 +237,33 @@
     }
     return {
       facets: function () {
-        var fc = counts(failOf);
-        delete fc[""];
-        return Promise.resolve({
-          total: eps.length, run: counts(function (e) { return e.run; }),
-          outcome: counts(function (e) { return e.outcome; }), fc: fc,
-          group: counts(function (e) { return e.group; })
+        return loaded.then(function () {
+          var fc = counts(failOf);
+          delete fc[""];
+          return {
+            total: eps.length, run: counts(function (e) { return e.run; }),
+            outcome: counts(function (e) { return e.outcome; }), fc: fc,
+            group: counts(function (e) { return e.group; })
+          };
         });
       },
       list: function (s, offset, limit) {
-        var all = eps.filter(function (e) { return matches(e, s); });
-        all = all.filter(failed).concat(all.filter(function (e) { return !failed(e); }));
-        return Promise.resolve({ total: all.length, offset: offset, rows: all.slice(offset, offset + limit) });
+        return loaded.then(function () {
+          var all = eps.filter(function (e) { return matches(e, s); });
+          all = all.filter(failed).concat(all.filter(function (e) { return !failed(e); }));
+          return { total: all.length, offset: offset, rows: all.slice(offset, offset + limit) };
+        });
       },
-      episode: function (key) { return Promise.resolve(byKey.get(key) || null); },
+      episode: function (key) { return loaded.then(function () { return byKey.get(key) || null; }); },
       // the failures before and after `key` under the filters, in the runs' and files' order
       neighbours: function (s, key) {
-        var at = byKey.get(key), pos = at ? eps.indexOf(at) : -1, prev = null, next = null;
-        if (pos < 0) return Promise.resolve({ prev: null, next: null });
-        for (var i = pos - 1; i >= 0 && !prev; i--) if (failed(eps[i]) && matches(eps[i], s)) prev = keyOf(eps[i]);
-        for (var j = pos + 1; j < eps.length && !next; j++) if (failed(eps[j]) && matches(eps[j], s)) next = keyOf(eps[j]);
-        return Promise.resolve({ prev: prev, next: next });
+        return loaded.then(function () {
+          var at = byKey.get(key), pos = at ? eps.indexOf(at) : -1, prev = null, next = null;
+          if (pos < 0) return { prev: null, next: null };
+          for (var i = pos - 1; i >= 0 && !prev; i--) if (failed(eps[i]) && matches(eps[i], s)) prev = keyOf(eps[i]);
+          for (var j = pos + 1; j < eps.length && !next; j++) if (failed(eps[j]) && matches(eps[j], s)) next = keyOf(eps[j]);
+          return { prev: prev, next: next };
+        });
       }
     };
   }
