@@ -1,10 +1,11 @@
-"""Every command that writes and takes a model, run with canaries (issue 42.4): no credential
-reaches a written byte or a printed line.
+"""Every command that writes, run with canaries (issue 42.4): no credential reaches a written
+byte or a printed line.
 
 The commands come from the parser itself (:func:`todeval.testing.cli_fuzz.writing_commands`):
 a command that writes (``-o``, ``--out``, ``--csv``, ``--report``, ...) and takes a model, a
-models file or an endpoint URL must have an entry in :func:`_invocations`, so a new one cannot
-escape. Each entry runs in this process against the test model server process, which echoes the
+models file or an endpoint URL must have an entry in :func:`_invocations`, every other writing
+command one in :func:`_others` (run over what the first wrote, with the canaries in the
+environment), so a new one cannot escape. Each entry runs in this process against the test model server process, which echoes the
 request's ``Authorization`` header in every reply and error body, with three kinds of canary:
 
 * a key under a variable a models file names (``api_key_env``: sent, and echoed back) and one
@@ -25,7 +26,11 @@ output); each must have written its outputs, so the search covers something.
 from __future__ import annotations
 
 import base64
+import json
+import os
 import secrets
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,6 +105,8 @@ class Invocation:
     label: str
     argv: tuple[str, ...]
     writes: tuple[str, ...]
+    stdin: str | None = None  # played in a subprocess (``python -m todeval``) fed this
+    ok: tuple[int, ...] = (0, 5)  # exit codes that mean it ran (4: a verdict of refusal)
 
 
 def _run(p: Places, label: str, *argv: str, limit: str = "1") -> Invocation:
@@ -209,6 +216,10 @@ def _invocations(p: Places) -> dict[tuple[str, ...], list[Invocation]]:
                 p.spec, "--limit", "1", "--heldout-limit", "1", "--quiet", *cached("factory"),
                 also=f"--report {p.out('factory-report.json')}"),
         ],
+        ("data", "bargain"): [
+            one(("data", "bargain"), "bargain-set", "--generate", "--mode", "llm", "-n", "2",
+                "--generator", p.spec, "--verifier", p.spec, "--max-concurrency", "2"),
+        ],
         ("clarq", "audit"): [
             one(("clarq", "audit"), "audit-spec", *audit, "--provider-model", p.spec,
                 *cached("audit-spec"), also=f"--turns {p.out('audit-spec-turns.jsonl')}"),
@@ -225,12 +236,91 @@ def _invocations(p: Places) -> dict[tuple[str, ...], list[Invocation]]:
     }  # fmt: skip
 
 
-def test_every_writer_that_takes_a_model_is_in_the_table(tmp_path: Path) -> None:
-    table = _invocations(Places(tmp_path, "http://127.0.0.1:9/v1"))
+MCP_CALLS = "".join(
+    json.dumps(m) + "\n"
+    for m in (
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-03-26", "capabilities": {},
+                    "clientInfo": {"name": "canary", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "retrievefromhoteldb",
+                    "arguments": {"area": "centre", "type": "guesthouse"}}},
+    )
+)  # fmt: skip
+"""An MCP client's session over stdio: one search of the hotel database."""
+
+
+def _others(p: Places) -> dict[tuple[str, ...], list[Invocation]]:
+    """Every writing command that takes no model, with a command line each: run after the
+    commands of :func:`_invocations`, over what they wrote (runs whose events hold the server's
+    echoes), with the canaries in the environment."""
+    out = p.out
+    booking, incar, multiwoz = out("booking-llm"), out("incar-spec"), out("multiwoz-spec")
+    subs = out("submissions")
+    archive = f"{subs}/incar.tar.gz"
+    pack = str(Path(__file__).parents[2] / "src/todeval/data/multiwoz/packs/hotel")
+
+    def one(words: tuple[str, ...], label: str, *argv: str, flag: str = "-o") -> Invocation:
+        return Invocation(label, (*words, *argv, flag, out(label)), (out(label),))
+
+    return {
+        ("compare",): [one(("compare",), "compare.json", incar, out("incar-named"),
+                           "--resamples", "20")],
+        ("power",): [one(("power",), "power.json", out("bargain-llm"))],
+        ("report",): [one(("report",), "report.html", booking, out("clarq-llm"),
+                          "--transcripts", "all")],
+        ("rescore",): [one(("rescore",), "rescored", booking, flag="--out")],
+        ("validate",): [
+            Invocation("validate", ("validate", "toy", "--only", "repeat", "--no-search",
+                                    "--limit", "1", "--quiet", "--out", out("validate-runs"),
+                                    "-o", out("validate.json")),
+                       (out("validate.json"), out("validate-runs"))),
+        ],
+        ("score", "incar"): [one(("score", "incar"), "score-incar.json",
+                                 f"{incar}/predictions.json", "--resamples", "20")],
+        ("score", "multiwoz"): [one(("score", "multiwoz"), "score-multiwoz.json",
+                                    f"{multiwoz}/predictions.json", "--resamples", "20")],
+        ("data", "domain"): [
+            Invocation("domain", ("data", "domain", pack, "--generate-tasks", "2", "-o",
+                                  out("domain-tasks.json"), "--write-prompts",
+                                  out("domain-prompts")),
+                       (out("domain-tasks.json"), out("domain-prompts"))),
+        ],
+        ("data", "incar"): [one(("data", "incar"), "incar-export.json", "--export",
+                                "--split", "dev")],
+        ("annotate", "export"): [one(("annotate", "export"), "items.jsonl", "--from",
+                                     out("bargain-llm"), "--n", "2")],
+        ("submit", "prepare"): [
+            Invocation("prepare", ("submit", "prepare", incar, "-o", archive,
+                                   "--description", "canary system"), (archive,)),
+        ],
+        ("submit", "verify"): [  # refused or not, the verdict is written
+            Invocation("verify", ("submit", "verify", archive, "-o", out("verdict.json")),
+                       (out("verdict.json"),), ok=(0, 4)),
+        ],
+        ("leaderboard", "build"): [one(("leaderboard", "build"), "site", subs, "--quiet")],
+        ("serve", "tools"): [
+            Invocation("serve-tools", ("serve", "tools", "booking", "--transport", "stdio",
+                                       "-o", out("tools.jsonl")),
+                       (out("tools.jsonl"),), stdin=MCP_CALLS),
+        ],
+    }  # fmt: skip
+
+
+def test_every_writer_is_in_a_table(tmp_path: Path) -> None:
+    """Every command that writes is run: those taking a model in :func:`_invocations`, the
+    others in :func:`_others` (both found from the parser, so a new one cannot escape)."""
+    p = Places(tmp_path, "http://127.0.0.1:9/v1")
+    table, others = _invocations(p), _others(p)
     found = {words for words, _ in writing_commands(taking_model=True)}
     assert found - set(table) == set(), "add these commands to _invocations"
     assert set(table) - found == set(), "these commands no longer write or take a model"
-    assert len(found) >= 13
+    assert len(found) >= 14
+    rest = {words for words, _ in writing_commands()} - found
+    assert rest - set(others) == set(), "add these commands to _others"
+    assert set(others) - rest == set(), "these commands no longer write, or take a model"
+    assert len(rest) >= 14
 
 
 @pytest.fixture(autouse=True)
@@ -250,7 +340,17 @@ def _canaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="module")
 def server_url() -> Iterator[str]:
     booking = booking_script()
-    script = Script(rules=clarq_script().rules, replies=booking.replies, default=booking.default)
+    buyer = json.dumps({"message": "Is the lamp still available? Could you do 20?"})
+    body = {"id": "w", "object": "chat.completion", "model": "m", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": buyer}, "finish_reason": "stop"}
+    ]}  # fmt: skip
+    # the bargain set's generator reads its reply as strict JSON: a body sent as it is (no echo)
+    weaver = Script.model_validate(
+        {"rules": [{"match": r"Answer only with a JSON object \{\"message\"",
+                    "reply": {"raw_body": json.dumps(body)}}]}
+    )  # fmt: skip
+    rules = [*weaver.rules, *clarq_script().rules]
+    script = Script(rules=rules, replies=booking.replies, default=booking.default)
     server = ServerProcess(ServerConfig(script=script, echo_authorization=True))
     try:
         yield server.start().base_url
@@ -306,12 +406,24 @@ def test_every_writer_keeps_every_canary_out(
         out, err = capsys.readouterr()
         printed.extend([out, err])
 
+    def sub(entry: Invocation) -> None:
+        done = subprocess.run(
+            [sys.executable, "-m", "todeval", *entry.argv], input=entry.stdin,
+            capture_output=True, text=True, timeout=120, check=False, env=dict(os.environ),
+        )  # fmt: skip
+        codes[entry.label] = done.returncode
+        printed.extend([done.stdout, done.stderr])
+
     _prepare(p, cli)
     assert set(codes.values()) == {0}, (codes, printed)
-    table = _invocations(p)
+    table = {**_invocations(p), **_others(p)}
+    Path(p.out("submissions")).mkdir()
     for entries in table.values():
         for entry in entries:
-            cli(entry.label, *entry.argv)
+            if entry.stdin is not None:
+                sub(entry)
+            else:
+                cli(entry.label, *entry.argv)
     terminal = "\n".join(printed)
     report = {e.label: codes[e.label] for entries in table.values() for e in entries}
     assert [line for line in terminal.splitlines() if _leaks(line.encode())] == []
@@ -324,8 +436,9 @@ def test_every_writer_keeps_every_canary_out(
     assert f"api_key={REDACTED}&sig={REDACTED}" in manifest
     missing = [w for entries in table.values() for e in entries for w in e.writes
                if not Path(w).exists()]  # fmt: skip
-    assert missing == [], report
-    assert all(code in (0, 5) for code in report.values()), (report, terminal)
+    assert missing == [], (missing, report)
+    failed = {e.label for entries in table.values() for e in entries if codes[e.label] not in e.ok}
+    assert failed == set(), (report, terminal)
 
 
 def test_userinfo_is_refused_or_redacted(

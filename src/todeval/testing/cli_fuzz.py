@@ -42,6 +42,9 @@ MODEL_DEST = re.compile(r"model|url|models_file")
 """Destinations that name a model, a models file or an endpoint: where a credential may come
 in (a URL's query or userinfo, a key variable a models file names)."""
 
+MODEL_METAVARS = frozenset({"SPEC"})
+"""Metavars that name a model whatever the destination (``data bargain --generator SPEC``)."""
+
 SERVING = (("view",), ("annotate", "serve"), ("serve", "tools"))
 """Commands that serve until stopped once their input reads: a case there may run forever by
 design, so they are fuzzed with a port no one can bind (``--port 99999`` where they take one)
@@ -79,7 +82,7 @@ def writing_commands(
 ) -> list[tuple[tuple[str, ...], argparse.ArgumentParser]]:
     """Every command that writes (one of its destinations is in :data:`WRITTEN`), as its words
     and its parser; with ``taking_model``, only those that also take a model, a models file or
-    an endpoint URL (a destination matching :data:`MODEL_DEST`). Serving commands included."""
+    an endpoint URL (:func:`takes_model`). Serving commands included."""
     from todeval.cli import build_parser
 
     found: list[tuple[tuple[str, ...], argparse.ArgumentParser]] = []
@@ -87,10 +90,19 @@ def writing_commands(
         dests = [action.dest for action in parser._actions]
         if not any(dest in WRITTEN for dest in dests):
             continue
-        if taking_model and not any(MODEL_DEST.search(dest) for dest in dests):
+        if taking_model and not takes_model(parser):
             continue
         found.append((words, parser))
     return found
+
+
+def takes_model(parser: argparse.ArgumentParser) -> bool:
+    """Whether a command takes a model, a models file or an endpoint URL: a destination
+    matching :data:`MODEL_DEST` or a metavar in :data:`MODEL_METAVARS`."""
+    return any(
+        MODEL_DEST.search(action.dest) or action.metavar in MODEL_METAVARS
+        for action in parser._actions
+    )
 
 
 def is_path(action: argparse.Action) -> bool:
@@ -269,6 +281,7 @@ def mutated(rng: random.Random, where: Path) -> Path:
 __all__ = [
     "HOSTILE",
     "MODEL_DEST",
+    "MODEL_METAVARS",
     "PATH_METAVARS",
     "WRITTEN",
     "PathArgument",
@@ -277,5 +290,6 @@ __all__ = [
     "is_path",
     "mutated",
     "path_arguments",
+    "takes_model",
     "writing_commands",
 ]
