@@ -5,8 +5,12 @@ The commands come from the parser itself (:func:`todeval.testing.cli_fuzz.writin
 a command that writes (``-o``, ``--out``, ``--csv``, ``--report``, ...) and takes a model, a
 models file or an endpoint URL must have an entry in :func:`_invocations`, every other writing
 command one in :func:`_others` (run over what the first wrote, with the canaries in the
-environment), so a new one cannot escape. Each entry runs in this process against the test model server process, which echoes the
-request's ``Authorization`` header in every reply and error body, with three kinds of canary:
+environment), so a new one cannot escape. The run paths no command names are played too: a
+``package.module:Class`` player on a model under ``--isolate`` (bubblewrap) and a run with
+``--executor ray`` on a local cluster whose nodes hold the canaries (Ray's own files searched).
+Each entry runs in this process (``serve tools`` over stdio in a subprocess) against the test
+model server process, which echoes the request's ``Authorization`` header in every reply and
+error body (but replies read as strict JSON, sent as they are), with three kinds of canary:
 
 * a key under a variable a models file names (``api_key_env``: sent, and echoed back) and one
   in ``OPENAI_API_KEY`` (in the environment; a spec with a URL sends no key), neither shaped
@@ -34,6 +38,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -340,14 +345,21 @@ def _canaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="module")
 def server_url() -> Iterator[str]:
     booking = booking_script()
-    buyer = json.dumps({"message": "Is the lamp still available? Could you do 20?"})
-    body = {"id": "w", "object": "chat.completion", "model": "m", "choices": [
-        {"index": 0, "message": {"role": "assistant", "content": buyer}, "finish_reason": "stop"}
-    ]}  # fmt: skip
-    # the bargain set's generator reads its reply as strict JSON: a body sent as it is (no echo)
+
+    def verbatim(content: dict[str, Any]) -> dict[str, str]:
+        """A reply sent as it is (no echo after it): for players reading strict JSON."""
+        body = {"id": "w", "object": "chat.completion", "model": "m", "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": json.dumps(content)},
+             "finish_reason": "stop"}
+        ]}  # fmt: skip
+        return {"raw_body": json.dumps(body)}
+
+    # the bargain set's generator (a buyer's message) and the toy's guesser (isolated)
     weaver = Script.model_validate(
         {"rules": [{"match": r"Answer only with a JSON object \{\"message\"",
-                    "reply": {"raw_body": json.dumps(body)}}]}
+                    "reply": verbatim({"message": "Is the lamp still there? Could you do 20?"})},
+                   {"match": r"\{\"guess\": <your number>\}",
+                    "reply": verbatim({"guess": 50})}]}
     )  # fmt: skip
     rules = [*weaver.rules, *clarq_script().rules]
     script = Script(rules=rules, replies=booking.replies, default=booking.default)
@@ -499,3 +511,75 @@ def test_basic_credentials_are_redacted() -> None:
     add_url_secrets(f"http://someone:{password}@127.0.0.1:9/chat?x=1")
     echoed = base64.b64encode(f"someone:{password}".encode()).decode()
     assert redact(f"{echoed} and {password}") == f"{REDACTED} and {REDACTED}"
+
+
+def _ray_cluster_class() -> type[Any]:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        if os.environ.get("CI") == "true":
+            pytest.fail("Ray is not installed but CI=true requires it")
+        pytest.skip("Ray not installed")
+    from todeval.testing.ray_cluster import LocalRayCluster
+
+    return LocalRayCluster
+
+
+def test_isolated_and_ray_runs_keep_every_canary_out(
+    server_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The run paths the table does not take: a ``package.module:Class`` player on a model in
+    the bubblewrap sandbox (``--isolate``, its key passed in by ``--isolate-env``), and a run
+    on a local Ray cluster (``--executor ray``: a head and one worker node started with the
+    canaries in their environment), with credentials in the model URLs' queries and a models
+    file naming a key variable. Every byte under the test's folder and the cluster's (Ray's
+    logs) is searched; a model URL with userinfo is refused on both paths."""
+    p = Places(tmp_path, server_url)
+    given = Path(p.models).parent
+    given.mkdir()
+    Path(p.models).write_text(
+        f'[models.m]\nspec = "openai:m@{p.url}{QUERY}"\napi_key_env = "CANARY_MODEL_KEY"\n'
+    )
+    named = ("--models-file", p.models)
+    printed: list[str] = []
+    userinfo = f"openai:m@{server_url.replace('http://', f'http://user:{USER_PASS}@')}"
+
+    def cli(*argv: str) -> int:
+        code = main(list(argv))
+        out, err = capsys.readouterr()
+        printed.extend([out, err])
+        return code
+
+    isolated = p.out("isolated")
+    guesser = "tests.integrity.canary_guesser:CanaryGuesser"
+    code = cli("run", "toy", "--guesser", guesser, "--guesser-model", p.spec, "--isolate",
+               "--isolate-env", "OPENAI_API_KEY", "--limit", "2", "--quiet", "--cache-path",
+               p.cache("isolated"), "--out", isolated)  # fmt: skip
+    assert code in (0, 5), printed
+    records = [json.loads(x) for x in Path(isolated, "episodes.jsonl").read_text().splitlines()]
+    assert {r["channels"]["guesser"] for r in records} == {"isolated"}
+    assert any(r["usage"].get("guesser", {}).get("calls") for r in records), records[0]["usage"]
+    refused = cli("run", "toy", "--guesser", guesser, "--guesser-model", userinfo, "--isolate",
+                  "--limit", "1", "--out", p.out("isolated-userinfo"))  # fmt: skip
+    assert refused == 2 and "credentials in URLs" in printed[-1], printed[-2:]
+
+    with _ray_cluster_class()(workers=1) as cluster:
+        on_ray = p.out("ray")
+        code = cli("run", "booking", "--system", "monolithic", "--system-model", "m", *named,
+                   "--user", "llm", "--user-model", p.spec, "--max-turns", "2", "--limit", "2",
+                   "--executor", "ray", "--ray-address", cluster.address, "--max-concurrency",
+                   "2", "--quiet", "--cache-path", p.cache("ray"), "--out", on_ray)  # fmt: skip
+        assert code in (0, 5), printed
+        manifest = json.loads(Path(on_ray, "manifest.json").read_text())
+        assert manifest["sessions"][-1]["executor"].startswith("ray ("), manifest["sessions"]
+        assert len(Path(on_ray, "episodes.jsonl").read_text().splitlines()) == 2
+        refused = cli("run", "booking", "--system", "monolithic", "--system-model", userinfo,
+                      "--limit", "1", "--executor", "ray", "--ray-address", cluster.address,
+                      "--out", p.out("ray-userinfo"))  # fmt: skip
+        assert refused == 2 and "credentials in URLs" in printed[-1], printed[-2:]
+        ray_files = cluster._root()
+        ray_leaks = _written_leaks(ray_files, 5)
+    assert [line for line in "\n".join(printed).splitlines() if _leaks(line.encode())] == []
+    assert ray_leaks == {}
+    assert _written_leaks(tmp_path, 6) == {}
+    assert "Authorization: Bearer" in Path(on_ray, "episodes.jsonl").read_text()
