@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from todeval.core.records import EpisodeRecord, Manifest
-from todeval.report import build_html, load_inputs
+from todeval.report import _inputs, build_html, load_inputs
 from todeval.review import Review, Reviewer
 
 
@@ -84,21 +84,32 @@ def test_who_failed_shows_the_stored_verdict_without_reviewing(
 def test_each_episode_line_is_validated_once(
     runs: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Every line once without its events and details (what the report counts); a transcript
+    the page shows is validated whole, once; nothing else is validated."""
     counted: list[str] = []
     plain, plain_json = EpisodeRecord.model_validate, EpisodeRecord.model_validate_json
+    head = _inputs.head_record
 
     def validate(obj: Any, *args: Any, **kwargs: Any) -> EpisodeRecord:
-        counted.append("python")
+        counted.append("whole")
         return plain(obj, *args, **kwargs)
 
     def validate_json(data: Any, *args: Any, **kwargs: Any) -> EpisodeRecord:
-        counted.append("json")
+        counted.append("whole")
         return plain_json(data, *args, **kwargs)
+
+    def validate_head(line: bytes) -> EpisodeRecord:
+        counted.append("head")
+        return head(line)
 
     monkeypatch.setattr(EpisodeRecord, "model_validate", validate)
     monkeypatch.setattr(EpisodeRecord, "model_validate_json", validate_json)
+    monkeypatch.setattr(_inputs, "head_record", validate_head)
     paths = [runs["rule"], runs["corpus"]]
     lines = sum(len((p / "episodes.jsonl").read_bytes().splitlines()) for p in paths)
-    html = build_html(load_inputs(paths))
+    inputs = load_inputs(paths)
+    html = build_html(inputs)
     assert 'id="who-failed"' in html and "rule-corpus: shown 50 of 117" in html
-    assert len(counted) == lines == 234
+    shown = sum(len(r.transcripts) for r in inputs.runs)
+    assert counted.count("head") == lines == 234
+    assert counted.count("whole") == shown == 100
