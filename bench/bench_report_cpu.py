@@ -14,10 +14,13 @@ transcripts: 50 per run) in a child process and prints, each against its budget:
 stored verdict, so the "Who failed" section has the benchmark's reviewer review each of them
 (failures keep theirs). ``--src DIR`` measures the todeval whose package is under ``DIR/src``
 instead (e.g. ``git archive <commit> src | tar -x -C DIR``), for a before/after pair on the same
-runs; ``--keep DIR`` writes the runs there (or reuses them) rather than a temporary directory.
-Prints "ratio = measured / budget" lines; asserts nothing. Run:
+runs; ``--against DIR`` measures this checkout and the todeval under ``DIR/src`` in turn,
+``--repeat`` times each (alternating, so both see the same machine load), and prints the
+ratios this / that. ``--keep DIR`` writes the runs there (or reuses them) rather than a
+temporary directory. Prints "ratio = measured / budget" lines; asserts nothing. Run:
 
     python bench/bench_report_cpu.py [--runs 100] [--episodes 1000] [--repeat 1]
+    python bench/bench_report_cpu.py --keep RUNS --against OLD --repeat 2
 """
 
 from __future__ import annotations
@@ -111,6 +114,29 @@ def measure(root: Path, tmp: Path, args: argparse.Namespace) -> None:
     print(f"  per 1,000 episodes: {cpu / n * 1000:.3f} s CPU")
 
 
+def paired(root: Path, tmp: Path, args: argparse.Namespace) -> None:
+    """This checkout and ``--against``'s todeval in turn, ``--repeat`` times each."""
+    runs = sorted(p for p in root.iterdir() if (p / "manifest.json").exists())
+    ours: list[tuple[float, float, float, float]] = []
+    theirs: list[tuple[float, float, float, float]] = []
+    for _ in range(args.repeat):
+        ours.append(_report(runs, tmp / "ours.html", None))
+        theirs.append(_report(runs, tmp / "theirs.html", args.against))
+    print(f"{len(runs)} runs; this checkout vs todeval from {args.against}/src, alternating:")
+    names = ("CPU (s)", "peak memory (MB)", "page (MB)", "wall (s)")
+    for i, name in enumerate(names):
+        a = statistics.median(r[i] for r in ours)
+        b = statistics.median(r[i] for r in theirs)
+        each = " / ".join(f"{r[i]:.1f}" for r in ours), " / ".join(f"{r[i]:.1f}" for r in theirs)
+        print(f"  {name:<17} this {each[0]:<20} that {each[1]:<20} ratio this/that = {a / b:.3f}")
+    cpu = statistics.median(r[0] for r in ours)
+    rss = statistics.median(r[1] for r in ours)
+    print("this checkout against budgets (issue 43, item 3):")
+    _ratio("CPU, whole process (user + system)", cpu, BUDGET_CPU_S, "s")
+    _ratio("peak memory (maxrss)", rss, BUDGET_RSS_MB, "MB")
+    _ratio("HTML size, default transcripts (50 per run)", ours[-1][2], BUDGET_HTML_MB, "MB")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100)
@@ -120,6 +146,7 @@ def main() -> int:
     parser.add_argument("--keep", metavar="DIR", help="write (or reuse) the runs here")
     parser.add_argument("--old-records", action="store_true", help="successes without verdicts")
     parser.add_argument("--src", metavar="DIR", help="measure the todeval under DIR/src")
+    parser.add_argument("--against", metavar="DIR", help="pair with the todeval under DIR/src")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
@@ -132,7 +159,10 @@ def main() -> int:
             old = tmp / "old"
             _strip_success_verdicts(root, old)
             root = old
-        measure(root, tmp, args)
+        if args.against:
+            paired(root, tmp, args)
+        else:
+            measure(root, tmp, args)
     return 0
 
 
