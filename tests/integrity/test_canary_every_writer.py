@@ -582,4 +582,6 @@ def test_isolated_and_ray_runs_keep_every_canary_out(
     assert [line for line in "\n".join(printed).splitlines() if _leaks(line.encode())] == []
     assert ray_leaks == {}
     assert _written_leaks(tmp_path, 6) == {}
+    ray_records = [json.loads(x) for x in Path(on_ray, "episodes.jsonl").read_text().splitlines()]
+    assert {r["channels"]["system"] for r in ray_records} == {"built-in"}  # named on Ray too
     assert "Authorization: Bearer" in Path(on_ray, "episodes.jsonl").read_text()
