@@ -1,10 +1,14 @@
 """``openai`` backend: any OpenAI-compatible chat-completions endpoint via the official SDK.
 
 The SDK's own retries are off (``max_retries=0``): retries, backoff and connection limits live
-in :mod:`todeval.backends.retry`. Each failure is classified here: transient ones (connection,
-timeout, 429, 5xx, a malformed body) raise :class:`TransientError`; a rejected key or an unknown
-model raises a one-line :class:`todeval.errors.UsageError`; other 4xx give up at once. Server
-text (error bodies, replies) is redacted of API keys as it arrives (:mod:`todeval.core.redact`).
+in :mod:`todeval.backends.retry`. A completion is posted with the SDK's own HTTP client, its
+headers and base URL, but not through its request machinery (which deep-copies every request
+and re-walks it: about 0.8 ms of CPU per call of a booking request, the larger part of the
+client's cost at 128 calls in flight; docs/backends.md, "Throughput"). Each failure is
+classified here: transient ones (connection, timeout, 429, 5xx, a malformed body) raise
+:class:`TransientError`; a rejected key or an unknown model raises a one-line
+:class:`todeval.errors.UsageError`; other 4xx give up at once. Server text (error bodies,
+replies) is redacted of API keys as it arrives (:mod:`todeval.core.redact`).
 
 Tools go out natively (``tools=``) or, with ``tool_mode="text"``, through the text protocol of
 :mod:`todeval.backends.text_tools`. Schema-constrained output is requested per ``schema_mode``:
@@ -14,12 +18,14 @@ Tools go out natively (``tools=``) or, with ``tool_mode="text"``, through the te
 
 from __future__ import annotations
 
+import json
+import sys
 import time
 from email.utils import parsedate_to_datetime
+from types import ModuleType
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-import httpx
 import openai
 from pydantic import BaseModel, Field, ValidationError
 
@@ -186,50 +192,93 @@ def build_request(info: ModelInfo, request: GenerationRequest) -> dict[str, Any]
 # Error classification
 
 
-def _classify(exc: openai.OpenAIError, info: ModelInfo) -> Exception:
-    """The error for a failed call. Text from the server (an error body, a connection error's
-    message) is redacted before it is cut, so no key it echoed reaches a record or a line."""
-    where = f"model {info.model!r} at {redact(info.base_url or '')}"  # no ?key= of its query
-    if isinstance(exc, openai.APITimeoutError):
+def _where(info: ModelInfo) -> str:
+    return f"model {info.model!r} at {redact(info.base_url or '')}"  # no ?key= of its query
+
+
+def _error_message(status: int, body: str) -> str:
+    """What an error body says: its ``error.message`` (as the SDK reads it), else the body."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return str(error["message"])
+        if isinstance(error, str):
+            return error
+    return body or f"HTTP {status}"
+
+
+def _transport_error(exc: Exception, http: ModuleType, info: ModelInfo) -> Exception | None:
+    """The error for a call the HTTP client could not complete (``None``: not such a failure).
+    Its message is redacted before it is cut, so no key it echoed reaches a record or a line."""
+    where = _where(info)
+    if isinstance(exc, http.TimeoutException):
         return TransientError(f"timeout calling {where}", kind="timeout")
-    if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__ or exc
+    if isinstance(exc, http.TransportError):
         return TransientError(
-            redact(f"connection error calling {where}: {type(cause).__name__}: {cause}")[:300],
+            redact(f"connection error calling {where}: {type(exc).__name__}: {exc}")[:300],
             kind="connection",
         )
-    if isinstance(exc, openai.APIResponseValidationError):
-        return TransientError(f"malformed response from {where}", kind="malformed")
-    if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
-        retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
-        message = redact(str(exc.message))[:200]
-        if status == 429:
-            return TransientError(
-                f"rate limited (429) by {where}", kind="rate_limit", retry_after=retry_after
-            )
-        if status >= 500 or status in (408, 409):
-            return TransientError(
-                f"server error {status} from {where}: {message}",
-                kind="server",
-                retry_after=retry_after,
-            )
-        if status in (401, 403):
-            variable = info.api_key_env or "(none configured)"
-            return EndpointRefusedError(
-                f"{where} refused the API key ({status}); check the variable {variable}"
-            )
-        if status == 404:
-            return EndpointRefusedError(
-                f"{where} answered 404 (unknown model or wrong base URL): {message}"
-            )
+    return None
+
+
+def _status_error(status: int, headers: Any, body: str, info: ModelInfo) -> Exception:
+    """The error for an answer with an HTTP error ``status``. Text from the server (the error
+    body) is redacted before it is cut, so no key it echoed reaches a record or a line."""
+    where = _where(info)
+    retry_after = parse_retry_after(headers.get("retry-after"))
+    message = redact(_error_message(status, body))[:200]
+    if status == 429:
         return TransientError(
-            f"request rejected ({status}) by {where}: {message}", kind="client", retryable=False
+            f"rate limited (429) by {where}", kind="rate_limit", retry_after=retry_after
         )
-    return TransientError(f"error calling {where}: {type(exc).__name__}", kind="connection")
+    if status >= 500 or status in (408, 409):
+        return TransientError(
+            f"server error {status} from {where}: {message}",
+            kind="server",
+            retry_after=retry_after,
+        )
+    if status in (401, 403):
+        variable = info.api_key_env or "(none configured)"
+        return EndpointRefusedError(
+            f"{where} refused the API key ({status}); check the variable {variable}"
+        )
+    if status == 404:
+        return EndpointRefusedError(
+            f"{where} answered 404 (unknown model or wrong base URL): {message}"
+        )
+    return TransientError(
+        f"request rejected ({status}) by {where}: {message}", kind="client", retryable=False
+    )
 
 
 # ---------------------------------------------------------------------------------------------
+
+
+def http_module(client: object) -> ModuleType:
+    """The HTTP library (``httpx``, or ``httpx2`` for newer SDKs) the SDK's client is built on:
+    its exception types classify failed calls."""
+    for cls in type(client).__mro__:
+        root = cls.__module__.split(".", 1)[0]
+        if root.startswith("httpx"):
+            return sys.modules[root]
+    raise TypeError(f"{type(client).__name__} is not an httpx client")
+
+
+POOL_SHARD = 16
+"""Connections per HTTP client: the client's pool looks at every connection it holds for each
+request it sends, so 128 calls in flight go through 8 clients of 16 (each call to the client
+with the fewest calls in flight), not one of 128."""
+
+
+def shard_sizes(calls: int) -> list[int]:
+    """The connections of each HTTP client keeping ``calls`` calls in flight: sizes that add up
+    to ``calls``, none above :data:`POOL_SHARD`."""
+    count = max(1, -(-calls // POOL_SHARD))
+    return [calls // count + (1 if i < calls % count else 0) for i in range(count)]
 
 
 def pool_limits(calls: int) -> Any | None:
@@ -264,10 +313,17 @@ class OpenAIBackend:
 
     def __init__(self, info: ModelInfo, *, api_key: str) -> None:
         self._info = info
-        limits = pool_limits(info.connection_limit)
-        extra: dict[str, Any] = {}
-        if limits is not None:
-            extra["http_client"] = openai.DefaultAsyncHttpxClient(limits=limits)
+        # the calls in flight spread over clients of at most POOL_SHARD connections each, each
+        # keeping its share alive; the retry layer's limiter caps the calls in flight
+        self._shards = [
+            openai.DefaultAsyncHttpxClient()
+            if (limits := pool_limits(size)) is None
+            else openai.DefaultAsyncHttpxClient(limits=limits)
+            for size in shard_sizes(info.connection_limit)
+        ]
+        self._in_flight = [0] * len(self._shards)
+        self._http = self._shards[0]
+        self._errors = http_module(self._http)
         base_url, query = split_query(info.base_url)
         self._client = openai.AsyncOpenAI(
             api_key=api_key,
@@ -275,8 +331,15 @@ class OpenAIBackend:
             default_query=query or None,
             max_retries=0,
             timeout=info.timeout_s,
-            **extra,
+            http_client=self._http,
         )
+        # what the SDK would send with every request: its headers, the key, the query
+        headers = {k: v for k, v in self._client.default_headers.items() if isinstance(v, str)}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self._headers = headers
+        self._query = query
+        self._url = str(self._client.base_url).rstrip("/") + "/chat/completions"
 
     @property
     def info(self) -> ModelInfo:
@@ -293,17 +356,28 @@ class OpenAIBackend:
         # (most of our overhead).
         payload = {k: v for k, v in kwargs.items() if k != "extra_body"}
         payload.update(kwargs.get("extra_body", {}))
+        content = json.dumps(payload).encode("ascii")  # \u-escaped: a lone surrogate too
+        shard = self._in_flight.index(min(self._in_flight))
+        self._in_flight[shard] += 1
         started = time.perf_counter()
         try:
-            raw = await self._client.post(
-                "/chat/completions",
-                body=payload,
-                cast_to=httpx.Response,
-                options={"timeout": self._info.timeout_s},
+            raw = await self._shards[shard].post(
+                self._url,
+                content=content,
+                headers=self._headers,
+                params=self._query or None,
+                timeout=self._info.timeout_s,
             )
             body = raw.text
-        except openai.OpenAIError as exc:
-            raise _classify(exc, self._info) from None
+        except Exception as exc:
+            error = _transport_error(exc, self._errors, self._info)
+            if error is None:
+                raise
+            raise error from None
+        finally:
+            self._in_flight[shard] -= 1
+        if raw.status_code >= 400:
+            raise _status_error(raw.status_code, raw.headers, body, self._info)
         latency = time.perf_counter() - started
         completion = parse_completion_body(body)
         choice = completion.choices[0]
@@ -338,4 +412,6 @@ class OpenAIBackend:
         ).capped()  # a reply too long to be an answer is cut and marked "length"
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await self._client.close()  # closes the first client
+        for client in self._shards[1:]:
+            await client.aclose()
