@@ -172,3 +172,22 @@ def test_a_resume_keeps_the_channel(tmp_path: Path) -> None:
     assert len((out / "episodes.jsonl").read_text().splitlines()) == len(lines) - 1
     assert _run(tmp_path, out, seeker, "--isolate").returncode == 0
     assert len((out / "episodes.jsonl").read_text().splitlines()) == len(lines)
+
+
+def test_an_isolated_reply_of_a_union_type_is_read_back(tmp_path: Path) -> None:
+    """A player whose ``respond`` returns ``int | JsonReply`` (the toy's guesser on a model):
+    the sandbox's unreadable reply comes back as the JsonReply it was, so the episode ends on
+    the player's format violation -- before, it came back a dict and the episode was recorded as
+    an infrastructure error."""
+    out = tmp_path / "toy"
+    full = {**os.environ, "PYTHONPATH": str(ROOT), "TODEVAL_CACHE_DIR": str(tmp_path / "cache")}
+    cmd = [sys.executable, "-m", "todeval", "run", "toy", "--guesser"]
+    cmd += ["tests.isolation.mumbling_guesser:MumblingGuesser", "--limit", "2", "--isolate"]
+    cmd += ["--out", str(out), "--quiet"]
+    done = subprocess.run(cmd, cwd=ROOT, env=full, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert len(records) == 2
+    assert {r["outcome"] for r in records} == {"aborted"}, [r.get("reason") for r in records]
+    assert all("no JSON object" in str(r.get("reason")) for r in records)
+    assert _channel_of(out, "guesser") == "isolated"

@@ -24,7 +24,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from todeval.errors import UsageError
+from todeval.errors import BadInputError, UsageError
 from todeval.registry import Command, Registry
 
 if TYPE_CHECKING:
@@ -119,6 +119,11 @@ def _pilot(paths: list[str], metric: str | None, args: argparse.Namespace) -> _P
             f"metric {metric!r} is not in the pilot; valid choices: {', '.join(names)}"
         )
     values = [r.values[metric] for r in runs]
+    for path, v in zip(paths, values, strict=True):
+        if sum(1 for episodes in v.values() if episodes) < 2:
+            raise BadInputError(
+                f"{path}: a pilot needs at least two tasks with {metric} (it has {len(v)})"
+            )
     variances = [estimate_variance(list(v.values())) for v in values]
     correlation = None
     measured = None

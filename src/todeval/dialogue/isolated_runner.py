@@ -32,7 +32,7 @@ import os
 import sys
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 
 from todeval.dialogue.wire import decode
 
@@ -61,6 +61,13 @@ def describe(reference: str) -> dict[str, Any]:
     except Exception as exc:
         return {"ok": False, "error": _line(exc)}
     return {"ok": True, "methods": extra_methods(factory.cls)}
+
+
+def _model_name(value: Any) -> str | None:
+    """``module:Qualname`` of a pydantic reply (the evaluator rebuilds it only when the class
+    is todeval's own and the role declares no reply type), else None."""
+    kind = type(value)
+    return f"{kind.__module__}:{kind.__qualname__}" if isinstance(value, BaseModel) else None
 
 
 class _Instances:
@@ -117,6 +124,7 @@ class _Instances:
             raise ValueError(f"unknown method {method!r}")
         return {
             "value": TypeAdapter(type(value)).dump_python(value, mode="json"),
+            "model": _model_name(value),
             "grown": self._grown(instance),
         }
 

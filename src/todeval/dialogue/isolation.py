@@ -35,9 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from todeval.dialogue.participants import PlayerOptions, Role, output_type, split_params
+from todeval.core.imports import load_reference
+from todeval.dialogue.participants import PlayerOptions, Role, reply_annotation, split_params
 from todeval.dialogue.wire import encode
 from todeval.errors import InfrastructureError, UsageError
 
@@ -293,7 +294,7 @@ class IsolatedPlayer:
 
     privileged = False
 
-    def __init__(self, host: IsolatedHost, output: type[Any] | None) -> None:
+    def __init__(self, host: IsolatedHost, output: Any) -> None:
         self.host = host
         self.output = output
         self.instance = host.new_instance()
@@ -305,19 +306,26 @@ class IsolatedPlayer:
         await self._call("start", context)
 
     async def respond(self, observation: Any) -> Any:
-        return self._checked(await self._call("respond", observation), self.output)
+        value, model = await self._call_with_model("respond", observation)
+        if self.output is None and model:
+            return _framework_model(model, value)
+        return self._checked(value, self.output)
 
     async def _call(self, method: str, arg: Any) -> Any:
+        return (await self._call_with_model(method, arg))[0]
+
+    async def _call_with_model(self, method: str, arg: Any) -> tuple[Any, str | None]:
         before, self._buffered = self._buffered, []
         answer = await self.host.call(self.instance, method, arg, before)
         self._grow(answer)
-        return answer.get("value")
+        model = answer.get("model")
+        return answer.get("value"), model if isinstance(model, str) else None
 
     def _buffer(self, method: str, arg: Any) -> None:
         self._buffered.append([method, encode(arg)])
 
     @staticmethod
-    def _checked(value: Any, output: type[Any] | None) -> Any:
+    def _checked(value: Any, output: Any) -> Any:
         if output is None:
             return value
         try:
@@ -340,6 +348,26 @@ class IsolatedPlayer:
             target.extend(TypeAdapter(kind).validate_python(i) for i in items)
 
 
+def _framework_model(name: str, value: Any) -> Any:
+    """A reply the sandbox says is the pydantic model ``name``, for a role that declares no reply
+    type: rebuilt (and validated) only when the class is todeval's own -- a reply type the
+    framework hands players, such as a JSON-reply call's result -- never a class the player
+    names from its own code; anything else stays the plain JSON it came as."""
+    module = name.partition(":")[0]
+    if module != "todeval" and not module.startswith("todeval."):
+        return value
+    try:
+        kind = load_reference(name, what="reply model")
+    except Exception:
+        return value
+    if not (isinstance(kind, type) and issubclass(kind, BaseModel)):
+        return value
+    try:
+        return kind.model_validate(value)
+    except ValidationError as exc:
+        raise RuntimeError(f"isolated player's reply: not a valid {kind.__name__}") from exc
+
+
 @dataclass
 class IsolatedFactory:
     """Stands in for :class:`~todeval.dialogue.participants.PlayerFactory` for an isolated
@@ -359,7 +387,7 @@ class IsolatedFactory:
 
     def build(self, options: PlayerOptions) -> Any:
         kind = _stand_in(tuple(sorted(self.methods.items())))
-        player = kind(self.host, output_type(self.role.protocol))
+        player = kind(self.host, reply_annotation(self.role.protocol))
         return self.role.check(player, self.name)
 
     def check_selection(self, selection: str) -> None:
@@ -464,5 +492,5 @@ __all__ = [
     "IsolatedPlayer",
     "IsolationOptions",
     "isolated_factory",
-    "output_type",
+    "reply_annotation",
 ]

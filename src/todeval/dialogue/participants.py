@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -259,6 +260,18 @@ def output_type(protocol: type[Any]) -> type[Any] | None:
             output = args[2]
             return output if isinstance(output, type) else None
     return None
+
+
+def reply_annotation(protocol: type[Any]) -> Any:
+    """What a role protocol's ``respond`` returns, unions included (``int | JsonReply``), for
+    validating a reply that crossed a process boundary; None when it does not read."""
+    try:
+        found = typing.get_type_hints(protocol.respond).get("return")
+    except Exception:
+        found = None
+    if isinstance(found, type) or typing.get_origin(found) in (typing.Union, types.UnionType):
+        return found
+    return output_type(protocol)
 
 
 def split_params(name: str, *, what: str = "player") -> tuple[str, dict[str, str]]:

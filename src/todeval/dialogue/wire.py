@@ -5,7 +5,8 @@ lists, tuples, dicts and JSON scalars. :func:`encode` writes each with a tag nam
 (``{"__dataclass__": "module:Qual", ...}``, ``{"__model__": ..., "data": ...}``,
 ``{"__random__": state}``); :func:`decode` rebuilds them, importing the named classes. Only the
 evaluator's side encodes such objects: what comes back from the sandbox is checked against the
-role's output type instead, never decoded by name.
+role's output type instead, never decoded by name (for a role that declares none, a pydantic
+reply is rebuilt only as a class of todeval's own: :mod:`.isolation`).
 
 Benchmark-neutral: nothing here names a benchmark.
 """
