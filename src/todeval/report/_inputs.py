@@ -15,7 +15,7 @@ summary computed here from its finished episodes, marked provisional.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -212,10 +212,18 @@ def _bad_line(store: RunDirectory, number: int | str, exc: Exception) -> BadInpu
     )
 
 
-def episode_heads(store: RunDirectory) -> Iterator[tuple[bytes, EpisodeRecord]]:
-    """(line, record without events and details) of each episode's last complete line, the
-    rule of :meth:`RunDirectory.iter_episode_lines`; each line is validated once, by
-    :func:`head_record` (the first pass reads only each line's key)."""
+def _unreviewed(line: bytes) -> bool:
+    """Whether a line surely has no stored verdict (the writer leaves an empty one out)."""
+    return b'"review":' not in line
+
+
+def episode_heads(
+    store: RunDirectory, whole: Callable[[bytes], bool] | None = None
+) -> Iterator[tuple[bytes, EpisodeRecord, bool]]:
+    """(line, record, validated whole) of each episode's last complete line, the rule of
+    :meth:`RunDirectory.iter_episode_lines`; each line is validated once: by
+    :func:`head_record` (without events and details), or by :func:`full_record` when
+    ``whole(line)`` says so (the first pass reads only each line's key)."""
     if not store.episodes_path.exists():
         return
     last: dict[tuple[str, int], int] = {}
@@ -238,8 +246,9 @@ def episode_heads(store: RunDirectory) -> Iterator[tuple[bytes, EpisodeRecord]]:
         for number, line in enumerate(fh, start=1):
             if not line or line.isspace():
                 continue
+            is_whole = whole is not None and whole(line)
             try:
-                record = head_record(line)
+                record = full_record(line) if is_whole else head_record(line)
             except (ValidationError, ValueError) as exc:
                 if not line.endswith(b"\n"):
                     continue
@@ -249,7 +258,7 @@ def episode_heads(store: RunDirectory) -> Iterator[tuple[bytes, EpisodeRecord]]:
                     f"{store.episodes_path}: line {number} names its task_id or trial twice"
                 )
             if number in keep:
-                yield line, record
+                yield line, record, is_whole
 
 
 def load_run(
@@ -293,9 +302,13 @@ def load_run(
     def read() -> Iterator[EpisodeRecord]:
         # each line validated once: without its events and details, unless the reviewer
         # must review it (no stored verdict); a transcript shown is validated whole below
-        for line, head in episode_heads(store):
+        # a line with no verdict at all is validated whole at once, for the reviewer
+        for line, head, is_whole in episode_heads(store, None if gather is None else _unreviewed):
             record = head
-            if gather is not None and head.review is None:
+            if is_whole:
+                if gather is not None:
+                    gather.offer(record)
+            elif gather is not None and head.review is None:
                 try:
                     record = full_record(line)
                 except (ValidationError, ValueError) as exc:
