@@ -130,7 +130,8 @@ def test_set_plays_the_run_controls_on_a_users_own_pack(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``validate booking --domain PACK`` / ``--set domain=PACK`` (issue 44.4): booking's run
-    controls on a pack of the user's own, each once (the MultiWOZ and car-rental variants become one run)."""
+    controls on a pack of the user's own, each once (the MultiWOZ and car-rental variants
+    become one run)."""
     import shutil
 
     from todeval.benchmarks.booking.domains.cli import pack_folder

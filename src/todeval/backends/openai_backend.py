@@ -3,8 +3,8 @@
 The SDK's own retries are off (``max_retries=0``): retries, backoff and connection limits live
 in :mod:`todeval.backends.retry`. A completion is posted with the SDK's own HTTP client, its
 headers and base URL, but not through its request machinery (which deep-copies every request
-and re-walks it: about 0.8 ms of CPU per call of a booking request, the larger part of the
-client's cost at 128 calls in flight; docs/backends.md, "Throughput"). Each failure is
+and re-walks it: about 0.8 ms of CPU per call of a request with a few tool schemas, the larger
+part of the client's cost at 128 calls in flight; docs/backends.md, "Throughput"). Each failure is
 classified here: transient ones (connection, timeout, 429, 5xx, a malformed body) raise
 :class:`TransientError`; a rejected key or an unknown model raises a one-line
 :class:`todeval.errors.UsageError`; other 4xx give up at once. Server text (error bodies,

@@ -174,8 +174,8 @@ _Head: type[BaseModel] = create_model(  # an episode line without its events and
 def head_record(line: bytes) -> EpisodeRecord:
     """An episode line validated without its events and details (a :class:`ValidationError`
     or :class:`ValueError` if the rest is not a record): pydantic-core parses the line and
-    leaves those two unbuilt, ~2.5x faster than :func:`full_record` on booking lines. What the
-    report counts (outcome, metrics, labels, verdict, usage) is all here."""
+    leaves those two unbuilt, ~2.5x faster than :func:`full_record` on lines with many events.
+    What the report counts (outcome, metrics, labels, verdict, usage) is all here."""
     head = _Head.model_validate_json(line)
     # the validated fields become the record's, as model_construct would set them (without
     # its per-field loop, which costs as much as the validation here)

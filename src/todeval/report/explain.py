@@ -1,7 +1,7 @@
 """How an episode's score was computed, for the episode page: a hook a benchmark registers.
 
-The report names no benchmark, so it cannot know that a booking episode scores 0 because one
-goal slot was booked wrong. A benchmark that can say so registers an *explainer* in its
+The report names no benchmark, so it cannot know that an episode scores 0 because one of the
+things its scorer checked went wrong. A benchmark that can say so registers an *explainer* in its
 profile (``BenchmarkProfile.explainer``, a ``module:attribute`` reference): a function from
 an :class:`~todeval.core.records.EpisodeRecord` to a :class:`ScoreExplanation`, read from the
 record's ``details`` -- what the scorer wrote, never scored again::
@@ -33,7 +33,7 @@ from todeval.errors import TodevalError
 
 
 class ScoreCheck(BaseModel):
-    """One thing the scorer checked: a goal slot, a requested attribute, a constraint."""
+    """One thing the scorer checked (a slot of a goal, an attribute, a constraint)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -45,7 +45,7 @@ class ScoreCheck(BaseModel):
 
 
 class ScoreGroup(BaseModel):
-    """Checks that count together (e.g. one domain of a booking goal)."""
+    """Checks that count together (e.g. one part of a goal)."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -178,7 +178,7 @@ def recompute(
             work = Path(tmp) / path.resolve().name
             copy_run_files(path, work)
             return recompute(path, workdir=work, runtime=runtime)
-    from todeval.spec import scoring_context
+    from todeval.spec import close_scoring_context, scoring_context
 
     manifest = store.read_manifest()
     spec = load_spec(manifest.benchmark)
@@ -196,7 +196,7 @@ def recompute(
         records = [rescore_record(spec, context, r) for r in old]
         summary = summarize_records(spec, context, manifest, records)
     finally:
-        _close(context)
+        close_scoring_context(context)
     versions = list(dict.fromkeys(r.scorer_version for r in old))
     return Recomputed(
         path=path,
@@ -223,19 +223,6 @@ def copy_run_files(source: Path, target: Path) -> None:
         )
     except OSError as exc:
         raise BadInputError(f"{target}: cannot copy the run there ({exc})") from None
-
-
-def _close(context: Any) -> None:
-    import asyncio
-
-    async def close() -> None:
-        try:
-            for closer in reversed(context.closers):
-                await closer()
-        finally:
-            await context.models.aclose()
-
-    asyncio.run(close())
 
 
 def summarize_records(

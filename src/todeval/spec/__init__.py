@@ -1,6 +1,6 @@
 """A benchmark declared as a spec, and the one framework function that builds its run plan."""
 
-from todeval.spec.build import BenchmarkSpec, build_plan, scoring_context
+from todeval.spec.build import BenchmarkSpec, build_plan, close_scoring_context, scoring_context
 from todeval.spec.declare import AgentSeat, Episode, Rescore, Rescored, RoleSpec, RunContext, Tasks
 
 __all__ = [
@@ -13,5 +13,6 @@ __all__ = [
     "RunContext",
     "Tasks",
     "build_plan",
+    "close_scoring_context",
     "scoring_context",
 ]

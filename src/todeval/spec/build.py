@@ -415,6 +415,21 @@ def scoring_context(
     return context
 
 
+def close_scoring_context(context: RunContext[Any, Any]) -> None:
+    """Run a :func:`scoring_context`'s closers (a key file put back, say) in reverse order and
+    close its model pool."""
+    import asyncio
+
+    async def close() -> None:
+        try:
+            for closer in reversed(context.closers):
+                await closer()
+        finally:
+            await context.models.aclose()
+
+    asyncio.run(close())
+
+
 def plan_of(
     spec: BenchmarkSpec[Any, Any], config: Mapping[str, Any], runtime: RuntimeOptions | None
 ) -> RunPlan:

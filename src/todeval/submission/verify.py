@@ -283,7 +283,7 @@ def _task_set(
     selected ids; the shipped task set's hash compared with the recorded one."""
     from todeval.runner.options import RuntimeOptions
     from todeval.runner.selection import select_for_run
-    from todeval.spec import scoring_context
+    from todeval.spec import close_scoring_context, scoring_context
     from todeval.spec.build import task_content, task_set_hash
 
     try:
@@ -302,7 +302,7 @@ def _task_set(
             canonical=canonical, noun=spec.tasks.noun,
         )  # fmt: skip
     except TodevalError as exc:
-        _close(context)
+        close_scoring_context(context)
         check.refuse(f"its selection of tasks cannot be drawn from the shipped set: {exc}")
         return None
     chosen = [by_id[i] for i in ids]
@@ -322,19 +322,6 @@ def _task_set(
     if selection.mode != "all" and len(ids) < len(available):
         check.custom(f"a selection of {len(ids)} of the {len(available)} tasks ({selection.mode})")
     return context, ids
-
-
-def _close(context: Any) -> None:
-    """Run the context's closers (a key file put back) and close its model pool."""
-
-    async def close() -> None:
-        try:
-            for closer in reversed(context.closers):
-                await closer()
-        finally:
-            await context.models.aclose()
-
-    asyncio.run(close())
 
 
 def _episodes(
@@ -631,6 +618,7 @@ def verify_opened(opened: OpenedArchive) -> Verdict:
     """The verdict on an archive read by :func:`~.archive.open_archive`."""
     import todeval
     from todeval.results.rescore import load_spec
+    from todeval.spec import close_scoring_context
 
     index = opened.index
     check = _Check(index)
@@ -681,7 +669,7 @@ def verify_opened(opened: OpenedArchive) -> Verdict:
         _episodes(check, store, records, ids, cfg.trials, cfg.seed)
         _replay(check, spec, context, files, records, summary)
     finally:
-        _close(context)
+        close_scoring_context(context)
     return check.done()
 
 
