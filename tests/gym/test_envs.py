@@ -77,6 +77,7 @@ def _comparable(records: list[Any]) -> list[dict[str, Any]]:
     for record in records:
         data = json.loads(record.model_dump_json())
         data.pop("timing")
+        data.pop("channels", None)  # how the player ran: the runner's built-in, the env's policy
         for event in data["events"]:
             event.pop("t", None)
         out.append(data)
