@@ -407,16 +407,22 @@ def make_handler(state: ViewState, loopback: bool) -> type[PageHandler]:
         def _send(self, code: int, body: bytes, ctype: str) -> None:
             self.send(code, body, ctype)
 
+        def _query(self, params: dict[str, str]) -> EpisodeQuery | None:
+            """The list query of ``params``; None once a 400 naming the bad field is sent."""
+            try:
+                return EpisodeQuery.model_validate(params)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                where = ".".join(str(p) for p in err["loc"]) or "query"
+                self._send(400, _error(f"{where}: {err['msg']}"), _JSON)
+                return None
+
         def _api(self, path: str, params: dict[str, str]) -> None:
             if path == "/api/facets":
                 self._send(200, state.facets(), _JSON)
             elif path == "/api/episodes":
-                try:
-                    query = EpisodeQuery.model_validate(params)
-                except ValidationError as exc:
-                    err = exc.errors()[0]
-                    where = ".".join(str(p) for p in err["loc"]) or "query"
-                    self._send(400, _error(f"{where}: {err['msg']}"), _JSON)
+                query = self._query(params)
+                if query is None:
                     return
                 self._send(200, state.episodes(query), _JSON)
             elif path == "/api/neighbours":
@@ -424,12 +430,8 @@ def make_handler(state: ViewState, loopback: bool) -> type[PageHandler]:
                 if not at_run or not at_id:
                     self._send(400, _error("at_run and at_id are required"), _JSON)
                     return
-                try:
-                    query = EpisodeQuery.model_validate(params)
-                except ValidationError as exc:
-                    err = exc.errors()[0]
-                    where = ".".join(str(p) for p in err["loc"]) or "query"
-                    self._send(400, _error(f"{where}: {err['msg']}"), _JSON)
+                query = self._query(params)
+                if query is None:
                     return
                 self._send(200, state.neighbours(query, at_run, at_id), _JSON)
             elif path == "/api/episode":
