@@ -1,7 +1,9 @@
 """Leaderboard rows: one per run (or corpus-score file), grouped by benchmark.
 
-Rows within a board are sorted by the benchmark's primary metric (micro), best first; the CI
-of every cell travels with it, so every rendering (HTML, CSV, Markdown, LaTeX) can show it.
+Rows within a board are sorted by the benchmark's primary metric (micro), best first in the
+direction the profile declares (``better``: ascending for a lower-is-better metric, descending
+otherwise); the rank intervals and tiers are computed in the same direction. The CI of every
+cell travels with it, so every rendering (HTML, CSV, Markdown, LaTeX) can show it.
 A run with a privileged player (a control, handed the answer key) is never ranked beside the
 agents: its row follows every ranked row, marked as a control and without a rank.
 """
@@ -71,12 +73,19 @@ class Board:
         shared = sorted(set.intersection(*(set(r.task_values) for r in ranked)))
         if len(shared) < 2:
             return
-        values = [[r.task_values[t] for t in shared] for r in ranked]
+        sign = -1.0 if self.lower_is_better else 1.0  # the statistics rank higher first
+        values = [[sign * r.task_values[t] for t in shared] for r in ranked]
         ranges = rank_intervals(values)
         tiers = significance_tiers(values)
         self.rank_ranges = {r.key: rng for r, rng in zip(ranked, ranges, strict=True)}
         self.tiers = {r.key: tier for r, tier in zip(ranked, tiers, strict=True)}
         self.rank_tasks = len(shared)
+
+    @property
+    def lower_is_better(self) -> bool:
+        """Whether the board ranks ascending: the profile declares its primary metric lower is
+        better (higher is better otherwise, also when it declares none or 'neither')."""
+        return self.profile.better_direction(self.profile.primary) == "lower"
 
     def rank_range(self, row: Row) -> str:
         """``1–3`` (or ``2``): the row's 95% rank interval, '' when none was computed."""
@@ -211,10 +220,15 @@ def score_row(score: ScoreInput, profile: Profile) -> Row:
     )
 
 
-def _sort_key(row: Row, profile: Profile) -> tuple[bool, float, str]:
+def _sort_key(row: Row, profile: Profile) -> tuple[bool, bool, float, str]:
+    """Ranked rows before controls, rows with a value before those without, then best first in
+    the primary metric's declared direction, then by key."""
     est = row.cells.get(Column(metric=profile.primary, title="").key)
-    value = est.value if est is not None and est.value is not None else float("-inf")
-    return (row.control, -value, row.key)
+    value = est.value if est is not None else None
+    if value is None:
+        return (row.control, True, 0.0, row.key)
+    lower = profile.better_direction(profile.primary) == "lower"
+    return (row.control, False, value if lower else -value, row.key)
 
 
 def boards(inputs: ReportInputs) -> list[Board]:
