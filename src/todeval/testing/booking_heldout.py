@@ -16,7 +16,21 @@ told the goal.
     an apology that asks the user to say it again, and about one booking in three is sent
     without one of its arguments.
 
-Run them as ``--system todeval.testing.booking_heldout:RefusingSystem`` (or ``:FlakySystem``).
+``PartlyRefusingSystem``
+    the rule system refusing every booking of some tools only: each booking tool is refused
+    or not by a seeded draw per episode and tool (about half of them), in other words than
+    the refusing system's ("That booking didn't go through, I'm afraid.").
+
+Run them as ``--system todeval.testing.booking_heldout:RefusingSystem`` (or ``:FlakySystem``,
+``:PartlyRefusingSystem``).
+
+``SlippingUser`` (the sixth set's user, ``--user todeval.testing.booking_heldout:SlippingUser``,
+``?phrasing=verbatim`` as the agenda user's) is the agenda user (the pack user on a domain
+pack) that misremembers one value of its goal: a seeded draw per episode picks one weekday,
+number, clock time, date, area or price range of the goal's constraints or booking slots, and
+the user plays the goal with that value moved (the next weekday, one more, an hour later, the
+next area or price range). What it says and checks is the moved value throughout; the episode
+is scored against the real goal.
 
 :func:`study` reviews the held-out episodes of a fixture (``tests/fixtures/review_heldout``
 and the later sets ``review_heldout2`` to ``review_heldout5``, each labelled and committed
@@ -30,17 +44,29 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import sys
 from collections import Counter
+from dataclasses import replace
+from datetime import date, timedelta
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from todeval.benchmarks.booking.messages import Observation, SystemContext, SystemOutput, ToolCall
+from todeval.benchmarks.booking.messages import (
+    Observation,
+    SystemContext,
+    SystemOutput,
+    ToolCall,
+    UserContext,
+    UserReply,
+)
 from todeval.benchmarks.booking.review import review_episode
 from todeval.benchmarks.booking.systems.rule import RuleSystem
-from todeval.benchmarks.booking.tasks import BookingTask
+from todeval.benchmarks.booking.tasks import BookingTask, DomainGoal
+from todeval.benchmarks.booking.users import AgendaUser
 from todeval.core.records import EpisodeRecord
+from todeval.dialogue.participants import PlayerOptions
 from todeval.stats.proportions import wilson_interval
 
 REFUSALS = (
@@ -103,6 +129,107 @@ class FlakySystem(_Wrapped):
             kept = {k: v for k, v in args.items() if k != dropped}
             return SystemOutput(tool_call=ToolCall(name=call.name, arguments=kept))
         return out
+
+
+PARTIAL_REFUSALS = (
+    "That booking didn't go through, I'm afraid.",
+    "I'm sorry, our reservation system won't take that one at the moment.",
+    "I won't be able to book that for you, sorry.",
+)
+
+
+class PartlyRefusingSystem(_Wrapped):
+    """Bookings of about half of the booking tools are refused (see the module)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seed = 0
+
+    async def start(self, context: SystemContext) -> None:
+        self.seed = context.seed
+        await super().start(context)
+
+    async def respond(self, observation: Observation) -> SystemOutput:
+        out = await self.inner.respond(observation)
+        call = out.tool_call
+        if call is None or not _is_booking(call):
+            return out
+        if random.Random(f"{self.seed}|{call.name}|refuse").random() < 0.5:
+            return _say(self.rng.choice(PARTIAL_REFUSALS))
+        return out
+
+
+_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_NEXT = {
+    "area": ("north", "east", "south", "west", "centre"),
+    "pricerange": ("cheap", "moderate", "expensive"),
+}
+_CLOCK = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def slipped(slot: str, value: str) -> str | None:
+    """The value a user misremembers for ``value`` (see the module), or None if none."""
+    value = value.strip().lower()
+    if value in _DAYS:
+        return _DAYS[(_DAYS.index(value) + 1) % len(_DAYS)]
+    if slot in _NEXT and value in _NEXT[slot]:
+        ring = _NEXT[slot]
+        return ring[(ring.index(value) + 1) % len(ring)]
+    if value.isdigit() and len(value) <= 2:
+        number = int(value)
+        return str(number - 1 if slot == "stars" and number >= 5 else number + 1)
+    clock = _CLOCK.match(value)
+    if clock:
+        return f"{(int(clock.group(1)) + 1) % 24:02d}:{clock.group(2)}"
+    if _DATE.match(value):
+        try:
+            return (date.fromisoformat(value) + timedelta(days=1)).isoformat()
+        except ValueError:
+            return None
+    return None
+
+
+def misremembered(task: BookingTask, rng: random.Random) -> BookingTask:
+    """``task`` with one value of one domain's constraints or booking slots moved."""
+    choices = [
+        (domain, part, slot, moved)
+        for domain, goal in task.domains.items()
+        for part in ("info", "book")
+        for slot, value in getattr(goal, part).items()
+        if (moved := slipped(slot, value)) is not None
+    ]
+    if not choices:
+        return task
+    domain, part, slot, moved = rng.choice(choices)
+    goal = task.domains[domain]
+    changed = {**getattr(goal, part), slot: moved}
+    domains: dict[str, DomainGoal] = {
+        **task.domains,
+        domain: goal.model_copy(update={part: changed}),
+    }
+    return task.model_copy(update={"domains": domains})
+
+
+class SlippingUser:
+    """The agenda user playing its goal with one value misremembered (see the module)."""
+
+    def __init__(self, inner: AgendaUser | None = None) -> None:
+        self.inner = inner or AgendaUser()
+
+    @classmethod
+    def from_options(cls, options: PlayerOptions) -> SlippingUser:
+        return cls(AgendaUser.from_options(options))
+
+    async def start(self, context: UserContext) -> None:
+        rng = random.Random(f"{context.task.task_id}|{context.seed}|slip")
+        await self.inner.start(replace(context, task=misremembered(context.task, rng)))
+
+    async def respond(self, system_message: str | None) -> UserReply:
+        return await self.inner.respond(system_message)
+
+    def __getattr__(self, name: str) -> object:  # what the game master reads after the episode
+        return getattr(self.inner, name)
 
 
 LABELS = ("agent", "simulator", "both", "unclear")
@@ -214,11 +341,16 @@ if __name__ == "__main__":
 __all__ = [
     "GLITCHES",
     "LABELS",
+    "PARTIAL_REFUSALS",
     "REFUSALS",
     "FlakySystem",
+    "PartlyRefusingSystem",
     "RefusingSystem",
+    "SlippingUser",
     "StudyFigures",
     "VerdictFigures",
     "main",
+    "misremembered",
+    "slipped",
     "study",
 ]
