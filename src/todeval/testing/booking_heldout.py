@@ -53,6 +53,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from todeval.benchmarks.booking.domains.cli import pack_folder
 from todeval.benchmarks.booking.messages import (
     Observation,
     SystemContext,
@@ -63,7 +64,7 @@ from todeval.benchmarks.booking.messages import (
 )
 from todeval.benchmarks.booking.review import review_episode
 from todeval.benchmarks.booking.systems.rule import RuleSystem
-from todeval.benchmarks.booking.tasks import BookingTask, DomainGoal
+from todeval.benchmarks.booking.tasks import PACK_PREFIX, BookingTask, DomainGoal
 from todeval.benchmarks.booking.users import AgendaUser
 from todeval.core.records import EpisodeRecord
 from todeval.dialogue.participants import PlayerOptions
@@ -290,6 +291,17 @@ def _lines(path: Path) -> list[dict[str, object]]:
     return [json.loads(t) for t in path.read_text(encoding="utf-8").splitlines() if t.strip()]
 
 
+def rehomed(task: BookingTask) -> BookingTask:
+    """``task`` with a shipped pack's folder as this checkout's: a fixture records the absolute
+    folder of the checkout that made it (``pack:/somewhere/src/todeval/data/domains/NAME``)."""
+    if not task.task_set.startswith(PACK_PREFIX):
+        return task
+    folder = Path(task.task_set[len(PACK_PREFIX) :])
+    if folder.is_dir() or folder.parent.parts[-3:] != ("todeval", "data", "domains"):
+        return task
+    return task.model_copy(update={"task_set": f"{PACK_PREFIX}{pack_folder(folder.name)}"})
+
+
 def study(fixture: Path) -> StudyFigures:
     """Review every episode of ``fixture/episodes.jsonl`` and compare with ``labels.jsonl``."""
     labels = {
@@ -297,7 +309,7 @@ def study(fixture: Path) -> StudyFigures:
     }
     called: dict[int, str] = {}
     for line in _lines(fixture / "episodes.jsonl"):
-        task = BookingTask.model_validate(line["task"])
+        task = rehomed(BookingTask.model_validate(line["task"]))
         record = EpisodeRecord.model_validate(line["record"])
         called[int(str(line["index"]))] = review_episode(task, record).verdict
     if set(called) != set(labels):
@@ -351,6 +363,7 @@ __all__ = [
     "VerdictFigures",
     "main",
     "misremembered",
+    "rehomed",
     "slipped",
     "study",
 ]
