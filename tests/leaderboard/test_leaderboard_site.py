@@ -31,6 +31,7 @@ from tests.report.layout import overflowing, sideways_tables
 from todeval.backends.scripted import Script
 from todeval.cli import main
 from todeval.leaderboard.pages import BADGES, badge, link
+from todeval.report.markup import relative_link
 from todeval.submission.archive import SystemDeclaration
 from todeval.submission.verify import Verdict
 from todeval.testing.chat_agent_server import AgentConfig, ChatAgentProcess
@@ -197,6 +198,42 @@ def test_a_site_is_replaced_only_by_a_site(built: dict[str, Any], tmp_path: Path
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
+def _up(report: Path) -> str:
+    """The href of a report page's link back to its board."""
+    found = re.search(r'<a href="([^"]+)" id="up" rel="up">', report.read_text(encoding="utf-8"))
+    assert found, report
+    return found.group(1)
+
+
+def test_each_report_links_back_to_its_board(built: dict[str, Any], tmp_path: Path) -> None:
+    for bad in ("http://x.org/b.html", "//x.org/b.html", "/b.html", "javascript:alert(1)", ""):
+        with pytest.raises(ValueError):
+            relative_link(bad, "x")
+    assert relative_link("../b.html#x", "b") == '<a href="../b.html#x">b</a>'
+    site: Path = built["site"]
+    for board in built["index"]["boards"]:
+        for row in board["rows"]:
+            assert _up(site / row["report"]) == f"../{board['page']}"
+            assert (site / row["report"]).parent.joinpath(_up(site / row["report"])).is_file()
+    # two boards of one benchmark, task set name and protocol (a --limit selection has a task
+    # set hash of its own): their ids take the hash, and each report follows its own board
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    shutil.copy(built["subs"] / "toy" / "guesser.tar.gz", subs / "all.tar.gz")
+    _ok("run", "toy", "--limit", "5", "--out", str(tmp_path / "five"), "--quiet")
+    _ok("submit", "prepare", str(tmp_path / "five"), "-o", str(subs / "five.tar.gz"),
+        "--description", "five tasks")  # fmt: skip
+    _ok("leaderboard", "build", str(subs), "-o", str(tmp_path / "site"), "--quiet")
+    index = json.loads((tmp_path / "site" / "site.json").read_text(encoding="utf-8"))
+    pages = {r["submission"]: b["page"] for b in index["boards"] for r in b["rows"]}
+    assert len(set(pages.values())) == 2, pages
+    assert all(p.removesuffix(".html")[-9:-8] == "-" for p in pages.values()), pages  # + hash
+    for name, page in pages.items():
+        report = tmp_path / "site" / "submissions" / f"{name}.html"
+        assert _up(report) == f"../{page}"
+        assert f'data-submission="{name}"' in (tmp_path / "site" / page).read_text("utf-8")
+
+
 # --- headless Chromium ---------------------------------------------------------------------
 
 
@@ -280,6 +317,14 @@ def test_the_site_from_disk_in_chromium(built: dict[str, Any], driver: Any) -> N
     assert css(driver, "#ep-detail h3")[0].text == key.removeprefix("rule/")
     assert css(driver, "#ep-detail .msg[data-actor=user]")
     # the episode's own link, on a fresh load from disk
+    # the report's link back to its board
+    driver.get((site / "submissions" / "rule.html").as_uri())
+    wait(driver, lambda d: css(d, "#up"))
+    up = css(driver, "#up")[0]
+    assert "the board: " in up.text and "protocol clemtodd" in up.text
+    up.click()
+    wait(driver, lambda d: css(d, "#board-booking-test-clemtodd tbody tr"))
+    assert driver.current_url.endswith("/board-booking-test-clemtodd.html")
     driver.get("about:blank")
     driver.get((site / "submissions" / "rule.html").as_uri() + f"#ep={quote(key, safe='')}")
     wait(
@@ -311,6 +356,11 @@ def test_the_site_from_a_static_host(built: dict[str, Any], driver: Any) -> None
         css(driver, "tr[data-submission=rule-strict] a.transcripts")[0].click()
         wait(driver, lambda d: css(d, ".ep-row"))
         key = css(driver, ".ep-row")[0].get_attribute("data-ep")
+        css(driver, "#up")[0].click()  # back to the board, and to the report again
+        wait(driver, lambda d: css(d, "#board-booking-test-strict tbody tr"))
+        assert driver.current_url == f"{root}board-booking-test-strict.html"
+        driver.back()
+        wait(driver, lambda d: css(d, ".ep-row"))
         driver.get("about:blank")
         driver.get(f"{root}submissions/rule-strict.html#ep={quote(key, safe='')}")
         wait(

@@ -126,15 +126,17 @@ def collect(
     *,
     transcripts: TranscriptCap = "all",
     progress: Callable[[Submission], None] | None = None,
+    board_href: Callable[[BoardKey], str] | None = None,
 ) -> Collected:
     """Verify every archive under ``folder``; for each verified one, build its report page
-    (``write_report(submission, html)``) and keep its run for the boards."""
+    (``write_report(submission, html)``) and keep its run for the boards. ``board_href`` gives
+    the relative link from a report page to its board (the page's link back; none without)."""
     out = Collected(profiles=ProfileBook(discover().profiles))
     for path, rel, key in _ids(archives(folder), folder):
         sub = Submission(id=key, archive=rel)
         with tempfile.TemporaryDirectory(prefix="todeval-leaderboard-") as tmp:
             try:
-                _read(sub, path, Path(tmp), out, write_report, transcripts)
+                _read(sub, path, Path(tmp), out, write_report, transcripts, board_href)
             except TodevalError as exc:
                 sub.problem = f"cannot be published: {exc.message}"
                 sub.run = None
@@ -151,6 +153,7 @@ def _read(
     out: Collected,
     write_report: Callable[[Submission, str], None],
     transcripts: TranscriptCap,
+    board_href: Callable[[BoardKey], str] | None,
 ) -> None:
     try:
         opened = open_archive(path, tmp / "archive")
@@ -165,7 +168,14 @@ def _read(
     opened.run_dir.rename(run_dir)
     inputs = load_inputs([run_dir], out.profiles, transcripts=transcripts)
     description = sub.verdict.system.description
-    html = build_html(inputs, title=f"{sub.id}: {description}")
+    back = None
+    if board_href is not None:
+        bench, task_set, _digest, protocol = sub.board_key
+        parts = [out.profiles.get(bench).display, f"task set {task_set or '–'}"]
+        if protocol:
+            parts.append(f"protocol {protocol}")
+        back = (board_href(sub.board_key), "the board: " + " · ".join(parts))
+    html = build_html(inputs, title=f"{sub.id}: {description}", back=back)
     write_report(sub, html)
     sub.report_bytes = len(html.encode("utf-8"))
     (run,) = inputs.runs

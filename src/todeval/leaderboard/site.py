@@ -8,7 +8,8 @@ Layout of the site::
                                     with CIs, cost and time per dialogue, a transcripts link
     excluded.html                   archives refused by verify (or unreadable), with the reasons
     submissions/<id>.html           a verified submission's report (every transcript, the
-                                    episode viewer: #ep=<id>/<episode>)
+                                    episode viewer: #ep=<id>/<episode>), linking back to its
+                                    board
     submissions/<id>.verdict.json   its verdict
     site.json                       the boards and the excluded, for machines (:class:`SiteIndex`)
 
@@ -92,10 +93,15 @@ class SiteIndex(BaseModel):
     excluded: list[SiteExcluded]
 
 
-def _board_ids(keys: list[BoardKey]) -> dict[BoardKey, str]:
+def _board_base(key: BoardKey) -> str:
+    """A board's id unless another board of the site has the same one (then its hash follows)."""
     from todeval.runner.naming import slug
 
-    base = {k: slug("-".join(p for p in (k[0], k[1], k[3]) if p), default="board") for k in keys}
+    return slug("-".join(p for p in (key[0], key[1], key[3]) if p), default="board")
+
+
+def _board_ids(keys: list[BoardKey]) -> dict[BoardKey, str]:
+    base = {k: _board_base(k) for k in keys}
     clash = {b for b in base.values() if list(base.values()).count(b) > 1}
     return {k: f"{b}-{k[2][:8]}" if b in clash else b for k, b in base.items()}
 
@@ -194,13 +200,22 @@ def build_site(
         def write_report(sub: Submission, html: str) -> None:
             _write(work / report_file(sub), html)
 
-        collected = collect(folder, write_report, transcripts=transcripts, progress=progress)
+        collected = collect(
+            folder,
+            write_report,
+            transcripts=transcripts,
+            progress=progress,
+            board_href=lambda key: f"../{board_file(_board_base(key))}",
+        )
         for sub in collected.verified:
             assert sub.verdict is not None
             _write(work / verdict_file(sub), sub.verdict.model_dump_json(indent=2) + "\n")
         site = site_boards(collected)
         for sb in site:
             _write(work / board_file(sb.id), board_page(sb, generated))
+            if sb.id != _board_base(sb.key):  # the report pages were written before the clash
+                for sub in sb.submissions.values():
+                    _relink(work / report_file(sub), _board_base(sb.key), sb.id)
         _write(work / INDEX, index_page(site, collected, generated))
         _write(work / EXCLUDED, excluded_page(collected, generated))
         index = SiteIndex(
@@ -220,6 +235,19 @@ def build_site(
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return index
+
+
+def _relink(report: Path, old_id: str, new_id: str) -> None:
+    """Point a report page's link back to its board at the board's final file (its id took the
+    task-set hash: another board had the same benchmark, task set name and protocol)."""
+    old = f'href="../{board_file(old_id)}" id="up"'
+    try:
+        text = report.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BadInputError(f"cannot read {report} ({exc.strerror or exc})") from None
+    if old not in text:
+        raise AssertionError(f"{report}: no link back to {board_file(old_id)}")
+    _write(report, text.replace(old, f'href="../{board_file(new_id)}" id="up"', 1))
 
 
 def _replace(work: Path, site_dir: Path) -> None:

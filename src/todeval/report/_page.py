@@ -42,7 +42,7 @@ from todeval.report._sections import (
     usage_section,
 )
 from todeval.report._transcripts import Transcripts
-from todeval.report.markup import Markup, el, join, void
+from todeval.report.markup import Markup, el, join, relative_link, void
 
 DEFAULT_TITLE = "todeval report"
 
@@ -194,7 +194,13 @@ def _transcripts_skeleton(inputs: ReportInputs, mode: DataMode, index_name: str)
     )
 
 
-def _header(inputs: ReportInputs, title: str, generated_at: str, live: bool) -> Markup:
+def _header(
+    inputs: ReportInputs,
+    title: str,
+    generated_at: str,
+    live: bool,
+    back: tuple[str, str] | None = None,
+) -> Markup:
     n_ep = sum(r.n_episodes for r in inputs.runs)
     meta = [
         f"Generated {generated_at} by todeval {__version__}",
@@ -205,12 +211,21 @@ def _header(inputs: ReportInputs, title: str, generated_at: str, live: bool) -> 
     if inputs.scores:
         meta.append(f"{len(inputs.scores)} corpus-score file(s)")
     live_badge = el("span", {"id": "live", "class": "badge live"}, "live") if live else None
+    up = None
+    if back is not None:
+        href, text = back
+        up = el(
+            "p",
+            {"class": "meta"},
+            relative_link(href, "← ", text, attrs={"id": "up", "rel": "up"}),
+        )
     return el(
         "header",
         {"class": "top"},
         el(
             "div",
             {"class": "wrap"},
+            up,
             el("h1", None, title, live_badge),
             el("p", {"class": "meta"}, " · ".join(meta)),
         ),
@@ -389,13 +404,16 @@ def build_html(
     indexed: Mapping[str, int] | None = None,
     index_name: str = "",
     compress_above: int | None = COMPRESS_ABOVE,
+    back: tuple[str, str] | None = None,
 ) -> str:
     """The complete page as one string.
 
     ``mode="embedded"`` (a static report) embeds the runs' picked transcripts; ``"api"``
     (``todeval view``) embeds none: the script fetches them (``indexed``: per run key, the
     episodes in the index named ``index_name``). Embedded transcripts longer than
-    ``compress_above`` characters of JSON in all (None: never) are embedded gzipped."""
+    ``compress_above`` characters of JSON in all (None: never) are embedded gzipped. ``back``
+    (a relative href and its text) is a link above the title, e.g. to the page that lists this
+    one (a leaderboard site's board)."""
     generated_at = generated_at or datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     script = asset("report.js")
     sections = _sections(inputs, boards(inputs), mode, index_name)
@@ -419,7 +437,7 @@ def build_html(
     )
     before_data = join(
         [
-            _header(inputs, title, generated_at, live),
+            _header(inputs, title, generated_at, live, back),
             _nav(present),
             el("main", {"class": "wrap"}, *[m for _, m in sections]),
             el(

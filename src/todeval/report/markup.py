@@ -2,7 +2,8 @@
 
 Every text and attribute value passes through :func:`esc` unless it is :class:`Markup` made by
 these builders, so data (model outputs, file names, labels) can never become markup. URL
-attributes only take in-page anchors (``#...``) and attribute names are checked.
+attributes only take in-page anchors (``#...``) and attribute names are checked; a link to another
+page is made by :func:`relative_link`, which takes only relative paths.
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterable, Mapping
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urlsplit
 
 _ATTR_NAME = re.compile(r"^[a-zA-Z_:][-a-zA-Z0-9_:.]*$")
 _TAG = re.compile(r"^[a-zA-Z][a-zA-Z0-9]*$")
+_RELATIVE = re.compile(r"^[A-Za-z0-9_.~%/#=&+-]+$")
 _URL_ATTRS = frozenset({"href", "src", "xlink:href", "action", "formaction"})
 
 AttrValue = str | int | float | bool | None
@@ -66,6 +68,21 @@ def void(tag: str, attrs: Mapping[str, AttrValue] | None = None) -> Markup:
 
 def join(parts: Iterable[object], sep: str = "") -> Markup:
     return Markup(esc(sep).join(esc(p) for p in parts if p is not None))
+
+
+def relative_link(
+    href: str, *children: object, attrs: Mapping[str, AttrValue] | None = None
+) -> Markup:
+    """``<a href>`` to another page by a relative path (and anchor), e.g. ``../board.html``:
+    plain characters, no scheme, no host, not absolute, so it is followed alike from disk
+    (``file://``) and from any static host."""
+    parts = urlsplit(href)
+    if not _RELATIVE.match(href) or parts.scheme or parts.netloc or href.startswith("/"):
+        raise ValueError(f"refusing link {href[:60]!r}")
+    if attrs and any(name.lower() in _URL_ATTRS for name in attrs):
+        raise ValueError("relative_link takes its URL as href")
+    body = "".join(esc(c) for c in children if c is not None)
+    return Markup(f'<a href="{html.escape(href, quote=True)}"{_attrs(attrs)}>{body}</a>')
 
 
 def anchor(**params: str) -> str:
