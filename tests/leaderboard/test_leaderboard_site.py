@@ -198,6 +198,31 @@ def test_a_site_is_replaced_only_by_a_site(built: dict[str, Any], tmp_path: Path
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
+def test_a_site_of_refused_archives_only_exits_4(
+    built: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    subs = tmp_path / "refused"
+    subs.mkdir()
+    for name in ("oracle.tar.gz", "notes.tar.gz"):
+        shutil.copy(built["subs"] / name, subs / name)
+    site = tmp_path / "site"
+    capsys.readouterr()
+    assert _cli("leaderboard", "build", str(subs), "-o", str(site), "--quiet") == 4
+    out, err = capsys.readouterr()
+    assert "0 verified submission(s), 2 excluded" in out
+    assert err.count("\n") == 1, err  # one line: how many, and the first reason
+    assert "all 2 archive(s) refused (first: notes.tar.gz: not a submission archive" in err
+    # the site is written all the same: the excluded page with every reason, no board
+    index = json.loads((site / "site.json").read_text(encoding="utf-8"))
+    assert index["boards"] == []
+    assert {e["archive"] for e in index["excluded"]} == {"oracle.tar.gz", "notes.tar.gz"}
+    assert "privileged player" in (site / "excluded.html").read_text(encoding="utf-8")
+    assert "No verified submission." in (site / "index.html").read_text(encoding="utf-8")
+    # one verified archive beside them: a board, exit 0
+    shutil.copy(built["subs"] / "rule-strict.tar.gz", subs)
+    assert _cli("leaderboard", "build", str(subs), "-o", str(site), "--quiet") == 0
+
+
 def _up(report: Path) -> str:
     """The href of a report page's link back to its board."""
     found = re.search(r'<a href="([^"]+)" id="up" rel="up">', report.read_text(encoding="utf-8"))

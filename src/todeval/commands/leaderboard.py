@@ -1,4 +1,8 @@
-"""``todeval leaderboard build SUBMISSIONS_DIR -o SITE_DIR`` (:mod:`todeval.leaderboard`)."""
+"""``todeval leaderboard build SUBMISSIONS_DIR -o SITE_DIR`` (:mod:`todeval.leaderboard`).
+
+Exit 0 when the site has a board; 4 (refused) when every archive was refused -- the site, its
+excluded page with every reason, is written all the same; 3 when the folder holds no archive.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from todeval.errors import EXIT_OK
+from todeval.errors import EXIT_OK, RefusedError
 from todeval.registry import Registry
 
 if TYPE_CHECKING:
@@ -77,4 +81,12 @@ def run_build(args: argparse.Namespace) -> int:
         f"wrote {out}: {len(index.boards)} board(s), {ranked} verified submission(s), "
         f"{len(index.excluded)} excluded; open {out / 'index.html'}"
     )
+    if ranked == 0 and index.excluded:
+        # the site (its excluded page) is written: the error says the boards are empty
+        first = index.excluded[0]
+        why = first.reasons[0] if first.reasons else "refused"
+        raise RefusedError(
+            f"all {len(index.excluded)} archive(s) refused (first: {first.archive}: {why}); "
+            f"the site has no board, every reason is in {out / 'excluded.html'}"
+        )
     return EXIT_OK
