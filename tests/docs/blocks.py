@@ -89,8 +89,9 @@ _WAIT_FOR_LINE = """_first_line() {  # $1: a server's stdout file, $2: its pid
 
 
 def shell_script(lines: list[str]) -> str:
-    """A block's commands as one script: each ``... &`` command started with its output in
-    files (``.server-N``), then waited for until it printed a line (3 minutes at most)."""
+    """A block's commands as one script: each ``... &`` command (a pipeline too) started with
+    its output in files (``.server-N``), then waited for until it printed a line (3 minutes at
+    most)."""
     out = []
     for line in lines:
         if not (line.endswith("&") and not line.endswith("&&")):
@@ -99,7 +100,9 @@ def shell_script(lines: list[str]) -> str:
         n = sum(1 for o in out if o.startswith("_first_line "))
         command = line[:-1].rstrip()
         files = f".server-{n}"
-        out.append(f"{command} > {files} 2> {files}.err < /dev/null &")
+        # grouped, so the redirections apply to the whole command: a pipeline (``server | tee
+        # FILE``) keeps its pipe, its first command reads /dev/null, its last writes the file
+        out.append(f"{{ {command}; }} > {files} 2> {files}.err < /dev/null &")
         out.append(f"_first_line {files} $! {shlex.quote(command)}")
     if len(out) > len(lines):
         out.insert(0, _WAIT_FOR_LINE)
