@@ -14,7 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from todeval.benchmarks.booking.review import UNVERIFIED, mentions, review_episode, times
+from todeval.benchmarks.booking.review import (
+    NO_EFFECT,
+    UNVERIFIED,
+    mentions,
+    review_episode,
+    times,
+)
 from todeval.benchmarks.booking.tasks import BookingTask
 from todeval.core.records import EpisodeRecord
 from todeval.review import Review
@@ -161,14 +167,46 @@ def test_a_sentence_s_first_word_is_no_name() -> None:
     assert review.verdict == "both"
 
 
-def test_the_sixth_set_held_out_counts() -> None:
-    """The held-out measurement of the rules as of f6e52e5 on the sixth set (committed with
-    its labels in b9b147c before any review of it), pinned per verdict: labelled, called and
-    right. 'simulator' 13/13; 'both' 1/5, below the target."""
+def test_the_sixth_set_counts_after_its_fix() -> None:
+    """The sixth set, pinned per verdict (labelled, called, right). Held out, the rules of
+    f6e52e5 gave 'simulator' 13/13 and 'both' 1/5 (commit 1a0add7 pinned agent 20/26/15,
+    simulator 20/13/13, both 22/5/1, unclear 2/20/2); after the fix below it is no longer held
+    out: 'both' 1/1."""
     by_verdict = {v.verdict: (v.labelled, v.called, v.hits) for v in study(SIXTH).verdicts}
     assert by_verdict == {
-        "agent": (20, 26, 15),
+        "agent": (20, 30, 19),
         "simulator": (20, 13, 13),
-        "both": (22, 5, 1),
+        "both": (22, 1, 1),
         "unclear": (2, 20, 2),
     }
+
+
+@pytest.mark.parametrize(
+    ("index", "said"),
+    [
+        (4, "I would like something with at least three stars."),
+        (6, "Yes, I would prefer the west please."),
+        (21, "Yes, please try 5-star hotels with free parking."),
+        (62, "I'd like to find somewhere to stay in the south, please."),
+    ],
+    ids=["met-by-a-venue", "open-slot", "taken-back", "booked-over"],
+)
+def test_a_statement_that_cost_nothing_makes_no_verdict(index: int, said: str) -> None:
+    """The sixth set's wrong 'both' calls: a value outside the goal that a search carried
+    (so verified) but that cost nothing -- a star rating a venue of the goal has (#4), an area
+    the restaurant's goal leaves open with such a venue in it (#6), five stars taken back for
+    the goal's three (#21), an area the system booked over with the goal's own hotel (#62) --
+    is listed 'no effect: ' and the system's refusal or booking is the verdict."""
+    review = _review(SIXTH, index)
+    assert any(f.evidence == NO_EFFECT + said for f in review.faults)
+    assert review.verdict == "agent"
+
+
+def test_a_statement_that_leads_away_from_the_goal_still_counts() -> None:
+    """The first set's #6: 'a hotel in the centre' where the goal names lovell lodge, which is
+    not in the centre: no venue of the goal has it, so it counts (the refusing system refused
+    too: 'both', as labelled)."""
+    review = _review(FIXTURE, 6)
+    (centre,) = [f for f in review.faults if f.kind == "not_in_goal"]
+    assert centre.evidence == "Hi, I'm looking for a hotel in the centre."
+    assert review.verdict == "both"

@@ -22,7 +22,10 @@ simulator (the user under the goal)
   A simulator fault the review cannot verify with certainty (``_verify``: a value not acted on,
   said ambiguously or for a goal value outside the schema's vocabulary; a value that may have
   been given in words the patterns do not read; a question about another domain) is listed
-  with its evidence prefixed :data:`UNVERIFIED` and does not count toward the verdict.
+  with its evidence prefixed :data:`UNVERIFIED` and does not count toward the verdict; nor does
+  a verified statement outside the goal seen to have cost nothing (``_costly``: taken back,
+  booked over by the system, or an extra constraint a venue of the goal meets), prefixed
+  :data:`NO_EFFECT` (the sixth held-out set).
 
 system (the agent under test; side ``agent``)
   ``ignored_constraint`` a search or booking whose argument contradicts a value the user stated,
@@ -409,6 +412,10 @@ certain it reads a user's words against."""
 UNVERIFIED = "unverified: "
 """The evidence prefix of a simulator fault the review cannot verify with certainty: listed,
 counted in the fault rate, but no ground for a ``simulator`` or ``both`` verdict."""
+NO_EFFECT = "no effect: "
+"""The evidence prefix of a verified statement outside the goal that is seen to have cost
+nothing (:func:`_costly`: taken back, booked over by the system, or met by a venue of the
+goal): listed and counted in the fault rate like :data:`UNVERIFIED`, no ground for a verdict."""
 _RESIDUE = {
     "people": re.compile(
         r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|couple|few|"
@@ -556,6 +563,9 @@ def _verify(
             and _clean_statement(str(events[at].data.get("text", "")), slot, value, language)
             and _acted_on(events, at, slot, value, language)
         )
+        if ok and slot is not None and not _costly(task, events, at, slot, value, language):
+            out.append(fault.model_copy(update={"evidence": NO_EFFECT + fault.evidence}))
+            continue
         out.append(fault if ok else _unverified(fault))
     give_up = "gave_up" in (record.reason or "")
     for fault, slot in ended:
@@ -624,10 +634,10 @@ def _unverified(fault: Fault) -> Fault:
 
 def _verdict(record: EpisodeRecord, faults: Sequence[Fault]) -> Review:
     """The review, its verdict from the agent's faults and the *verified* simulator faults
-    only: a failed episode whose only simulator evidence is unverified is ``agent`` if the
-    system has a fault, else ``unclear``."""
+    that may have cost the goal only: a failed episode whose only simulator evidence is
+    unverified or of no effect is ``agent`` if the system has a fault, else ``unclear``."""
     review = review_of(record, faults)
-    counted = [f for f in faults if not f.evidence.startswith(UNVERIFIED)]
+    counted = [f for f in faults if not f.evidence.startswith((UNVERIFIED, NO_EFFECT))]
     return review.model_copy(update={"verdict": review_of(record, counted).verdict})
 
 
@@ -742,6 +752,60 @@ def _acted_on(
         if given is not None and language.normalise(slot, given) == value:
             return True
     return False
+
+
+def _carried(event: Any, slot: str, language: _Language) -> str | None:
+    """The value a search or booking carries for ``slot`` (normalised), or None."""
+    args = event.data.get("arguments")
+    given = args.get(slot) if isinstance(args, dict) else None
+    if isinstance(given, dict):  # a search operator: {"operator": "=", "value": ...}
+        given = given.get("value")
+    return None if given is None else language.normalise(slot, given)
+
+
+def _costly(
+    task: BookingTask, events: list[Any], at: int, slot: str, value: str, language: _Language
+) -> bool:
+    """Whether a value the user stated outside its goal, and the system acted on, could have
+    cost the goal (issue 42, the sixth held-out set): for each domain whose search or booking
+    carried it -- a goal domain that holds the slot, if that domain's last search or booking
+    carrying the slot still carries the value (the user did not take it back, the system did
+    not book over it); a goal domain that leaves the slot open, if the database holds a venue
+    meeting the domain's goal but none that also has the value (an extra constraint that a
+    venue of the goal meets costs nothing); a domain outside the goal, always."""
+    calls = [
+        (i, e)
+        for i, e in enumerate(events)
+        if e.kind in ("db_query", "booking_request") and _carried(e, slot, language) is not None
+    ]
+    acting = [(i, e) for i, e in calls if i > at and _carried(e, slot, language) == value]
+    for domain in sorted({str(e.data.get("domain")) for _, e in acting}):
+        if domain not in task.domains:
+            return True
+        held = _goal_values(task, slot, domain, language.normalise)
+        if held:
+            last = [e for _, e in calls if str(e.data.get("domain")) == domain][-1]
+            if "dontcare" not in held and _carried(last, slot, language) == value:
+                return True
+            continue
+        if _excludes_goal(task, domain, slot, value):
+            return True
+    return False
+
+
+def _excludes_goal(task: BookingTask, domain: str, slot: str, value: str) -> bool:
+    """Whether ``slot`` = ``value`` leaves no venue of ``domain``'s goal in the database while
+    the goal alone has one (a goal the database cannot serve is no one's the review can see)."""
+    world = world_of(task.task_set)
+    compare = world.compare.get(domain, {})
+    database = world.database()
+
+    def venues(constraints: Mapping[str, str]) -> int:
+        asked = {k: {"operator": compare.get(k, "="), "value": v} for k, v in constraints.items()}
+        return len(database.select(domain, database.conditions(domain, asked)))
+
+    goal = dict(task.domains[domain].info)
+    return venues(goal) > 0 and venues({**goal, slot: value}) == 0
 
 
 def _call_faults(
@@ -973,6 +1037,7 @@ REVIEWER = Reviewer(
 
 __all__ = [
     "AGENT_FAULTS",
+    "NO_EFFECT",
     "REVIEWER",
     "SIMULATOR_FAULTS",
     "SYSTEM_FAULTS",
