@@ -267,7 +267,14 @@ def _sections(
         runs = [r for r in inputs.runs if r.key in keys]
         p = b.profile
         g = groups_section(
-            runs, p.primary, p.primary_title, num, p.group_noun, b.dom_id, macro_over=p.macro_over
+            runs,
+            p.primary,
+            p.primary_title,
+            num,
+            p.group_noun,
+            b.dom_id,
+            macro_over=p.macro_over,
+            lower_is_better=b.lower_is_better,
         )
         if g is not None:
             groups.append(g)

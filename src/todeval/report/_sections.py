@@ -271,12 +271,17 @@ FIGURE_RUNS = 12
 """At most this many runs are drawn in a grouped-bar figure (the best by the metric)."""
 
 
-def _best(runs: Sequence[RunInput], metric: str, limit: int) -> list[RunInput]:
-    """The ``limit`` best runs by the metric's micro value, in their original order."""
+def _best(
+    runs: Sequence[RunInput], metric: str, limit: int, *, lower_is_better: bool = False
+) -> list[RunInput]:
+    """The ``limit`` best runs by the metric's micro value (in the metric's declared direction),
+    in their original order; runs without a value come last."""
 
     def value(r: RunInput) -> float:
         v = r.summary.metrics[metric].micro.value
-        return v if v is not None else float("-inf")
+        if v is None:
+            return float("-inf")
+        return -v if lower_is_better else v
 
     keep = {r.key for r in sorted(runs, key=value, reverse=True)[:limit]}
     return [r for r in runs if r.key in keep]
@@ -291,6 +296,7 @@ def groups_section(
     dom_id: str | None = None,
     *,
     macro_over: str | None = None,
+    lower_is_better: bool = False,
 ) -> Markup | None:
     with_groups = [
         r for r in runs if metric in r.summary.metrics and r.summary.metrics[metric].by_group
@@ -298,7 +304,7 @@ def groups_section(
     if not with_groups:
         return None
     groups = sorted({g for r in with_groups for g in r.summary.metrics[metric].by_group})
-    drawn = _best(with_groups, metric, FIGURE_RUNS)
+    drawn = _best(with_groups, metric, FIGURE_RUNS, lower_is_better=lower_is_better)
     series = [BarSeries(r.key, r.key, dict(r.summary.metrics[metric].by_group)) for r in drawn]
     rate = all(is_rate(r.summary, metric) for r in with_groups)
     bench = dom_id or with_groups[0].summary.benchmark
