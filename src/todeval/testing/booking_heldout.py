@@ -32,6 +32,10 @@ the user plays the goal with that value moved (the next weekday, one more, an ho
 next area or price range). What it says and checks is the moved value throughout; the episode
 is scored against the real goal.
 
+``CorrectingUser`` (the seventh set's) is the agenda user (pack user) whose first turn naming
+a weekday of its goal names the next weekday instead, and whose next turn begins "Sorry, I
+meant monday, not tuesday."; it plays and checks its real goal throughout.
+
 :func:`study` reviews the held-out episodes of a fixture (``tests/fixtures/review_heldout``
 and the later sets ``review_heldout2`` to ``review_heldout5``, each labelled and committed
 before the review was run on it) and compares the verdicts with the hand labels: per verdict,
@@ -233,6 +237,50 @@ class SlippingUser:
         return getattr(self.inner, name)
 
 
+class CorrectingUser:
+    """The agenda user naming the wrong day once and correcting itself (see the module)."""
+
+    def __init__(self, inner: AgendaUser | None = None) -> None:
+        self.inner = inner or AgendaUser()
+        self.days: set[str] = set()
+        self.slipped = False
+        self.correction: str | None = None
+
+    @classmethod
+    def from_options(cls, options: PlayerOptions) -> CorrectingUser:
+        return cls(AgendaUser.from_options(options))
+
+    async def start(self, context: UserContext) -> None:
+        self.days = {
+            v.lower()
+            for g in context.task.domains.values()
+            for part in (g.info, g.book)
+            for v in part.values()
+            if v.lower() in _DAYS
+        }
+        self.slipped, self.correction = False, None
+        await self.inner.start(context)
+
+    async def respond(self, system_message: str | None) -> UserReply:
+        reply = await self.inner.respond(system_message)
+        text = reply.text
+        if self.correction is not None and text != "done":
+            text, self.correction = f"{self.correction} {text}", None
+        elif not self.slipped and text != "done":
+            for day in sorted(self.days):
+                found = re.search(rf"\b{day}\b", text, re.IGNORECASE)
+                if found:
+                    wrong = slipped("day", day) or day
+                    text = text[: found.start()] + wrong + text[found.end() :]
+                    self.slipped = True
+                    self.correction = f"Sorry, I meant {day}, not {wrong}."
+                    break
+        return UserReply(text=text, usage=reply.usage)
+
+    def __getattr__(self, name: str) -> object:  # what the game master reads after the episode
+        return getattr(self.inner, name)
+
+
 LABELS = ("agent", "simulator", "both", "unclear")
 
 
@@ -355,6 +403,7 @@ __all__ = [
     "LABELS",
     "PARTIAL_REFUSALS",
     "REFUSALS",
+    "CorrectingUser",
     "FlakySystem",
     "PartlyRefusingSystem",
     "RefusingSystem",
