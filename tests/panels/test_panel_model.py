@@ -137,3 +137,35 @@ def test_a_copied_v1_panel_directory_loads_in_the_report(tmp_path: Path) -> None
     inputs = load_inputs([tmp_path])
     [item] = inputs.panels
     assert item.panel.subject == "system" and len(item.missing) == 6  # runs not kept
+
+
+def test_a_lower_is_better_metric_ranks_ascending() -> None:
+    roles = PanelRoles(subject="guesser", varied="host")
+    scores = {("a", "h1"): 0.9, ("a", "h2"): 0.3, ("b", "h1"): 0.5, ("b", "h2"): 0.6}
+    panel = summarize_panel(
+        {k: _summary(v) for k, v in scores.items()},
+        ["a", "b"],
+        ["h1", "h2"],
+        {},
+        "toy.success",
+        roles=roles,
+        lower_is_better=True,
+    )
+    assert (panel.spread["a"].best, panel.spread["a"].worst) == ("h2", "h1")
+    assert panel.spread["a"].spread_max_min == pytest.approx(0.6)
+    rs = panel.rank_stability
+    assert rs is not None
+    assert rs.rankings == {"h1": ["b", "a"], "h2": ["a", "b"]}
+    assert rs.top == {"h1": "b", "h2": "a"}
+    assert rs.kendall_tau == {"h1|h2": -1.0}
+    # a subject without a value ranks last either way
+    gap = summarize_panel(
+        {("a", "h1"): _summary(0.9), ("b", "h1"): _summary(None)},
+        ["a", "b"],
+        ["h1"],
+        {},
+        "toy.success",
+        roles=roles,
+        lower_is_better=True,
+    )
+    assert gap.rank_stability is not None and gap.rank_stability.rankings == {"h1": ["a", "b"]}

@@ -164,6 +164,7 @@ def run_panel(
         controls=sorted(controls),
         task_values=task_values,
         seed=int(getattr(base, "seed", 0)),
+        lower_is_better=profile.better_direction(metric) == "lower",
     )
     panel.simulator_faults = simulator_faults(profile, roles.varied, out, pairs)
     write_panel(out, panel)

@@ -40,15 +40,20 @@ TaskValues = Mapping[tuple[str, str], Mapping[str, float]]
 """``(subject member, varied member) -> task id -> the task's mean of the metric``."""
 
 
-def spread_of(per_member: Mapping[str, Estimate]) -> SubjectSpread:
+def spread_of(
+    per_member: Mapping[str, Estimate], *, lower_is_better: bool = False
+) -> SubjectSpread:
+    """A subject's spread over the varied members; ``best`` and ``worst`` follow the metric's
+    declared direction."""
     values = {m: e.value for m, e in per_member.items() if e.value is not None}
     if not values:
         return SubjectSpread(per_member=dict(per_member))
-    best = max(values, key=lambda m: (values[m], m))
-    worst = min(values, key=lambda m: (values[m], m))
+    highest = max(values, key=lambda m: (values[m], m))
+    lowest = min(values, key=lambda m: (values[m], m))
+    best, worst = (lowest, highest) if lower_is_better else (highest, lowest)
     return SubjectSpread(
         per_member=dict(per_member),
-        spread_max_min=values[best] - values[worst],
+        spread_max_min=values[highest] - values[lowest],
         std_sample=statistics.stdev(values.values()) if len(values) > 1 else None,
         best=best,
         worst=worst,
@@ -151,14 +156,25 @@ def _ranking_text(scores: Mapping[str, float], order: Sequence[str]) -> str:
 
 
 def rank_stability(
-    spread: Mapping[str, SubjectSpread], subjects: Sequence[str], varied: Sequence[str]
+    spread: Mapping[str, SubjectSpread],
+    subjects: Sequence[str],
+    varied: Sequence[str],
+    *,
+    lower_is_better: bool = False,
 ) -> RankStability:
+    """Each varied member's ranking of the subjects, best first. ``lower_is_better`` ranks
+    ascending (the metric's declared direction); a subject without a value ranks last."""
     scores: dict[str, dict[str, float]] = {}
     for v in varied:
-        scores[v] = {}
+        found: dict[str, float] = {}
         for s in subjects:
             est = spread[s].per_member.get(v) if s in spread else None
-            scores[v][s] = est.value if est is not None and est.value is not None else 0.0
+            if est is not None and est.value is not None:
+                found[s] = -est.value if lower_is_better else est.value
+        # ranked on a higher-is-better scale; a missing value sits below every value found
+        # (0.0 on a higher-is-better metric, as before)
+        missing = min([*found.values(), 0.0]) - 1.0 if lower_is_better else 0.0
+        scores[v] = {s: found.get(s, missing) for s in subjects}
     rankings = {v: _order(scores[v]) for v in varied}
     taus = {
         pair_key(a, b): kendall_tau(
@@ -192,13 +208,15 @@ def summarize_panel(
     task_values: TaskValues | None = None,
     seed: int = 0,
     resamples: int = DEFAULT_RESAMPLES,
+    lower_is_better: bool = False,
 ) -> PanelSummary:
     """The panel of ``summaries`` (``(subject member, varied member) -> Summary``).
 
     ``benchmark`` defaults to the summaries' own; pairs without a summary, or whose summary
     lacks ``metric``, are left out of the spread (and rank last). Subject members in
     ``controls`` (played by a privileged player) keep their spread but are never ranked.
-    ``task_values`` (each run's per-task means of ``metric``) adds the bootstrap intervals."""
+    ``task_values`` (each run's per-task means of ``metric``) adds the bootstrap intervals.
+    ``lower_is_better``: the metric's declared direction, which the rankings follow."""
     if benchmark is None:
         benchmark = next((s.benchmark for s in summaries.values()), "")
     ranked = [s for s in subjects if s not in controls]
@@ -209,12 +227,16 @@ def summarize_panel(
             summary = summaries.get((s, v))
             if summary is not None and metric in summary.metrics:
                 per_member[v] = summary.metrics[metric].micro
-        spread[s] = spread_of(per_member)
+        spread[s] = spread_of(per_member, lower_is_better=lower_is_better)
         if task_values:
             spread[s] = with_intervals(
                 spread[s], s, varied, task_values, seed=seed, resamples=resamples
             )
-    stability = rank_stability(spread, ranked, varied) if len(ranked) > 1 else None
+    stability = (
+        rank_stability(spread, ranked, varied, lower_is_better=lower_is_better)
+        if len(ranked) > 1
+        else None
+    )
     if stability is not None and task_values:
         taus, n = tau_intervals(ranked, varied, task_values, seed=seed, resamples=resamples)
         stability = stability.model_copy(update={"kendall_tau_ci": taus, "tau_tasks": n})
