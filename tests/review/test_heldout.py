@@ -33,6 +33,7 @@ THIRD = ROOT / "tests" / "fixtures" / "review_heldout3"
 FOURTH = ROOT / "tests" / "fixtures" / "review_heldout4"
 FIFTH = ROOT / "tests" / "fixtures" / "review_heldout5"
 SIXTH = ROOT / "tests" / "fixtures" / "review_heldout6"
+SEVENTH = ROOT / "tests" / "fixtures" / "review_heldout7"
 SETS = [FIXTURE, SECOND, THIRD, FOURTH]
 DOC = ROOT / "docs" / "user-simulators.md"
 
@@ -59,8 +60,8 @@ def test_the_documented_table_is_what_the_review_computes(figures: StudyFigures)
 
 @pytest.mark.parametrize(
     "fixture",
-    [SECOND, THIRD, FOURTH, FIFTH, SIXTH],
-    ids=["second", "third", "fourth", "fifth", "sixth"],
+    [SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH],
+    ids=["second", "third", "fourth", "fifth", "sixth", "seventh"],
 )
 def test_the_documented_later_set_tables_are_what_the_review_computes(fixture: Path) -> None:
     """The second to sixth sets, each made and labelled after a round of fixes
@@ -69,7 +70,9 @@ def test_the_documented_later_set_tables_are_what_the_review_computes(fixture: P
 
 
 @pytest.mark.parametrize(
-    ("fixture", "size"), [(FOURTH, 60), (FIFTH, 40), (SIXTH, 64)], ids=["fourth", "fifth", "sixth"]
+    ("fixture", "size"),
+    [(FOURTH, 60), (FIFTH, 40), (SIXTH, 64), (SEVENTH, 58)],
+    ids=["fourth", "fifth", "sixth", "seventh"],
 )
 def test_the_later_sets_are_labelled_failures_of_new_tasks(fixture: Path, size: int) -> None:
     labels = [json.loads(t) for t in (fixture / "labels.jsonl").read_text().splitlines()]
@@ -80,9 +83,10 @@ def test_the_later_sets_are_labelled_failures_of_new_tasks(fixture: Path, size: 
     assert all(label["reason"].strip() for label in labels)
     assert all(e["record"]["outcome"] != "success" for e in episodes)
     assert all("review" not in e["record"] for e in episodes)  # written with --no-review
+    every = [*SETS, FIFTH, SIXTH, SEVENTH]
     earlier = {
         json.loads(t)["record"]["task_id"]
-        for before in [*SETS, FIFTH, SIXTH][: [*SETS, FIFTH, SIXTH].index(fixture)]
+        for before in every[: every.index(fixture)]
         for t in (before / "episodes.jsonl").read_text().splitlines()
     }
     assert not earlier & {e["record"]["task_id"] for e in episodes}  # no task played before
@@ -105,7 +109,7 @@ def _review(fixture: Path, index: int) -> Review:
     for t in (fixture / "episodes.jsonl").read_text().splitlines():
         line = json.loads(t)
         if line["index"] == index:
-            task = rehomed(BookingTask.model_validate(line["task"]))
+            task = rehomed(BookingTask.model_validate(line["task"]), fixture)
             return review_episode(task, EpisodeRecord.model_validate(line["record"]))
     raise AssertionError(index)
 
@@ -210,3 +214,16 @@ def test_a_statement_that_leads_away_from_the_goal_still_counts() -> None:
     (centre,) = [f for f in review.faults if f.kind == "not_in_goal"]
     assert centre.evidence == "Hi, I'm looking for a hotel in the centre."
     assert review.verdict == "both"
+
+
+def test_the_seventh_set_held_out_counts() -> None:
+    """The held-out measurement of the rules of aecd6dd (the sixth set's fix) on the seventh
+    set, committed with its labels in 209eac8 before any review of it: per verdict, labelled,
+    called and right. 'simulator' 4/7 and 'both' 13/17, below the target."""
+    by_verdict = {v.verdict: (v.labelled, v.called, v.hits) for v in study(SEVENTH).verdicts}
+    assert by_verdict == {
+        "agent": (34, 28, 27),
+        "simulator": (4, 7, 4),
+        "both": (16, 17, 13),
+        "unclear": (4, 6, 4),
+    }

@@ -339,13 +339,20 @@ def _lines(path: Path) -> list[dict[str, object]]:
     return [json.loads(t) for t in path.read_text(encoding="utf-8").splitlines() if t.strip()]
 
 
-def rehomed(task: BookingTask) -> BookingTask:
-    """``task`` with a shipped pack's folder as this checkout's: a fixture records the absolute
-    folder of the checkout that made it (``pack:/somewhere/src/todeval/data/domains/NAME``)."""
+def rehomed(task: BookingTask, fixture: Path | None = None) -> BookingTask:
+    """``task`` with its pack folder as this checkout's: a fixture records the absolute folder
+    of the checkout that made it (``pack:/somewhere/src/todeval/data/domains/NAME`` for a
+    shipped pack, or a pack kept in the fixture's own folder, ``fixture/NAME``)."""
     if not task.task_set.startswith(PACK_PREFIX):
         return task
     folder = Path(task.task_set[len(PACK_PREFIX) :])
-    if folder.is_dir() or folder.parent.parts[-3:] != ("todeval", "data", "domains"):
+    if folder.is_dir():
+        return task
+    if fixture is not None and (fixture / folder.name).is_dir():
+        return task.model_copy(
+            update={"task_set": f"{PACK_PREFIX}{(fixture / folder.name).resolve()}"}
+        )
+    if folder.parent.parts[-3:] != ("todeval", "data", "domains"):
         return task
     return task.model_copy(update={"task_set": f"{PACK_PREFIX}{pack_folder(folder.name)}"})
 
@@ -357,7 +364,7 @@ def study(fixture: Path) -> StudyFigures:
     }
     called: dict[int, str] = {}
     for line in _lines(fixture / "episodes.jsonl"):
-        task = rehomed(BookingTask.model_validate(line["task"]))
+        task = rehomed(BookingTask.model_validate(line["task"]), fixture)
         record = EpisodeRecord.model_validate(line["record"])
         called[int(str(line["index"]))] = review_episode(task, record).verdict
     if set(called) != set(labels):
