@@ -6,6 +6,12 @@ nodes with a few CPUs each. :meth:`LocalRayCluster.kill_node` kills one node's p
 once, as a lost machine would; :meth:`LocalRayCluster.stop` ends every node this object
 started, by process group (never ``ray stop``, which would end other clusters on the machine).
 
+Drive it from a process of its own with :meth:`LocalRayCluster.env` (its nodes run without
+token authentication), not from a process that has run a private Ray (``ray.init()`` without
+an address, ``--executor ray`` without ``--ray-address``): Ray then sets ``RAY_AUTH_MODE=token``
+for that process, its native side keeps the mode, and every actor such a driver starts here
+dies at once (ActorDiedError: its owner is reported dead).
+
 with LocalRayCluster(workers=2) as cluster:
     subprocess.run([..., "--executor", "ray", "--ray-address", cluster.address],
                    env=cluster.env())
