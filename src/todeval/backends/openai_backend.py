@@ -1,10 +1,13 @@
-"""``openai`` backend: any OpenAI-compatible chat-completions endpoint via the official SDK.
+"""``openai`` backend: any OpenAI-compatible chat-completions endpoint.
 
-The SDK's own retries are off (``max_retries=0``): retries, backoff and connection limits live
-in :mod:`todeval.backends.retry`. A completion is posted with the SDK's own HTTP client, its
-headers and base URL, but not through its request machinery (which deep-copies every request
-and re-walks it: about 0.8 ms of CPU per call of a request with a few tool schemas, the larger
-part of the client's cost at 128 calls in flight; docs/backends.md, "Throughput"). Each failure is
+The request body is built here and posted as JSON, not through the SDK's request machinery
+(which deep-copies every request and re-walks it). A plain ``http://`` endpoint that no proxy
+variable applies to (a local vLLM, llama.cpp or test server) is posted to with
+:mod:`todeval.backends.http11`, which costs a tenth of the CPU of the SDK's ``httpx`` client
+per call and needs no import of the SDK (about a second of start-up); any other (``https``, a
+proxy, the SDK's default endpoint) goes through the SDK's own HTTP client, headers and base URL
+(docs/backends.md, "Throughput"). The SDK's own retries are off: retries, backoff and
+connection limits live in :mod:`todeval.backends.retry`. Each failure is
 classified here: transient ones (connection, timeout, 429, 5xx, a malformed body) raise
 :class:`TransientError`; a rejected key or an unknown model raises a one-line
 :class:`todeval.errors.UsageError`; other 4xx give up at once. Server text (error bodies,
@@ -21,16 +24,18 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 from types import ModuleType
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-import openai
 from pydantic import BaseModel, Field, ValidationError
 
+from todeval import __version__
 from todeval.backends.accounting import usage_or_estimate
 from todeval.backends.errors import TransientError
+from todeval.backends.http11 import HttpError, HttpPool, HttpTimeout, direct
 from todeval.backends.text_tools import (
     limit_string_lengths,
     parse_tool_reply,
@@ -269,9 +274,9 @@ def http_module(client: object) -> ModuleType:
 
 
 POOL_SHARD = 16
-"""Connections per HTTP client: the client's pool looks at every connection it holds for each
-request it sends, so 128 calls in flight go through 8 clients of 16 (each call to the client
-with the fewest calls in flight), not one of 128."""
+"""Connections per HTTP client of the SDK: the client's pool looks at every connection it
+holds for each request it sends, so 128 calls in flight go through 8 clients of 16 (each call
+to the client with the fewest calls in flight), not one of 128."""
 
 
 def shard_sizes(calls: int) -> list[int]:
@@ -286,6 +291,8 @@ def pool_limits(calls: int) -> Any | None:
     ``None`` when its defaults already do. Its default keeps 100 idle connections: with more
     calls in flight (``--max-concurrency 128``) every reply past the 100th closed its
     connection and the next call opened a new one."""
+    import openai  # a second of imports: only for the SDK's transport
+
     default = getattr(getattr(openai, "_constants", None), "DEFAULT_CONNECTION_LIMITS", None)
     keep = getattr(default, "max_keepalive_connections", None)
     if default is None or not isinstance(keep, int) or calls <= keep:
@@ -308,13 +315,53 @@ def split_query(url: str | None) -> tuple[str | None, dict[str, str]]:
     return urlunsplit(parts._replace(query="", fragment="")), query
 
 
-class OpenAIBackend:
-    """Chat completions on an OpenAI-compatible server through ``openai.AsyncOpenAI``."""
+Answer = tuple[int, Mapping[str, str], str]
+"""An HTTP answer: its status, its headers (looked up by lower-case name) and its body."""
 
-    def __init__(self, info: ModelInfo, *, api_key: str) -> None:
+
+class _DirectTransport:
+    """Posts to a plain ``http://`` endpoint with :mod:`todeval.backends.http11` (no SDK)."""
+
+    def __init__(self, info: ModelInfo, base_url: str, query: dict[str, str], api_key: str):
         self._info = info
-        # the calls in flight spread over clients of at most POOL_SHARD connections each, each
-        # keeping its share alive; the retry layer's limiter caps the calls in flight
+        self._pool = HttpPool(base_url, keep=info.connection_limit)
+        url = base_url.rstrip("/") + "/chat/completions"
+        if query:
+            url = f"{url}?{urlencode(query)}"
+        headers = {
+            "Accept": "application/json",
+            "Content-Type": "application/json",
+            "User-Agent": f"todeval/{__version__}",
+        }
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self._head = self._pool.head(self._pool.target(url), headers)
+
+    async def post(self, content: bytes) -> Answer:
+        try:
+            answer = await self._pool.post(self._head, content, timeout_s=self._info.timeout_s)
+        except HttpTimeout:
+            raise TransientError(f"timeout calling {_where(self._info)}", kind="timeout") from None
+        except HttpError as exc:
+            message = f"connection error calling {_where(self._info)}: {exc}"
+            raise TransientError(redact(message)[:300], kind="connection") from None
+        return answer.status, answer.headers, answer.text
+
+    async def aclose(self) -> None:
+        await self._pool.aclose()
+
+
+class _SdkTransport:
+    """Posts with the SDK's own HTTP client, headers and base URL (https, a proxy, the SDK's
+    default endpoint): the calls in flight spread over clients of at most :data:`POOL_SHARD`
+    connections each, each keeping its share alive."""
+
+    def __init__(
+        self, info: ModelInfo, base_url: str | None, query: dict[str, str], api_key: str
+    ) -> None:
+        import openai  # a second of imports: only for this transport
+
+        self._info = info
         self._shards = [
             openai.DefaultAsyncHttpxClient()
             if (limits := pool_limits(size)) is None
@@ -322,16 +369,14 @@ class OpenAIBackend:
             for size in shard_sizes(info.connection_limit)
         ]
         self._in_flight = [0] * len(self._shards)
-        self._http = self._shards[0]
-        self._errors = http_module(self._http)
-        base_url, query = split_query(info.base_url)
+        self._errors = http_module(self._shards[0])
         self._client = openai.AsyncOpenAI(
             api_key=api_key,
             base_url=base_url,
             default_query=query or None,
             max_retries=0,
             timeout=info.timeout_s,
-            http_client=self._http,
+            http_client=self._shards[0],
         )
         # what the SDK would send with every request: its headers, the key, the query
         headers = {k: v for k, v in self._client.default_headers.items() if isinstance(v, str)}
@@ -340,6 +385,46 @@ class OpenAIBackend:
         self._headers = headers
         self._query = query
         self._url = str(self._client.base_url).rstrip("/") + "/chat/completions"
+
+    async def post(self, content: bytes) -> Answer:
+        shard = self._in_flight.index(min(self._in_flight))
+        self._in_flight[shard] += 1
+        try:
+            raw = await self._shards[shard].post(
+                self._url,
+                content=content,
+                headers=self._headers,
+                params=self._query or None,
+                timeout=self._info.timeout_s,
+            )
+            return raw.status_code, raw.headers, raw.text
+        except Exception as exc:
+            error = _transport_error(exc, self._errors, self._info)
+            if error is None:
+                raise
+            raise error from None
+        finally:
+            self._in_flight[shard] -= 1
+
+    async def aclose(self) -> None:
+        await self._client.close()  # closes the first client
+        for client in self._shards[1:]:
+            await client.aclose()
+
+
+class OpenAIBackend:
+    """Chat completions on an OpenAI-compatible server: a plain ``http://`` endpoint through
+    :mod:`todeval.backends.http11`, any other (https, a proxy from the environment, the SDK's
+    default endpoint) through ``openai.AsyncOpenAI``'s HTTP client."""
+
+    def __init__(self, info: ModelInfo, *, api_key: str) -> None:
+        self._info = info
+        base_url, query = split_query(info.base_url)
+        self._transport: _DirectTransport | _SdkTransport = (
+            _DirectTransport(info, base_url, query, api_key)
+            if base_url is not None and direct(base_url)
+            else _SdkTransport(info, base_url, query, api_key)
+        )
 
     @property
     def info(self) -> ModelInfo:
@@ -350,34 +435,16 @@ class OpenAIBackend:
 
     async def generate(self, request: GenerationRequest, *, role: str) -> GenerationResult:
         kwargs = build_request(self._info, request)
-        # The SDK's own transport, auth and error types, but the JSON body posted as built:
-        # ``chat.completions.create`` re-walks every message and tool schema through its
-        # TypedDict transform, which cost ~7 ms per call of a 26-message, 7-tool request
-        # (most of our overhead).
+        # The JSON body posted as built: the SDK's ``chat.completions.create`` re-walks every
+        # message and tool schema through its TypedDict transform, which cost ~7 ms per call
+        # of a 26-message, 7-tool request (most of our overhead).
         payload = {k: v for k, v in kwargs.items() if k != "extra_body"}
         payload.update(kwargs.get("extra_body", {}))
         content = json.dumps(payload).encode("ascii")  # \u-escaped: a lone surrogate too
-        shard = self._in_flight.index(min(self._in_flight))
-        self._in_flight[shard] += 1
         started = time.perf_counter()
-        try:
-            raw = await self._shards[shard].post(
-                self._url,
-                content=content,
-                headers=self._headers,
-                params=self._query or None,
-                timeout=self._info.timeout_s,
-            )
-            body = raw.text
-        except Exception as exc:
-            error = _transport_error(exc, self._errors, self._info)
-            if error is None:
-                raise
-            raise error from None
-        finally:
-            self._in_flight[shard] -= 1
-        if raw.status_code >= 400:
-            raise _status_error(raw.status_code, raw.headers, body, self._info)
+        status, headers, body = await self._transport.post(content)
+        if status >= 400:
+            raise _status_error(status, headers, body, self._info)
         latency = time.perf_counter() - started
         completion = parse_completion_body(body)
         choice = completion.choices[0]
@@ -412,6 +479,4 @@ class OpenAIBackend:
         ).capped()  # a reply too long to be an answer is cut and marked "length"
 
     async def aclose(self) -> None:
-        await self._client.close()  # closes the first client
-        for client in self._shards[1:]:
-            await client.aclose()
+        await self._transport.aclose()
