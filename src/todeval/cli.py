@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from todeval import __version__
+from todeval.core.gcpause import collector_paused
 from todeval.core.redact import redact
 from todeval.errors import (
     EXIT_INTERNAL,
@@ -137,8 +138,9 @@ def _interrupted(exc: BaseException) -> bool:
 
 def _main(argv: list[str]) -> int:
     argv, debug = _split_debug(argv)
-    parser = build_parser(argv)
-    args, extras = parser.parse_known_args(argv)
+    with collector_paused():  # start-up only allocates what lives on: nothing to collect
+        parser = build_parser(argv)
+        args, extras = parser.parse_known_args(argv)
     if extras and not getattr(args, "_takes_extras", False):
         leaf = getattr(args, "_parser", parser)
         (leaf if isinstance(leaf, _Parser) else _Parser()).unknown(extras)

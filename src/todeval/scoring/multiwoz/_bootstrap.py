@@ -11,6 +11,7 @@ interval is consistent with the Inform, Success and BLEU ones.
 
 from __future__ import annotations
 
+import math
 import zlib
 from collections.abc import Sequence
 from typing import Any
@@ -79,8 +80,8 @@ class DialogueBootstrap:
         if samples.size == 0:
             return None, None
         alpha = (1.0 - self.level) / 2.0
-        low, high = np.quantile(samples, [alpha, 1.0 - alpha])
-        return float(low), float(high)
+        ordered = np.sort(samples)
+        return linear_quantile(ordered, alpha), linear_quantile(ordered, 1.0 - alpha)
 
     def estimate(self, value: float | None, samples: Any | None, n: int) -> Estimate:
         """An :class:`Estimate` from a point value and its resampled values."""
@@ -90,3 +91,25 @@ class DialogueBootstrap:
             return Estimate(value=value, ci_low=value, ci_high=value, n=n)
         low, high = self.interval(samples)
         return Estimate(value=value, ci_low=low, ci_high=high, n=n)
+
+
+def linear_quantile(ordered: Any, q: float) -> float:
+    """``numpy.quantile(values, q)`` (method ``linear``) of sorted, NaN-free ``ordered`` values,
+    with the same floating-point operations in the same order, so the same float (tested);
+    ``numpy.quantile`` itself imports ``numpy.ma`` and ``numpy.matrixlib``, which cost more
+    than the whole bootstrap."""
+    n = len(ordered)
+    virtual = (n - 1) * q
+    if virtual >= n - 1:
+        previous = following = -1  # the largest value, as numpy takes it
+    elif virtual < 0:
+        previous = following = 0
+    else:
+        previous = math.floor(virtual)
+        following = previous + 1
+    gamma = virtual - previous
+    low, high = float(ordered[previous]), float(ordered[following])
+    diff = high - low
+    if gamma >= 0.5:
+        return high - diff * (1 - gamma)
+    return low + diff * gamma

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from todeval.core.files import write_output
+from todeval.core.gcpause import collector_paused
 from todeval.errors import UsageError
 from todeval.scoring.multiwoz._domains import ACTIVE_DOMAIN_MODES
 from todeval.scoring.multiwoz._models import METRICS
@@ -63,6 +64,11 @@ def _import_summary_modules() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    with collector_paused():  # one bounded batch: its objects live until the output is written
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from todeval.scoring.multiwoz._evaluate import evaluate
 
     metrics = [m.strip() for m in str(args.metrics).split(",") if m.strip()]

@@ -52,6 +52,7 @@ _FUZZY_COLUMNS: dict[str, frozenset[str]] = {
     "train": frozenset({"departure", "destination"}),
 }
 _UNKNOWN = "?"
+_MISSING = object()  # a cell that a row does not have
 
 
 def _column_name(name: str) -> str:
@@ -102,35 +103,48 @@ class _TimeIndex:
 
 
 class _Table:
-    """One domain's rows, with per-column value masks built lazily."""
+    """One domain's rows, stored by column, with per-column value masks built lazily."""
 
     def __init__(self, domain: str, rows: list[dict[str, Any]]) -> None:
         ignored = _IGNORED_COLUMNS[domain]
-        names = {k: _column_name(k) for row in rows for k in row if k not in ignored}
+        names = {k: _column_name(k) for k in set().union(*rows) if k not in ignored}
         self.domain = domain
-        self.rows = [
-            {names[k]: _cell(names[k], v) for k, v in row.items() if k not in ignored}
-            for row in rows
-        ]
+        self.n_rows = len(rows)
+        # Each column's cells, row by row (_MISSING where a row has no such cell).
+        self.cells: dict[str, list[Any]] = {}
+        if len(set(names.values())) == len(names):
+            for raw, name in names.items():
+                values = [row.get(raw, _MISSING) for row in rows]
+                if name == "type":
+                    values = [_cell(name, v) for v in values]
+                self.cells[name] = values
+        else:  # two spellings of one column: the later one in each row wins, as in a dict
+            renamed = [{names[k]: v for k, v in row.items() if k not in ignored} for row in rows]
+            for name in dict.fromkeys(names.values()):
+                self.cells[name] = [_cell(name, r.get(name, _MISSING)) for r in renamed]
         # The queryable columns are those of the first row (as in the standard evaluator).
-        self.columns = frozenset(self.rows[0]) if self.rows else frozenset()
+        first = rows[0] if rows else {}
+        self.columns = frozenset(names[k] for k in first if k not in ignored)
         self.fuzzy = _FUZZY_COLUMNS[domain]
         id_key = "trainid" if domain == "train" else "id"
-        self.ids = [str(row.get(id_key, "")) for row in self.rows]
-        self.all_rows = (1 << len(self.rows)) - 1
+        ids = self.cells.get(id_key, [_MISSING] * self.n_rows)
+        self.ids = ["" if v is _MISSING else str(v) for v in ids]
+        self.all_rows = (1 << self.n_rows) - 1
         self._by_value: dict[str, dict[str, int]] = {}
         self._unknown: dict[str, int] = {}
         self._masks: dict[tuple[str, str], int] = {}
         self._times: dict[str, _TimeIndex] = {}
+
+    def _column(self, column: str) -> list[Any]:
+        return self.cells.get(column) or [_MISSING] * self.n_rows
 
     def _column_index(self, column: str) -> tuple[dict[str, int], int]:
         index = self._by_value.get(column)
         if index is None:
             index = {}
             unknown = 0
-            for i, row in enumerate(self.rows):
-                value = row.get(column, _UNKNOWN)  # a missing cell counts as unknown
-                if value == _UNKNOWN:
+            for i, value in enumerate(self._column(column)):
+                if value is _MISSING or value == _UNKNOWN:  # a missing cell counts as unknown
                     unknown |= 1 << i
                 elif isinstance(value, str):
                     index[value] = index.get(value, 0) | (1 << i)
@@ -150,7 +164,7 @@ class _Table:
             times = self._times.get(column)
             if times is None:
                 times = self._times[column] = _TimeIndex(
-                    [time_to_minutes(str(row.get(column, ""))) for row in self.rows]
+                    [time_to_minutes("" if v is _MISSING else str(v)) for v in self._column(column)]
                 )
             limit = time_to_minutes(value)
             result |= times.at_most(limit) if column == "arrive" else times.at_least(limit)

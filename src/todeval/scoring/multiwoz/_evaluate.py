@@ -193,6 +193,11 @@ class _Scorer:
         ]
         ids = list(self.parsed)
         corpus = self.corpus
+        text_in_child = parallel and ("bleu" in self.chosen or "richness" in self.chosen)
+        if text_in_child and "bleu" in self.chosen:
+            # BLEU counts with numpy and a caller's summary needs it too: imported once, here,
+            # the forked child inherits it instead of importing it again
+            import numpy  # noqa: F401
         job = BackgroundCall(
             lambda: text_scores(
                 unique,
@@ -201,7 +206,7 @@ class _Scorer:
                 bleu="bleu" in self.chosen,
                 lexical="richness" in self.chosen,
             ),
-            parallel=parallel and ("bleu" in self.chosen or "richness" in self.chosen),
+            parallel=text_in_child,
         )
         try:
             states: dict[str, list[State]] = {}

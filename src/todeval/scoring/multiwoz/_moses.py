@@ -29,6 +29,9 @@ _SPACES = re.compile(r"\s+")
 _JUNK = re.compile(r"[\000-\037]")
 # Pad every character that is not alphanumeric, whitespace or one of . ' ` , -
 _PAD_NOT_ALNUM = re.compile(r"([^0-9A-Za-z\s.'`,\-])")
+# The same padding as a translation table over ASCII (one regex match and template expansion
+# per padded character cost more): built from the pattern itself, so the two cannot differ.
+_PAD_TABLE = {c: f" {chr(c)} " for c in range(128) if _PAD_NOT_ALNUM.fullmatch(chr(c))}
 _MULTIDOT_RUN = re.compile(r"\.{2,}")
 _MULTIDOT_MARKER = re.compile(r"(?:DOT)+MULTI")
 _COMMA_AFTER_NON_DIGIT = re.compile(r"([^0-9])[,]")
@@ -133,7 +136,7 @@ def _tokenize(text: str, prefixes: Prefixes) -> list[str]:
         text = " ".join(text.split())
     else:
         text = _JUNK.sub("", _SPACES.sub(" ", text)).strip()
-    text = _PAD_NOT_ALNUM.sub(r" \1 ", text)
+    text = text.translate(_PAD_TABLE)  # = _PAD_NOT_ALNUM.sub(r" \1 ", text) on ASCII text
     if ".." in text:
         end = len(text)
         text = _MULTIDOT_RUN.sub(

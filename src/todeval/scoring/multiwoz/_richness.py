@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import chain, pairwise
 
 # The tokenizer deletes, in this order: ``, '', ', . , ? ! ) ( % / - _ -LRB- -RRB- SYM : ;
 # ('' goes with ', and -LRB-/-RRB- can never match once - is gone), so it is done in three
@@ -54,17 +54,14 @@ def _msttr(tokens: Sequence[str], window: int) -> float:
 
 def richness(turn_tokens: Iterable[list[str]]) -> Richness:
     """Average length, unigram entropy, conditional bigram entropy, distinct n-grams, MSTTR-50."""
-    unigrams: Counter[str] = Counter()
-    bigrams: Counter[tuple[str, str]] = Counter()
-    trigrams: set[tuple[str, str, str]] = set()
-    all_tokens: list[str] = []
-    turns = 0
-    for tokens in turn_tokens:
-        turns += 1
-        all_tokens.extend(tokens)
-        unigrams.update(tokens)
-        bigrams.update(pairwise(tokens))
-        trigrams.update(zip(tokens, tokens[1:], tokens[2:], strict=False))
+    # Counted in one pass each, in turn order (so every counter's order, and with it every
+    # floating-point sum below, is the same as counting turn by turn).
+    lists = list(turn_tokens)
+    turns = len(lists)
+    all_tokens = list(chain.from_iterable(lists))
+    unigrams: Counter[str] = Counter(all_tokens)
+    bigrams: Counter[tuple[str, str]] = Counter(chain.from_iterable(map(pairwise, lists)))
+    trigrams = set(chain.from_iterable(zip(t, t[1:], t[2:], strict=False) for t in lists))
     total = sum(unigrams.values())
     if turns == 0 or total == 0:
         return Richness(0.0, 0.0, 0.0, 0, 0, 0, 0.0)
