@@ -277,6 +277,47 @@ def test_view_server_in_chromium(
     assert proc.returncode == 0
 
 
+def _rank_cells(driver: Any) -> list[tuple[str, str, bool]]:
+    """Each board row's run, its rank cell's text as shown, and whether its rank interval
+    (``.rk``) is displayed."""
+    out = []
+    for cell in _css(driver, "table.lb tbody tr[data-run] td.rank"):
+        row = cell.find_element("xpath", "..")
+        shown = [e.is_displayed() for e in cell.find_elements("css selector", ".rk")]
+        out.append((str(row.get_attribute("data-run")), str(cell.text), any(shown)))
+    return out
+
+
+def test_view_boards_show_the_reports_rank_intervals_in_chromium(
+    driver: Any, runs: dict[str, Path], tmp_path: Path
+) -> None:
+    """The live page's boards show the same rank intervals and tiers as the static report of
+    the same runs (computed by the report's own code from the index's task values)."""
+    root = tmp_path / "runs"
+    root.mkdir()
+    names = ("rule", "corpus", "llm")
+    for name in names:
+        shutil.copytree(runs[name], root / name)
+    static = tmp_path / "report.html"
+    run_cli("report", *(str(root / n) for n in names), "-o", str(static))
+    driver.get("about:blank")  # an earlier test's live page may have polled a stopped server
+    driver.get_log("browser")
+    _open(driver, static.as_uri())
+    want = _rank_cells(driver)
+    assert sum(shown for *_, shown in want) >= 2, want
+    assert all(re.search(r"\[\d+(–\d+)?\] T\d", text) for _, text, shown in want if shown)
+    proc, url = start_view(root, "--poll", "5")
+    try:
+        _open(driver, url)
+        assert _rank_cells(driver) == want
+        screenshot(driver, "view-rank-intervals.png")
+        assert not _severe_logs(driver)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    assert proc.returncode == 0
+
+
 def test_static_report_says_what_it_left_out(
     driver: Any, runs: dict[str, Path], tmp_path: Path
 ) -> None:

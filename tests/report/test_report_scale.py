@@ -113,3 +113,23 @@ def test_each_episode_line_is_validated_once(
     shown = sum(len(r.transcripts) for r in inputs.runs)
     assert counted.count("head") == lines == 234
     assert counted.count("whole") == shown == 100
+
+
+def test_a_summary_read_shares_its_estimates_fields_sets(runs: dict[str, Path]) -> None:
+    """A run's summary as the report reads it: estimates given the same fields share one
+    fields set (pydantic gives each its own, more than half a summary's memory), and the
+    summary dumps as before, unset fields and all."""
+    from todeval.runner.store import RunDirectory
+
+    fresh = RunDirectory(runs["rule"]).read_summary()
+    assert fresh is not None
+    read = _inputs.load_run(runs["rule"], "rule", transcripts=0, ranks=False).summary
+    assert read.model_dump(exclude_unset=True) == fresh.model_dump(exclude_unset=True)
+    assert read == fresh
+    sets = {
+        id(estimate.model_fields_set)
+        for metric in read.metrics.values()
+        for estimate in (metric.micro, metric.macro, *metric.by_group.values())
+        if estimate is not None
+    }
+    assert len(sets) < 4 < len(read.metrics)

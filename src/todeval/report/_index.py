@@ -7,7 +7,9 @@ labels, turns), where its line is in ``episodes.jsonl`` (byte offset and length;
 transcript itself is read from the run's file on demand), its value of the benchmark's
 primary metric (for the boards' rank intervals) and its search text: a contentless FTS5 table
 (only the words' postings, no copy of the text) when SQLite has FTS5, else a plain table
-searched with ``LIKE``. Per run it keeps the counts the filters show and each task's mean of
+searched with ``LIKE``. With FTS5 each episode's text also carries hidden words for its run,
+outcome, failure class, group and labels (:func:`facet_word`): a search with any of those
+filters is one FTS5 query, counted from the postings. Per run it keeps the counts the filters show and each task's mean of
 the primary metric, so neither needs a pass over the episodes. The index stays a fraction of
 the runs' size (about 6% at a million episodes, see docs/report.md).
 
@@ -29,7 +31,8 @@ import json
 import os
 import re
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from array import array
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
@@ -45,7 +48,7 @@ from todeval.errors import BadInputError
 from todeval.runner.store import EPISODES
 
 INDEX_NAME = ".todeval-view.sqlite"
-INDEX_SCHEMA = "2"
+INDEX_SCHEMA = "3"
 _PROBE = 4096  # bytes hashed at the start of the file and before the offset
 _BATCH = 250  # lines per insert batch (written while the next is parsed)
 
@@ -59,6 +62,46 @@ class IndexedRun(BaseModel):
     failure_label: str | None = None
     metric: str = ""
     """The benchmark's primary metric: each task's mean of it feeds the rank intervals."""
+
+
+class TaskValues(Mapping[str, float]):
+    """One run's task means, as compact as an array: a column per task id, shared by every
+    run (``columns``), and this run's values in those columns (a dict per run would take
+    ~36 kB at 1,000 tasks, this 9 kB)."""
+
+    __slots__ = ("_columns", "_has", "_n", "_values")
+
+    def __init__(self, columns: dict[str, int], values: dict[str, float]) -> None:
+        for task in values:
+            columns.setdefault(task, len(columns))
+        self._columns = columns
+        self._values = array("d", bytes(8 * len(columns)))
+        self._has = bytearray(len(columns))
+        for task, value in values.items():
+            at = columns[task]
+            self._values[at] = value
+            self._has[at] = 1
+        self._n = len(values)
+
+    def _column(self, task: str) -> int | None:
+        at = self._columns.get(task)
+        return at if at is not None and at < len(self._has) and self._has[at] else None
+
+    def __getitem__(self, task: str) -> float:
+        at = self._column(task)
+        if at is None:
+            raise KeyError(task)
+        return self._values[at]
+
+    def __contains__(self, task: object) -> bool:
+        return isinstance(task, str) and self._column(task) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        has, size = self._has, len(self._has)
+        return (task for task, at in self._columns.items() if at < size and has[at])
+
+    def __len__(self) -> int:
+        return self._n
 
 
 class EpisodeQuery(BaseModel):
@@ -175,6 +218,17 @@ def search_text(line: _Line, raw: bytes) -> str:
 
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_FACET_MARK = "\ue000"  # a private-use character: a token character to FTS5, never in \w
+
+
+def facet_word(kind: str, value: str) -> str:
+    """The hidden search word of one filter value (``kind``: ``o`` outcome, ``f`` failure
+    class, ``g`` group, ``r`` run id, ``l`` a label's name and value). Each episode's search
+    text carries its own, so a search with filters is one FTS5 query, counted from the
+    postings (no join over the episodes). It starts with a private-use character, which the
+    tokenizer keeps in a word and :func:`search_terms` never yields: no search typed can match
+    or prefix one."""
+    return _FACET_MARK + kind + hashlib.sha256(value.encode()).hexdigest()[:16]
 
 
 def search_terms(q: str) -> list[str]:
@@ -540,6 +594,8 @@ class EpisodeIndex:
             db.executemany("INSERT INTO labels VALUES (?, ?, ?)", labels)
 
         def flush() -> None:
+            if len(batches) >= 2:  # at most two batches queued: memory stays bounded
+                batches[-2].result()
             batches.append(writer.submit(write, rows[:], texts[:], labels[:], replaced[:]))
             rows.clear()
             texts.clear()
@@ -594,7 +650,14 @@ class EpisodeIndex:
                         value,
                     )
                 )
-                texts.append((ep_id, search_text(line, raw)))
+                words = [
+                    facet_word("r", str(run_id)),
+                    facet_word("o", line.outcome.value),
+                    facet_word("g", line.group),
+                    facet_word("f", fail),
+                    *(facet_word("l", f"{k}\0{v}") for k, v in line.labels.items()),
+                ]
+                texts.append((ep_id, search_text(line, raw) + "\n" + " ".join(words)))
                 labels += [(ep_id, k, v) for k, v in line.labels.items()]
                 if len(rows) >= _BATCH:
                     flush()
@@ -638,18 +701,14 @@ class EpisodeIndex:
         per["fc"].pop("", None)
         return {"total": sum(runs.values()), "run": runs, **per}
 
-    def task_values(self) -> dict[str, dict[str, float]]:
+    def task_values(self) -> dict[str, TaskValues]:
         """Per run key, each task's mean of the run's primary metric (episodes that count in
         metrics, the last line per task and trial), as the static report computes them."""
-        names: dict[str, str] = {}  # one str per task id, shared by every run
-        numbers: dict[float, float] = {}  # and one float per value (mostly 0.0 and 1.0)
-        out: dict[str, dict[str, float]] = {}
+        columns: dict[str, int] = {}  # every task id's column, shared by every run
+        out: dict[str, TaskValues] = {}
         with self._db() as db:
             for key, values in db.execute("SELECT key, task_values FROM runs ORDER BY pos"):
-                out[key] = {
-                    names.setdefault(t, t): numbers.setdefault(v, v)
-                    for t, v in json.loads(values).items()
-                }
+                out[key] = TaskValues(columns, json.loads(values))
         return out
 
     def cached_page(self, key: str) -> tuple[bytes, bytes] | None:
@@ -686,6 +745,20 @@ class EpisodeIndex:
             return _quote(word) + "*"
         return "(" + " OR ".join(_quote(w) for w in words) + ")"
 
+    def _facet_words(self, q: EpisodeQuery, db: sqlite3.Connection) -> list[str]:
+        """The hidden words (:func:`facet_word`) of the filters of ``q`` but the search."""
+        words: list[str] = []
+        if q.run:
+            found = db.execute("SELECT id FROM runs WHERE key = ?", (q.run,)).fetchone()
+            words.append(facet_word("r", str(found[0]) if found else "none"))
+        for kind, value in (("o", q.outcome), ("f", q.fc), ("g", q.group)):
+            if value:
+                words.append(facet_word(kind, value))
+        if q.label:  # split as the label filter's clause splits it
+            name, _, value = q.label.partition(":")
+            words.append(facet_word("l", f"{name}\0{value}"))
+        return words
+
     def _where(self, q: EpisodeQuery, db: sqlite3.Connection) -> tuple[str, list[Any], list[str]]:
         clauses: list[str] = []
         args: list[Any] = []
@@ -708,9 +781,11 @@ class EpisodeIndex:
             terms = search_terms(text) if self.fts else [text]
             if self.fts and terms:
                 clauses.append("e.id IN (SELECT rowid FROM search WHERE search MATCH ?)")
-                # the last word by prefix (as typed), the others whole
+                # the last word by prefix (as typed), the others whole, and the other
+                # filters' hidden words (the same rows as their clauses above)
                 quoted = [_quote(t) for t in terms]
-                args.append(" AND ".join([*quoted[:-1], self._prefix(db, terms[-1])]))
+                facets = [_quote(w) for w in self._facet_words(q, db)]
+                args.append(" AND ".join([*quoted[:-1], self._prefix(db, terms[-1]), *facets]))
             else:
                 terms = [text]
                 clauses.append("e.id IN (SELECT rowid FROM search WHERE text LIKE ? ESCAPE '\\')")
@@ -734,10 +809,13 @@ class EpisodeIndex:
                 return self._page_by_runs(db, q)
             where, args, terms = self._where(q, db)
             base = "FROM episodes e JOIN runs r ON r.id = e.run" + where
-            alone = not (q.run or q.outcome or q.fc or q.group or q.label)
-            if alone and self.fts and terms and self._meta_int(db, "orphans") == 0:
+            # a search (with any filters: their hidden words are in the match) is counted
+            # from the postings, unless removed rows linger in them
+            counted = self.fts and bool(terms) and self._meta_int(db, "orphans") == 0
+            match = args[-1] if counted else ""
+            if counted:
                 total = db.execute(
-                    "SELECT count(*) FROM search WHERE search MATCH ?", (args[-1],)
+                    "SELECT count(*) FROM search WHERE search MATCH ?", (match,)
                 ).fetchone()[0]
             else:
                 total = db.execute(f"SELECT count(*) {base}", args).fetchone()[0]
@@ -755,6 +833,11 @@ class EpisodeIndex:
                 if len(rows) < q.limit:  # past the failures: how many there are, then successes
                     if rows or q.offset == 0:
                         failed = q.offset + len(rows)
+                    elif counted:
+                        failed = db.execute(
+                            "SELECT count(*) FROM search WHERE search MATCH ?",
+                            (f"({match}) NOT {_quote(facet_word('o', _SUCCESS))}",),
+                        ).fetchone()[0]
                     else:
                         failed = db.execute(
                             f"SELECT count(*) {base}{joiner}e.outcome != ?", [*args, _SUCCESS]

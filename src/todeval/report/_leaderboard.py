@@ -11,11 +11,13 @@ agents: its row follows every ranked row, marked as a control and without a rank
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Literal
+
+import numpy as np
 
 from todeval.core.records import Estimate, Summary
 from todeval.report._inputs import ReportInputs, RunInput, ScoreInput
@@ -40,7 +42,7 @@ class Row:
     excluded: int = 0
     protocol: str | None = None
     control: bool = False  # a role was played by a privileged player: shown, never ranked
-    task_values: dict[str, float] = field(default_factory=dict)  # primary metric, per task
+    task_values: Mapping[str, float] = field(default_factory=dict)  # primary metric, per task
 
     @property
     def subject(self) -> str:
@@ -70,11 +72,19 @@ class Board:
         ranked = [r for r in self.rows if not r.control and r.task_values]
         if len(ranked) < 2 or len(ranked) != sum(1 for r in self.rows if not r.control):
             return
-        shared = sorted(set.intersection(*(set(r.task_values) for r in ranked)))
+        common = set(ranked[0].task_values)  # narrowed run by run: no set per run at once
+        for r in ranked[1:]:
+            common.intersection_update(r.task_values)
+        shared = sorted(common)
         if len(shared) < 2:
             return
-        sign = -1.0 if self.lower_is_better else 1.0  # the statistics rank higher first
-        values = [[sign * r.task_values[t] for t in shared] for r in ranked]
+        # one array, filled row by row (1,000 runs x 1,000 tasks: 8 MB, no float objects)
+        values = np.empty((len(ranked), len(shared)), dtype=float)
+        for i, r in enumerate(ranked):
+            task_values = r.task_values
+            values[i] = [task_values[t] for t in shared]
+        if self.lower_is_better:  # the statistics rank higher first
+            np.negative(values, out=values)
         ranges = rank_intervals(values)
         tiers = significance_tiers(values)
         self.rank_ranges = {r.key: rng for r, rng in zip(ranked, ranges, strict=True)}

@@ -6,6 +6,10 @@ from collections.abc import Sequence
 from math import sqrt
 
 import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+"""Values per run (rows) and task (columns), as :func:`rank_intervals` takes them."""
 
 
 def rank(values: Sequence[float], *, descending: bool = False) -> list[float]:
@@ -55,7 +59,7 @@ def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float | None:
 
 
 def rank_intervals(
-    per_run: Sequence[Sequence[float]],
+    per_run: Sequence[Sequence[float]] | FloatArray,
     *,
     seed: int = 0,
     resamples: int = 2000,
@@ -112,7 +116,7 @@ def resampled_means(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
 
 
 def significance_tiers(
-    per_run: Sequence[Sequence[float]],
+    per_run: Sequence[Sequence[float]] | FloatArray,
     *,
     seed: int = 0,
     resamples: int = 2000,
@@ -124,10 +128,11 @@ def significance_tiers(
     be told apart from its leader at ``level``."""
     from todeval.stats.bootstrap import interval, seeded_rng
 
-    values = [list(map(float, v)) for v in per_run]
+    # one array per run (no Python float per value: 1,000 runs x 1,000 tasks would be 32 MB)
+    values = [np.asarray(v, dtype=float) for v in per_run]
     if not values:
         return []
-    means = [sum(v) / len(v) if v else 0.0 for v in values]
+    means = [sum(v.tolist()) / len(v) if len(v) else 0.0 for v in values]
     order = sorted(range(len(values)), key=lambda r: -means[r])
     tiers = [0] * len(values)
     tier, leader = 1, order[0]
@@ -138,7 +143,7 @@ def significance_tiers(
     for n in {len(v) for v in values if len(v) >= 2}:
         rows = [r for r, v in enumerate(values) if len(v) == n]
         idx = seeded_rng(seed, "paired:tiers").integers(0, n, size=(resamples, n))
-        block = resampled_means(np.asarray([values[r] for r in rows], dtype=float), idx)
+        block = resampled_means(np.stack([values[r] for r in rows]), idx)
         boot.update({r: block[k] for k, r in enumerate(rows)})
     for r in order[1:]:
         if len(values[r]) >= 2 and len(values[r]) == len(values[leader]):
