@@ -9,9 +9,9 @@ primary metric (for the boards' rank intervals) and its search text: a contentle
 (only the words' postings, no copy of the text) when SQLite has FTS5, else a plain table
 searched with ``LIKE``. With FTS5 each episode's text also carries hidden words for its run,
 outcome, failure class, group and labels (:func:`facet_word`): a search with any of those
-filters is one FTS5 query, counted from the postings. Per run it keeps the counts the filters show and each task's mean of
-the primary metric, so neither needs a pass over the episodes. The index stays a fraction of
-the runs' size (about 6% at a million episodes, see docs/report.md).
+filters is one FTS5 query, counted from the postings. Per run it keeps the counts the filters
+show and each task's mean of the primary metric, so neither needs a pass over the episodes.
+The index stays a fraction of the runs' size (see docs/report.md).
 
 It is built incrementally. Per run directory it records how far ``episodes.jsonl`` was read
 (byte offset, line count) and the file's identity (inode, and digests of its first bytes and
