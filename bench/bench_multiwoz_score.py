@@ -15,10 +15,10 @@ The whole-process ratio is the standard evaluator's wall time divided by ours, p
 the median over runs); the in-process ratio times the same work inside an already started
 process whose libraries are imported (data loading included, interpreter start-up and imports
 not). Target: whole-process ratio >= 15x on every file. The CPU columns (user + system seconds
-of our scorer and its child; the median ratio of the evaluator's CPU time to ours) are less
-disturbed by other jobs on a shared machine than the wall times. The figures of both tools are
-compared: Inform and Success (the standard evaluator rounds to one decimal), BLEU, and the
-richness figures.
+of our scorer and its child, the evaluator's, and the median ratio of the evaluator's CPU time
+to ours) are less disturbed by other jobs on a shared machine than the wall times. The figures
+of both tools are compared: Inform and Success (the standard evaluator rounds to one decimal),
+BLEU, and the richness figures.
 
 The standard evaluator is not on PyPI and its ``mwzeval/data`` needs the MultiWOZ 2.2 test
 set: give a checkout with ``--standard-evaluator DIR`` and a Python that has its requirements
@@ -236,7 +236,7 @@ def main() -> int:
         print(f"no --standard-evaluator: ratios are to the recorded {STANDARD_EVALUATOR_S} s\n")
     header = (
         f"{'file':<8} {'ours s':>7} {'std s':>7} {'whole':>7} {'min':>6} {'our CPU':>7} "
-        f"{'CPU':>7} {'ours in':>8} {'std in':>7} {'in-proc':>8}  figures"
+        f"{'std CPU':>7} {'CPU':>7} {'ours in':>8} {'std in':>7} {'in-proc':>8}  figures"
     )
     print("\n" + header)
     worst = float("inf")
@@ -275,9 +275,10 @@ def main() -> int:
             ours_s = statistics.median(o[0] for o in ours_runs)
             std_s = statistics.median(s[0] for s in std_runs)
             ours_cpu = statistics.median(o[1] for o in ours_runs)
+            std_cpu = statistics.median(s[1] for s in std_runs)
             line = (
                 f"{name:<8} {ours_s:>7.2f} {std_s:>7.2f} {ratio:>6.1f}x {min(ratios):>5.1f}x "
-                f"{ours_cpu:>7.2f} {cpu_ratio:>6.1f}x"
+                f"{ours_cpu:>7.2f} {std_cpu:>7.2f} {cpu_ratio:>6.1f}x"
             )
             if checkout is not None:
                 ours_cmd = [sys.executable, "-c", _OURS_IN_PROCESS, str(ours_in), *OPTIONS[name]]

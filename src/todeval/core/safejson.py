@@ -29,6 +29,7 @@ MAX_JSON_DEPTH = 64
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\Z)', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _EMPTY_PAIR = re.compile(r"\[\]|\{\}")
+_NOT_QUOTE_OR_BRACKET = bytes(c for c in range(256) if c not in b'"[]{}')
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -52,7 +53,7 @@ def depth_exceeds(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
     brackets (not JSON anyway) count as deep only if the parser accepts the text."""
     if text.count("[") + text.count("{") <= limit:
         return False
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    brackets = _outer_brackets(text)
     for _ in range(limit):
         if not brackets:
             return False
@@ -61,6 +62,17 @@ def depth_exceeds(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
             return _parser_overflows(text)
         brackets = shorter
     return bool(brackets)
+
+
+def _outer_brackets(text: str) -> str:
+    """The brackets of ``text`` outside its strings, in order."""
+    if "\\" in text:
+        return _NOT_BRACKET.sub("", _STRING.sub("", text))
+    # No escapes: a string runs from one quote to the next (or to the end). Only quotes and
+    # brackets matter; two adjacent quotes delimit nothing outside a string (an empty string,
+    # or the gap between two strings), so dropping them leaves the same brackets outside.
+    kept = text.encode("utf-8", "surrogatepass").translate(None, _NOT_QUOTE_OR_BRACKET)
+    return b"".join(kept.replace(b'""', b"").split(b'"')[0::2]).decode("ascii")
 
 
 def _parser_overflows(text: str) -> bool:
