@@ -216,14 +216,50 @@ def test_a_statement_that_leads_away_from_the_goal_still_counts() -> None:
     assert review.verdict == "both"
 
 
-def test_the_seventh_set_held_out_counts() -> None:
-    """The held-out measurement of the rules of aecd6dd (the sixth set's fix) on the seventh
-    set, committed with its labels in 209eac8 before any review of it: per verdict, labelled,
-    called and right. 'simulator' 4/7 and 'both' 13/17, below the target."""
+def test_the_seventh_set_counts_after_its_fix() -> None:
+    """The seventh set, pinned per verdict (labelled, called, right). Held out, the rules of
+    aecd6dd gave 'simulator' 4/7 and 'both' 13/17 (commit 3914083 pinned agent 34/28/27,
+    simulator 4/7/4, both 16/17/13, unclear 4/6/4); after the fix below it is no longer held
+    out."""
     by_verdict = {v.verdict: (v.labelled, v.called, v.hits) for v in study(SEVENTH).verdicts}
     assert by_verdict == {
-        "agent": (34, 28, 27),
-        "simulator": (4, 7, 4),
-        "both": (16, 17, 13),
-        "unclear": (4, 6, 4),
+        "agent": (34, 32, 31),
+        "simulator": (4, 4, 4),
+        "both": (16, 15, 15),
+        "unclear": (4, 7, 4),
     }
+
+
+def test_a_value_taken_back_in_words_makes_no_verdict() -> None:
+    """The seventh set's #38: "on friday" (the goal says thursday), then "Sorry, I meant
+    thursday, not friday." the next turn; the system had sent a booking without the time and
+    never tried again. The wrong day was taken back, so the failure is the system's."""
+    review = _review(SEVENTH, 38)
+    (friday,) = [f for f in review.faults if f.kind == "contradicts_goal"]
+    assert friday.evidence.startswith(NO_EFFECT)
+    assert review.verdict == "agent"
+
+
+def test_a_value_said_for_another_domain_takes_nothing_back() -> None:
+    """The sixth set's #10: a car for "three days" (its goal: 2), then the car park "for
+    sunday, two days" once the system had moved on to the car park: the 2 is the car park's,
+    so the car's slip stands."""
+    review = _review(SIXTH, 10)
+    (three,) = [f for f in review.faults if f.kind == "contradicts_goal"]
+    assert not three.evidence.startswith((NO_EFFECT, UNVERIFIED))
+    assert review.verdict == "simulator"
+
+
+def test_without_is_a_negation() -> None:
+    """The seventh set's #5: "without free parking" is no statement of free parking."""
+    said = mentions("with four stars, that is pricey and without free parking.")
+    assert said == {"stars": {"4"}, "pricerange": {"expensive"}}
+    assert _review(SEVENTH, 5).verdict == "agent"
+
+
+def test_a_refusal_for_you_is_a_refusal() -> None:
+    """The seventh set's #9: "I'm sorry, I am not able to book that for you today." is the
+    system refusing outright (not a refused value, as "I can't book that for 12 people" is)."""
+    review = _review(SEVENTH, 9)
+    assert any(f.kind == "gave_up" and "for you today" in f.evidence for f in review.faults)
+    assert review.verdict == "both"

@@ -147,7 +147,7 @@ _GOAL_WORDS = {
 """Free-text slots read where the user says the goal's own value ("indian", "from
 broxbourne"): enough to see it given, never to judge it (a value outside the goal is not looked
 for, so a search with another value may be one the user asked for)."""
-_NEGATED = re.compile(r"\b(?:not|no|rather than|instead of|other than|n't)\b[^.,;]*$")
+_NEGATED = re.compile(r"\b(?:not|no|without|rather than|instead of|other than|n't)\b[^.,;]*$")
 _STATED_ONLY = ("pricerange", "area", "type", "stars")  # 'not in goal' is checked for these
 _UNCHECKED = ("time",)
 """Slots read only to see a value given, never against the goal: "at 17:01" may be a train's
@@ -169,12 +169,13 @@ _ASK_CUES = {
 _REFUSAL = re.compile(
     r"\b(?:cannot|can't|can not|unable to|(?:am )?not able to)\s+(?:make|complete|process|book|"
     r"reserve)\s+(?:that|this|it|anything|(?:the|your|a|that|this) (?:booking|reservation))\b"
-    r"(?!\s+(?:without|for|unless|until|before|on|at)\b)"
+    r"(?!\s+(?:without|unless|until|before|on|at)\b|\s+for\s+(?!(?:you|us|me)\b))"
     r"|\b(?:booking|reservation) (?:could not|couldn't|cannot|can't) be (?:made|completed)\b"
 )
 """A system turn refusing a booking outright ("I cannot book that.", "I'm afraid I can't make
-that reservation.", "the booking could not be made"), as opposed to refusing a value ("I can't
-book for 12 people.", "I cannot make a booking without the number of people.")."""
+that reservation.", "the booking could not be made", "I am not able to book that for you"), as
+opposed to refusing a value ("I can't book for 12 people.", "I cannot make a booking without the
+number of people.")."""
 _REFERENCE = re.compile(
     r"\b(?:reference|ref\.?)(?: number| code)?(?: is)?:?\s*#?([A-Z0-9]{6,10})\b"
 )
@@ -532,6 +533,7 @@ def _verify(
     slips: Sequence[tuple[int, str | None, str, Fault]],
     ended: Sequence[tuple[Fault, str | None]],
     language: _Language,
+    spoken: Sequence[tuple[int, Mapping[str, set[str]]]] = (),
 ) -> list[Fault]:
     """The simulator faults with evidence the review cannot verify with certainty marked
     :data:`UNVERIFIED` (issue 42, the fourth held-out round: abstain rather than guess).
@@ -563,7 +565,7 @@ def _verify(
             and _clean_statement(str(events[at].data.get("text", "")), slot, value, language)
             and _acted_on(events, at, slot, value, language)
         )
-        if ok and slot is not None and not _costly(task, events, at, slot, value, language):
+        if ok and slot is not None and not _costly(task, events, at, slot, value, language, spoken):
             out.append(fault.model_copy(update={"evidence": NO_EFFECT + fault.evidence}))
             continue
         out.append(fault if ok else _unverified(fault))
@@ -657,6 +659,7 @@ def review_episode(task: BookingTask, record: EpisodeRecord) -> Review:
         if e.kind == "booking_result" and e.data.get("ok")
     }
     slips: list[tuple[int, str | None, str, Fault]] = []  # (event, slot, value, fault)
+    spoken: list[tuple[int, dict[str, set[str]]]] = []  # (event, what the user stated)
     last_said: dict[str, int] = {}  # slot -> the last turn the user stated a value for it
     for index, e in enumerate(events):
         if e.kind == "user_message":
@@ -680,6 +683,7 @@ def review_episode(task: BookingTask, record: EpisodeRecord) -> Review:
             for slot, pattern in (("people", _SAME), ("day", _SAME_DAY)):
                 if slot not in read and slot in said and pattern.search(text.lower()):
                     read[slot] = set(said[slot])  # "for the same group of people"
+            spoken.append((index, {slot: set(values) for slot, values in read.items()}))
             for slot, values in read.items():
                 said.setdefault(slot, set()).update(values)
                 last_said[slot] = e.turn
@@ -726,7 +730,7 @@ def review_episode(task: BookingTask, record: EpisodeRecord) -> Review:
     # up on a domain the user gave everything for: that failure is the system's either way
     ignored = any(f.kind == "gave_up" for f, _ in ended)
     kept = [s for s in slips if not ignored or _acted_on(events, s[0], s[1], s[2], language)]
-    faults += _verify(task, record, events, kept, ended, language)
+    faults += _verify(task, record, events, kept, ended, language, spoken)
     if record.outcome is not Outcome.SUCCESS:
         faults += _refused(task, events, refusals)
         faults += _ending(record)
@@ -764,13 +768,22 @@ def _carried(event: Any, slot: str, language: _Language) -> str | None:
 
 
 def _costly(
-    task: BookingTask, events: list[Any], at: int, slot: str, value: str, language: _Language
+    task: BookingTask,
+    events: list[Any],
+    at: int,
+    slot: str,
+    value: str,
+    language: _Language,
+    spoken: Sequence[tuple[int, Mapping[str, set[str]]]] = (),
 ) -> bool:
     """Whether a value the user stated outside its goal, and the system acted on, could have
     cost the goal (issue 42, the sixth held-out set): for each domain whose search or booking
-    carried it -- a goal domain that holds the slot, if that domain's last search or booking
-    carrying the slot still carries the value (the user did not take it back, the system did
-    not book over it); a goal domain that leaves the slot open, if the database holds a venue
+    carried it -- a goal domain that holds the slot, if the user did not take it back (no later
+    turn of its, before the system turns to another domain, states that domain's goal value
+    for the slot and not the value: "Sorry, I meant monday", the seventh held-out set) and
+    that domain's last search or booking carrying
+    the slot still carries the value (the system did not book over it); a goal domain that
+    leaves the slot open, if the database holds a venue
     meeting the domain's goal but none that also has the value (an extra constraint that a
     venue of the goal meets costs nothing); a domain outside the goal, always."""
     calls = [
@@ -784,6 +797,21 @@ def _costly(
             return True
         held = _goal_values(task, slot, domain, language.normalise)
         if held:
+            moved_on = next(  # the system's first call in another domain: the talk moved on
+                (
+                    i
+                    for i, e in enumerate(events)
+                    if i > at
+                    and e.kind in ("db_query", "booking_request")
+                    and str(e.data.get("domain")) != domain
+                ),
+                len(events),
+            )
+            if any(
+                at < i < moved_on and said.get(slot, set()) & held and value not in said[slot]
+                for i, said in spoken
+            ):
+                continue  # taken back: what the system did after is its own doing
             last = [e for _, e in calls if str(e.data.get("domain")) == domain][-1]
             if "dontcare" not in held and _carried(last, slot, language) == value:
                 return True
