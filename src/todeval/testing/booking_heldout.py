@@ -32,6 +32,10 @@ the user plays the goal with that value moved (the next weekday, one more, an ho
 next area or price range). What it says and checks is the moved value throughout; the episode
 is scored against the real goal.
 
+``HurriedUser`` and ``SwappingSystem`` (the eighth set's): the agenda user that says done once
+it has taken one booking reference, with goal domains left; and the rule system that, in a
+seeded half of its episodes, books every booking one weekday later than the day it was given.
+
 ``CorrectingUser`` (the seventh set's) is the agenda user (pack user) whose first turn naming
 a weekday of its goal names the next weekday instead, and whose next turn begins "Sorry, I
 meant monday, not tuesday."; it plays and checks its real goal throughout.
@@ -281,6 +285,60 @@ class CorrectingUser:
         return getattr(self.inner, name)
 
 
+class HurriedUser:
+    """The agenda user that leaves once it has one booking (see the module)."""
+
+    def __init__(self, inner: AgendaUser | None = None) -> None:
+        self.inner = inner or AgendaUser()
+        self.domains = 0
+        self.left = False
+
+    @classmethod
+    def from_options(cls, options: PlayerOptions) -> HurriedUser:
+        return cls(AgendaUser.from_options(options))
+
+    async def start(self, context: UserContext) -> None:
+        self.domains = len(context.task.domains)
+        self.left = False
+        await self.inner.start(context)
+
+    async def respond(self, system_message: str | None) -> UserReply:
+        reply = await self.inner.respond(system_message)
+        taken = len(getattr(self.inner, "references", {}) or {})
+        if not self.left and taken >= 1 and self.domains > taken and reply.text != "done":
+            self.left = True
+            return UserReply(text="done", usage=reply.usage)
+        return UserReply(text="done" if self.left else reply.text, usage=reply.usage)
+
+    def __getattr__(self, name: str) -> object:  # what the game master reads after the episode
+        return getattr(self.inner, name)
+
+
+class SwappingSystem(_Wrapped):
+    """The rule system booking one weekday later than asked, in about half of its episodes
+    (see the module)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.armed = False
+
+    async def start(self, context: SystemContext) -> None:
+        await super().start(context)
+        self.armed = self.rng.random() < 0.5
+
+    async def respond(self, observation: Observation) -> SystemOutput:
+        out = await self.inner.respond(observation)
+        call = out.tool_call
+        args = call.arguments if call is not None and isinstance(call.arguments, dict) else None
+        if not self.armed or call is None or not _is_booking(call) or not args:
+            return out
+        day = str(args.get("day", "")).lower()
+        if day not in _DAYS:
+            return out
+        moved = {**args, "day": _DAYS[(_DAYS.index(day) + 1) % len(_DAYS)]}
+        return SystemOutput(tool_call=ToolCall(name=call.name, arguments=moved))
+
+
 LABELS = ("agent", "simulator", "both", "unclear")
 
 
@@ -412,10 +470,12 @@ __all__ = [
     "REFUSALS",
     "CorrectingUser",
     "FlakySystem",
+    "HurriedUser",
     "PartlyRefusingSystem",
     "RefusingSystem",
     "SlippingUser",
     "StudyFigures",
+    "SwappingSystem",
     "VerdictFigures",
     "main",
     "misremembered",
