@@ -1,8 +1,8 @@
 """The booking review checked against episodes it was not written for (issue 42, item 6).
 
-Four sets (``review_heldout``, ``2``, ``3``, ``4``), each labelled and committed before the
-review was run on it; the first holds 100 failed booking episodes of players the rules were
-not written against, each labelled by hand from its transcript. These tests recompute the
+Eight sets (``review_heldout``, ``2`` ... ``8``), each labelled and committed before the review
+was run on it; the first holds 100 failed booking episodes of players the rules were not
+written against, each labelled by hand from its transcript. These tests recompute the
 review's per-verdict precision and recall against the labels and check that
 docs/user-simulators.md shows what the code computes, and check the readings the study's fixes
 added."""
@@ -34,6 +34,7 @@ FOURTH = ROOT / "tests" / "fixtures" / "review_heldout4"
 FIFTH = ROOT / "tests" / "fixtures" / "review_heldout5"
 SIXTH = ROOT / "tests" / "fixtures" / "review_heldout6"
 SEVENTH = ROOT / "tests" / "fixtures" / "review_heldout7"
+EIGHTH = ROOT / "tests" / "fixtures" / "review_heldout8"
 SETS = [FIXTURE, SECOND, THIRD, FOURTH]
 DOC = ROOT / "docs" / "user-simulators.md"
 
@@ -60,8 +61,8 @@ def test_the_documented_table_is_what_the_review_computes(figures: StudyFigures)
 
 @pytest.mark.parametrize(
     "fixture",
-    [SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH],
-    ids=["second", "third", "fourth", "fifth", "sixth", "seventh"],
+    [SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH],
+    ids=["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"],
 )
 def test_the_documented_later_set_tables_are_what_the_review_computes(fixture: Path) -> None:
     """The second to sixth sets, each made and labelled after a round of fixes
@@ -71,8 +72,8 @@ def test_the_documented_later_set_tables_are_what_the_review_computes(fixture: P
 
 @pytest.mark.parametrize(
     ("fixture", "size"),
-    [(FOURTH, 60), (FIFTH, 40), (SIXTH, 64), (SEVENTH, 58)],
-    ids=["fourth", "fifth", "sixth", "seventh"],
+    [(FOURTH, 60), (FIFTH, 40), (SIXTH, 64), (SEVENTH, 58), (EIGHTH, 50)],
+    ids=["fourth", "fifth", "sixth", "seventh", "eighth"],
 )
 def test_the_later_sets_are_labelled_failures_of_new_tasks(fixture: Path, size: int) -> None:
     labels = [json.loads(t) for t in (fixture / "labels.jsonl").read_text().splitlines()]
@@ -83,7 +84,7 @@ def test_the_later_sets_are_labelled_failures_of_new_tasks(fixture: Path, size: 
     assert all(label["reason"].strip() for label in labels)
     assert all(e["record"]["outcome"] != "success" for e in episodes)
     assert all("review" not in e["record"] for e in episodes)  # written with --no-review
-    every = [*SETS, FIFTH, SIXTH, SEVENTH]
+    every = [*SETS, FIFTH, SIXTH, SEVENTH, EIGHTH]
     earlier = {
         json.loads(t)["record"]["task_id"]
         for before in every[: every.index(fixture)]
@@ -263,3 +264,16 @@ def test_a_refusal_for_you_is_a_refusal() -> None:
     review = _review(SEVENTH, 9)
     assert any(f.kind == "gave_up" and "for you today" in f.evidence for f in review.faults)
     assert review.verdict == "both"
+
+
+def test_the_eighth_set_held_out_counts() -> None:
+    """The held-out measurement of the rules as they are (2bbcb94, the seventh set's fix) on
+    the eighth set, committed with its labels in 1a6be50 before any review of it: per verdict,
+    labelled, called and right. 'simulator' 1/1; 'both' never called (no precision figure)."""
+    by_verdict = {v.verdict: (v.labelled, v.called, v.hits) for v in study(EIGHTH).verdicts}
+    assert by_verdict == {
+        "agent": (23, 29, 23),
+        "simulator": (15, 1, 1),
+        "both": (5, 0, 0),
+        "unclear": (7, 20, 7),
+    }
