@@ -186,17 +186,15 @@ def search(env: BookingEnvironment, domain: str, constraints: dict[str, Any]) ->
     conditions = search_conditions(constraints, env.world)
     if isinstance(conditions, str):
         return DbResult(domain=domain, query={}, rows=[], total=0, message=conditions)
-    rows = env.db.select(domain, conditions)
+    total, rows = env.db.select_first(domain, conditions, MAX_ROWS)
     query = {c.column: {"operator": c.operator, "value": c.value} for c in conditions}
-    if not rows:
+    if not total:
         message = f"No {domain} in the database matches these constraints."
-    elif len(rows) <= MAX_ROWS:
-        message = f"{len(rows)} {domain} result(s) found."
+    elif total <= MAX_ROWS:
+        message = f"{total} {domain} result(s) found."
     else:
-        message = f"{len(rows)} {domain} results match; showing the first {MAX_ROWS}."
-    return DbResult(
-        domain=domain, query=query, rows=rows[:MAX_ROWS], total=len(rows), message=message
-    )
+        message = f"{total} {domain} results match; showing the first {MAX_ROWS}."
+    return DbResult(domain=domain, query=query, rows=rows, total=total, message=message)
 
 
 def _flat(value: Any) -> str:
@@ -241,11 +239,11 @@ def book(
     conditions = search_conditions({k: given[k] for k in lookup}, world)
     if isinstance(conditions, str):
         return fail(f"no {domain} in the database matches the booking details.")
-    rows = env.db.select(domain, conditions)
-    if not rows:
+    total, rows = env.db.select_first(domain, conditions, 1)
+    if not total:
         return fail(f"no {domain} in the database matches the booking details.")
-    if len(rows) > 1:
-        return fail(f"{len(rows)} {domain} entries match the booking details.")
+    if total > 1:
+        return fail(f"{total} {domain} entries match the booking details.")
     row = rows[0]
     reference = new_reference(env.rng)
     env.bookings[domain] = Booking(

@@ -124,6 +124,7 @@ class VenueDatabase:
         self.normalise_value = normalise_value
         self._rows: dict[str, list[dict[str, str]]] = {}
         self._columns: dict[str, list[str]] = {}
+        self._values: dict[tuple[str, str], tuple[str, ...]] = {}
         self._conn = sqlite3.connect(":memory:", check_same_thread=False)
         for domain, raw_rows in tables.items():
             rows = [
@@ -151,18 +152,33 @@ class VenueDatabase:
         return [dict(r) for r in self._rows.get(domain, [])]
 
     def values(self, domain: str, column: str) -> list[str]:
-        """Distinct values of one column, sorted."""
-        return sorted({r[column] for r in self._rows.get(domain, []) if column in r})
+        """Distinct values of one column, sorted (worked out once: the tables never change)."""
+        key = (domain, column)
+        if key not in self._values:
+            rows = self._rows.get(domain, [])
+            self._values[key] = tuple(sorted({r[column] for r in rows if column in r}))
+        return list(self._values[key])
 
     def select(self, domain: str, conditions: list[Condition]) -> list[dict[str, str]]:
         """All rows matching every condition, in table order."""
+        return self.select_first(domain, conditions, None)[1]
+
+    def count(self, domain: str, conditions: list[Condition]) -> int:
+        """How many rows match every condition."""
+        return self.select_first(domain, conditions, 0)[0]
+
+    def select_first(
+        self, domain: str, conditions: list[Condition], limit: int | None
+    ) -> tuple[int, list[dict[str, str]]]:
+        """How many rows match every condition, and the first ``limit`` of them (all with
+        None), in table order: copies of only the rows returned."""
         if domain not in self._rows:
-            return []
+            return 0, []
         clauses: list[str] = []
         params: list[str] = []
         for cond in conditions:
             if cond.column not in self._columns[domain]:
-                return []
+                return 0, []
             column = f'"{_quoted(cond.column)}"'
             if cond.column in self.numeric and cond.value.isdigit():
                 column, value = f"CAST({column} AS INTEGER)", "CAST(? AS INTEGER)"
@@ -174,8 +190,9 @@ class VenueDatabase:
         cursor = self._conn.execute(
             f'SELECT rowid_ FROM "{domain}" WHERE {where} ORDER BY rowid_', params
         )
+        found = cursor.fetchall()
         table = self._rows[domain]
-        return [dict(table[i]) for (i,) in cursor.fetchall()]
+        return len(found), [dict(table[i]) for (i,) in found[:limit]]
 
     def conditions(self, domain: str, constraints: dict[str, Any]) -> list[Condition]:
         """:func:`conditions_from` with this database's slots and normaliser."""
@@ -186,8 +203,8 @@ class VenueDatabase:
     def query(self, domain: str, constraints: dict[str, Any]) -> QueryResult:
         """A DB tool call: at most :data:`MAX_ROWS` rows and the total count."""
         conditions = self.conditions(domain, constraints)
-        rows = self.select(domain, conditions)
-        return QueryResult(total=len(rows), rows=rows[:MAX_ROWS], conditions=conditions)
+        total, rows = self.select_first(domain, conditions, MAX_ROWS)
+        return QueryResult(total=total, rows=rows, conditions=conditions)
 
 
 @cache

@@ -132,12 +132,12 @@ class BookingEnvironment:
         if invalid:
             return fail(f"invalid values for: {', '.join(invalid)}.")
         conditions = self._lookup_conditions(domain, slots)
-        rows = self.db.select(domain, conditions)
-        if not rows:
+        total, rows = self.db.select_first(domain, conditions, 1)
+        if not total:
             return fail(f"no {domain} in the database matches the booking details.")
-        if len(rows) > 1:
+        if total > 1:
             return fail(
-                f"{len(rows)} {domain} entries match the booking details; "
+                f"{total} {domain} entries match the booking details; "
                 "give details that identify exactly one."
             )
         row = rows[0]

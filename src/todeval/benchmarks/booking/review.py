@@ -830,7 +830,7 @@ def _excludes_goal(task: BookingTask, domain: str, slot: str, value: str) -> boo
 
     def venues(constraints: Mapping[str, str]) -> int:
         asked = {k: {"operator": compare.get(k, "="), "value": v} for k, v in constraints.items()}
-        return len(database.select(domain, database.conditions(domain, asked)))
+        return database.count(domain, database.conditions(domain, asked))
 
     goal = dict(task.domains[domain].info)
     return venues(goal) > 0 and venues({**goal, slot: value}) == 0
