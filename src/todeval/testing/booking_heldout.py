@@ -36,6 +36,9 @@ is scored against the real goal.
 it has taken one booking reference, with goal domains left; and the rule system that, in a
 seeded half of its episodes, books every booking one weekday later than the day it was given.
 
+``SameGroupUser`` (the ninth set's): the agenda user that books every domain of its goal for the
+party of its first domain (a goal of a table for 4 and a hotel for 2 is played as 4 and 4).
+
 ``CorrectingUser`` (the seventh set's) is the agenda user (pack user) whose first turn naming
 a weekday of its goal names the next weekday instead, and whose next turn begins "Sorry, I
 meant monday, not tuesday."; it plays and checks its real goal throughout.
@@ -285,6 +288,36 @@ class CorrectingUser:
         return getattr(self.inner, name)
 
 
+class SameGroupUser:
+    """The agenda user booking every domain for the first domain's party (see the module)."""
+
+    def __init__(self, inner: AgendaUser | None = None) -> None:
+        self.inner = inner or AgendaUser()
+
+    @classmethod
+    def from_options(cls, options: PlayerOptions) -> SameGroupUser:
+        return cls(AgendaUser.from_options(options))
+
+    async def start(self, context: UserContext) -> None:
+        first = next(
+            (g.book["people"] for g in context.task.domains.values() if "people" in g.book), None
+        )
+        domains = {
+            name: goal.model_copy(update={"book": {**goal.book, "people": first}})
+            if first is not None and "people" in goal.book
+            else goal
+            for name, goal in context.task.domains.items()
+        }
+        task = context.task.model_copy(update={"domains": domains})
+        await self.inner.start(replace(context, task=task))
+
+    async def respond(self, system_message: str | None) -> UserReply:
+        return await self.inner.respond(system_message)
+
+    def __getattr__(self, name: str) -> object:  # what the game master reads after the episode
+        return getattr(self.inner, name)
+
+
 class HurriedUser:
     """The agenda user that leaves once it has one booking (see the module)."""
 
@@ -473,6 +506,7 @@ __all__ = [
     "HurriedUser",
     "PartlyRefusingSystem",
     "RefusingSystem",
+    "SameGroupUser",
     "SlippingUser",
     "StudyFigures",
     "SwappingSystem",
