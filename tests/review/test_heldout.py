@@ -1,6 +1,6 @@
 """The booking review checked against episodes it was not written for (issue 42, item 6).
 
-Eight sets (``review_heldout``, ``2`` ... ``8``), each labelled and committed before the review
+Nine sets (``review_heldout``, ``2`` ... ``9``), each labelled and committed before the review
 was run on it; the first holds 100 failed booking episodes of players the rules were not
 written against, each labelled by hand from its transcript. These tests recompute the
 review's per-verdict precision and recall against the labels and check that
@@ -35,6 +35,7 @@ FIFTH = ROOT / "tests" / "fixtures" / "review_heldout5"
 SIXTH = ROOT / "tests" / "fixtures" / "review_heldout6"
 SEVENTH = ROOT / "tests" / "fixtures" / "review_heldout7"
 EIGHTH = ROOT / "tests" / "fixtures" / "review_heldout8"
+NINTH = ROOT / "tests" / "fixtures" / "review_heldout9"
 SETS = [FIXTURE, SECOND, THIRD, FOURTH]
 DOC = ROOT / "docs" / "user-simulators.md"
 
@@ -61,8 +62,8 @@ def test_the_documented_table_is_what_the_review_computes(figures: StudyFigures)
 
 @pytest.mark.parametrize(
     "fixture",
-    [SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH],
-    ids=["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"],
+    [SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH],
+    ids=["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"],
 )
 def test_the_documented_later_set_tables_are_what_the_review_computes(fixture: Path) -> None:
     """The second to sixth sets, each made and labelled after a round of fixes
@@ -72,8 +73,8 @@ def test_the_documented_later_set_tables_are_what_the_review_computes(fixture: P
 
 @pytest.mark.parametrize(
     ("fixture", "size"),
-    [(FOURTH, 60), (FIFTH, 40), (SIXTH, 64), (SEVENTH, 58), (EIGHTH, 50)],
-    ids=["fourth", "fifth", "sixth", "seventh", "eighth"],
+    [(FOURTH, 60), (FIFTH, 40), (SIXTH, 64), (SEVENTH, 58), (EIGHTH, 50), (NINTH, 36)],
+    ids=["fourth", "fifth", "sixth", "seventh", "eighth", "ninth"],
 )
 def test_the_later_sets_are_labelled_failures_of_new_tasks(fixture: Path, size: int) -> None:
     labels = [json.loads(t) for t in (fixture / "labels.jsonl").read_text().splitlines()]
@@ -84,7 +85,7 @@ def test_the_later_sets_are_labelled_failures_of_new_tasks(fixture: Path, size: 
     assert all(label["reason"].strip() for label in labels)
     assert all(e["record"]["outcome"] != "success" for e in episodes)
     assert all("review" not in e["record"] for e in episodes)  # written with --no-review
-    every = [*SETS, FIFTH, SIXTH, SEVENTH, EIGHTH]
+    every = [*SETS, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH]
     earlier = {
         json.loads(t)["record"]["task_id"]
         for before in every[: every.index(fixture)]
@@ -276,4 +277,17 @@ def test_the_eighth_set_held_out_counts() -> None:
         "simulator": (15, 1, 1),
         "both": (5, 0, 0),
         "unclear": (7, 20, 7),
+    }
+
+
+def test_the_ninth_set_held_out_counts() -> None:
+    """The rules as they are (2bbcb94) on the ninth set, committed with its labels in 3abdedf
+    before any review of it: neither 'simulator' nor 'both' called (no precision figure); the
+    user's "same group" party is another goal domain's own value, so no fault at all."""
+    by_verdict = {v.verdict: (v.labelled, v.called, v.hits) for v in study(NINTH).verdicts}
+    assert by_verdict == {
+        "agent": (6, 14, 6),
+        "simulator": (17, 0, 0),
+        "both": (10, 0, 0),
+        "unclear": (3, 22, 2),
     }
