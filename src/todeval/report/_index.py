@@ -771,7 +771,8 @@ class EpisodeIndex:
             if value:
                 clauses.append(clause)
                 args.append(value)
-        if q.label:
+        searched = self.fts and bool(search_terms(q.q))  # the label is matched by its word
+        if q.label and not searched:
             name, _, value = q.label.partition(":")
             clauses.append("e.id IN (SELECT ep FROM labels WHERE name = ? AND value = ?)")
             args += [name, value]

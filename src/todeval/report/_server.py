@@ -141,11 +141,21 @@ class _Indexer:
                 if complete:
                     self._done = version
                 self._cond.notify_all()
-            if complete and self.on_complete is not None:
-                self.on_complete(version)
-            stats.finished = True
-            if self.progress is not None:
-                self.progress(stats)
+            # the page is rebuilt in a thread of its own: a request may hold the page's lock
+            # while it waits for this thread's next update (a newer change of the run files)
+            threading.Thread(
+                target=self._finish,
+                args=(version, stats, complete),
+                name="todeval-page",
+                daemon=True,
+            ).start()
+
+    def _finish(self, version: str, stats: UpdateStats, complete: bool) -> None:
+        if complete and self.on_complete is not None:
+            self.on_complete(version)
+        stats.finished = True
+        if self.progress is not None:
+            self.progress(stats)
 
     def mark_complete(self, version: str) -> None:
         """The index is known to be complete for ``version`` (its page was kept for it)."""
