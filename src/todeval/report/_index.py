@@ -828,11 +828,17 @@ class EpisodeIndex:
                 joiner = " AND " if where else " WHERE "
                 page = f"SELECT {_LIST_COLUMNS} {source}{joiner}e.outcome {{}} ? "
                 page += "ORDER BY r.pos, e.offset LIMIT ? OFFSET ?"
-                rows = db.execute(
-                    page.format("!="), [*args, _SUCCESS, q.limit, q.offset]
-                ).fetchall()
-                if len(rows) < q.limit:  # past the failures: how many there are, then successes
-                    if rows or q.offset == 0:
+                # an outcome filter lists one phase only: its rows are all failures, or all
+                # successes (the other phase's walk would read every match for nothing)
+                if q.outcome != _SUCCESS:
+                    rows = db.execute(
+                        page.format("!="), [*args, _SUCCESS, q.limit, q.offset]
+                    ).fetchall()
+                # past the failures: how many there are, then successes
+                if len(rows) < q.limit and q.outcome in ("", _SUCCESS):
+                    if q.outcome == _SUCCESS:
+                        failed = 0
+                    elif rows or q.offset == 0:
                         failed = q.offset + len(rows)
                     elif counted:
                         failed = db.execute(
