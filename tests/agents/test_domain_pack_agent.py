@@ -17,7 +17,7 @@ from todeval.cli import main
 
 from .conftest import agent_stack, make_script, tool_call
 
-TASK = "car-rental/023-goal0023"
+TASK = "car-rental/024-goal0024"
 
 
 def _script_for_task() -> tuple[list[dict[str, object]], dict[str, str]]:

@@ -225,3 +225,38 @@ def test_the_pack_user_takes_each_entitys_reference_from_one_message() -> None:
     first = asyncio.run(user.respond(None)).text
     assert first != "done"
     assert asyncio.run(user.respond(said)).text == "done"
+
+
+# -- credit for the row the system commits to (strict) ----------------------------------------
+
+
+@pytest.mark.parametrize("protocol", ["clemtodd", "strict"])
+def test_booking_several_rows_in_one_turn_earns_nothing_under_strict(protocol: str) -> None:
+    """Under ``strict`` a domain in which the system booked two different rows within one user
+    turn is not credited, even when the last of them is the goal's; a rebooking after the user
+    spoke is. ``clemtodd`` scores the merged booking arguments, as the original does."""
+    task = load_tasks("test")[0]  # hotel: city centre north b and b, 1 person, 5 nights, friday
+    details = {"people": "1", "day": "friday", "stay": "5"}
+    acorn = {**HOTEL, "pricerange": "moderate", "name": "acorn guest house", "stars": "4"}
+    other = ("validatehotelbooking", {**acorn, **details})
+    goal = ("validatehotelbooking", {**HOTEL, **details})
+    said = ("followup", {"message": "Booked, reference number 00000000."})
+
+    def play(*outputs: tuple[str, dict[str, str]]) -> dict[str, float]:
+        lines = ["I need the city centre north b and b for 1 person, 5 nights, friday."] * 2
+        rules = GameRules(protocol=protocol)
+        system, user = ScriptedSystem(list(outputs)), ScriptedUser(lines)
+        record = asyncio.run(play_episode(task, system, user, run_seed=7, rules=rules))
+        assert record.outcome.value != "aborted", record.reason
+        return record.metrics
+
+    blind = play(other, goal, said, said)
+    assert (
+        blind["booking.inform"]
+        == blind["booking.booking_accuracy"]
+        == (1.0 if protocol == "clemtodd" else 0.0)
+    )
+    rebooked = play(other, said, goal, said)  # the user spoke between the two bookings
+    assert rebooked["booking.inform"] == rebooked["booking.booking_accuracy"] == 1.0
+    again = play(goal, goal, said, said)  # one row twice in a turn: committed to it
+    assert again["booking.booking_accuracy"] == 1.0

@@ -108,4 +108,4 @@ def test_validate_booking_holds_under_both_protocols(tmp_path: Path) -> None:
             assert results[f"{name}/{protocol}/car-rental"]["value"] <= 0.05
         for name in ("oracle", "rule"):
             assert results[f"{name}/{protocol}/car-rental"]["value"] >= 0.95
-            assert results[f"{name}/{protocol}/car-rental"]["n"] == 60
+            assert results[f"{name}/{protocol}/car-rental"]["n"] == 240

@@ -81,7 +81,7 @@ def test_a_changed_rule_shows_the_flips_and_writes_only_the_copy(
     assert ends[-1]["data"]["dialogue_outcome"] == "success"
     summary = json.loads((out / "summary.json").read_text("utf-8"))
     assert summary["metrics"]["booking.booking_accuracy"]["micro"]["value"] == 0.0
-    assert summary["outcomes"]["success"] == 0 and summary["scorer_version"] == "1"
+    assert summary["outcomes"]["success"] == 0 and summary["scorer_version"] == "2"
     assert (out / "manifest.json").read_bytes() == before["manifest.json"]
     # and the written run reads back as one
     assert recompute(out).records == [EpisodeRecord.model_validate(r) for r in _records(out)]

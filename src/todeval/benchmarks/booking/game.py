@@ -203,6 +203,7 @@ class GameMaster:
         observation: Observation = UserMessage(text=user_text)
         reprompted = False
         counter = self.protocol.turn_counter(self.rules.max_calls_per_turn)
+        self.protocol.user_turn()
         while True:
             capped = counter.before_output()
             if capped:

@@ -23,7 +23,7 @@ from todeval.core.records import EpisodeRecord
 from todeval.dialogue.episode import EpisodeStreams, Termination
 from todeval.spec import Rescored, RunContext
 
-SCORER_VERSION = "1"
+SCORER_VERSION = "2"
 """The booking scorer's version: bump it with any change to the scores, the outcome rule, the
 counts or the failure classes a stored episode gets (``tests/rescore`` holds golden episodes)."""
 
@@ -53,6 +53,8 @@ def rescore(
     streams = EpisodeStreams(run.config.seed, task.task_id, record.trial)
     env = episode_environment(task, streams, rules.protocol)
     for event in record.events:
+        if event.kind == "user_message":
+            protocol.user_turn()
         if event.kind == "booking_request":
             domain = str(event.data.get("domain", ""))
             slots = event.data.get("arguments")

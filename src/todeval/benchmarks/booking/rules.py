@@ -11,7 +11,8 @@ implementation can be compared with this one call by call without private names.
   ``HH:MM`` times, no unknown keys) and a violation aborts; values are normalised like the data
   (stripped, ``free`` -> ``yes``, ``guest house`` -> ``guesthouse``, dontcare-like values
   ignored); train times in a booking act as bounds; at most ``max_calls_per_turn`` outputs per
-  user turn; one tool call per response is acted on.
+  user turn; one tool call per response is acted on; a domain in which one user turn saw
+  successful bookings of two or more different rows earns nothing (:class:`Strict`).
 """
 
 from __future__ import annotations
@@ -123,6 +124,9 @@ class GameProtocol:
     def turn_counter(self, max_calls_per_turn: int) -> TurnCounter:
         raise NotImplementedError
 
+    def user_turn(self) -> None:
+        """Called as each user turn begins (before the system's outputs for it are played)."""
+
     def score(self, task: BookingTask, env: BookingEnvironment, completed: bool) -> EpisodeScore:
         """The episode's scores: the booked rows against the goal (``strict``)."""
         return score_episode(task, env.bookings, completed)
@@ -133,13 +137,26 @@ class GameProtocol:
 
 
 class Strict(GameProtocol):
-    """Schema-validated tool calls, normalised values (todeval's own rules)."""
+    """Schema-validated tool calls, normalised values (todeval's own rules).
+
+    One deviation in scoring (issue 41): credit goes to the row the system commits to. A domain
+    in which the system booked two or more *different* rows within one user turn -- before the
+    user could say a word about the first -- earns neither Inform nor booking accuracy, whatever
+    the last of them was: booking every row shown is a draw, not a choice. A rebooking after the
+    user spoke (the user asked for a change) and booking one row again with other details are
+    not affected. ``clemtodd`` scores every booking's arguments merged, as the original does."""
 
     name = "strict"
 
     def __init__(self, task_set: str) -> None:
         super().__init__(task_set)
         self.parser = ActionParser.for_task_set(task_set)
+        self._turn_rows: dict[str, set[tuple[tuple[str, str], ...]]] = {}
+        self.several: set[str] = set()
+        """Domains with different rows booked within one user turn (scored as not booked)."""
+
+    def user_turn(self) -> None:
+        self._turn_rows = {}
 
     def parse(self, call: ToolCall | None, text: str | None = None) -> Action | Violation:
         return self.parser.parse(SystemOutput(tool_call=call, text=text))
@@ -154,13 +171,22 @@ class Strict(GameProtocol):
         slots: dict[str, Any],
         goal_book_keys: Sequence[str] = (),
     ) -> BookingResult:
-        return env.book(domain, {k: str(v) for k, v in slots.items()})
+        result = env.book(domain, {k: str(v) for k, v in slots.items()})
+        if result.ok and domain in env.bookings:
+            rows = self._turn_rows.setdefault(domain, set())
+            rows.add(tuple(sorted(env.bookings[domain].info.items())))
+            if len(rows) > 1:
+                self.several.add(domain)
+        return result
 
     def is_done(self, text: str) -> bool:
         return is_done(text)
 
     def turn_counter(self, max_calls_per_turn: int) -> TurnCounter:
         return _OutputsPerTurn(max_calls_per_turn)
+
+    def score(self, task: BookingTask, env: BookingEnvironment, completed: bool) -> EpisodeScore:
+        return score_episode(task, env.bookings, completed, several=self.several)
 
 
 class ClemTodd(GameProtocol):

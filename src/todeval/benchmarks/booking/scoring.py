@@ -15,16 +15,18 @@ All three are 0 when the episode aborted or hit the turn cap (including a ``done
 turn, as in the original); attributes only where applicable.
 
 Two readings of "booked", one per protocol: ``strict`` scores the booked **row** (what the
-DB holds for the entity booked); ``clemtodd`` scores what the original scores, the booking
-calls' own **arguments**, merged per domain over its successful bookings
-(:func:`score_episode_from_calls`): a goal slot the calls never gave fails, even when the row
-booked by name has the right value.
+DB holds for the entity booked), and only a row the system committed to: a domain in which one
+user turn saw bookings of two or more different rows scores neither Inform nor booking accuracy
+(``several``; see :class:`~todeval.benchmarks.booking.rules.Strict`); ``clemtodd`` scores what
+the original scores, the booking calls' own **arguments**, merged per domain over its successful
+bookings (:func:`score_episode_from_calls`): a goal slot the calls never gave fails, even when
+the row booked by name has the right value.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 from pydantic import BaseModel
 
@@ -119,12 +121,28 @@ class EpisodeScore(BaseModel):
     domains: dict[str, DomainScore]
 
 
-def score_episode(task: BookingTask, bookings: dict[str, Booking], completed: bool) -> EpisodeScore:
-    """Scores of one episode; ``completed`` is False after an abort or the turn cap."""
+def score_episode(
+    task: BookingTask,
+    bookings: dict[str, Booking],
+    completed: bool,
+    *,
+    several: Collection[str] = (),
+) -> EpisodeScore:
+    """Scores of one episode; ``completed`` is False after an abort or the turn cap;
+    ``several``: domains in which one user turn booked different rows (not credited)."""
     compare = world_of(task.task_set).compare
     domains = {
         d: score_domain(g, bookings.get(d), compare.get(d, {})) for d, g in task.domains.items()
     }
+    for d in set(several) & set(domains):
+        found = domains[d]
+        domains[d] = found.model_copy(
+            update={
+                "inform": False,
+                "booked": False,
+                "mismatches": [*found.mismatches, "different rows booked within one user turn"],
+            }
+        )
     return _episode(task, domains, completed)
 
 

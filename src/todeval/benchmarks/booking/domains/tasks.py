@@ -8,7 +8,11 @@ two (about 40% of the goals when the pack has two or more), and per entity:
   the row's key alone ("find me X") in 24 of 174 entity goals when the key is searchable,
   otherwise two slots in 23, three in 51 and four in 76 of the remaining 150 (capped by the
   searchable slots the entity has). A goal constrained by one slot is met by chance by many
-  rows, which would hand a system that books blindly an Inform it cannot get on MultiWOZ;
+  rows, which would hand a system that books blindly an Inform it cannot get on MultiWOZ.
+  Then, as MultiWOZ's goals single out a venue among a few (test goals: a median of 2 hotels
+  and 3 restaurants), further slots of the row are added at random while more than
+  :data:`MAX_MATCHES` rows match, and a row that its every slot still shares with more is
+  drawn again: a blind booking of any one row meets few goals (issue 41);
 * ``fail_info`` (about 30%): the same constraints with one categorical value changed so that no
   row matches -- the user asks for that first and then changes its mind, as in MultiWOZ;
 * ``reqt`` (about half): one or two of the entity's attributes to ask for (price, phone, ...);
@@ -44,6 +48,9 @@ KEY_ONLY = 24 / 174
 """The share of MultiWOZ's 174 test entity goals constrained by the entity's name alone."""
 INFO_COUNTS = {2: 23, 3: 51, 4: 76}
 """How many of MultiWOZ's other test entity goals carry 2, 3 and 4 informable constraints."""
+MAX_MATCHES = 3
+"""The most rows a drawn goal's constraints may leave (MultiWOZ's test goals: a median of 2
+hotels of 33 and 3 restaurants of 110)."""
 
 
 def pack_digest(pack: DomainPack) -> str:
@@ -97,17 +104,40 @@ def _no_match(pack: DomainPack, name: str, constraints: dict[str, str]) -> bool:
     return not any(all(r.get(k) == v for k, v in constraints.items()) for r in pack.rows[name])
 
 
-def _domain_goal(pack: DomainPack, name: str, rng: random.Random) -> dict[str, Any]:
+def _matches(pack: DomainPack, name: str, constraints: dict[str, str]) -> int:
+    """How many rows meet ``constraints`` as the scores read them (a slot's ``compare``)."""
+    from todeval.benchmarks.booking.scoring import slot_matches
+
+    slots = pack.entities[name].slots
+    return sum(
+        all(slot_matches(k, r.get(k), v, operator=slots[k].compare) for k, v in constraints.items())
+        for r in pack.rows[name]
+    )
+
+
+def _info(pack: DomainPack, name: str, rng: random.Random) -> dict[str, str]:
+    """A row's constraints: MultiWOZ's counts, narrowed to at most :data:`MAX_MATCHES` rows."""
     e = pack.entities[name]
-    row = rng.choice(pack.rows[name])
-    searchable = [s for s, slot in e.slots.items() if slot.search and s != e.key and row.get(s)]
-    goal: dict[str, Any] = {}
-    if e.slots[e.key].search and rng.random() < KEY_ONLY:
-        goal["info"] = {e.key: row[e.key]}
-    else:
+    while True:
+        row = rng.choice(pack.rows[name])
+        if e.slots[e.key].search and rng.random() < KEY_ONLY:
+            return {e.key: row[e.key]}
+        searchable = [s for s, slot in e.slots.items() if slot.search and s != e.key and row.get(s)]
         (count,) = rng.choices(list(INFO_COUNTS), weights=list(INFO_COUNTS.values()))
         chosen = rng.sample(searchable, k=min(len(searchable), count))
-        goal["info"] = {s: row[s] for s in searchable if s in chosen}
+        rest = [s for s in searchable if s not in chosen]
+        rng.shuffle(rest)
+        info = {s: row[s] for s in searchable if s in chosen}
+        while _matches(pack, name, info) > MAX_MATCHES and rest:
+            added = rest.pop()
+            info = {s: row[s] for s in searchable if s in info or s == added}
+        if _matches(pack, name, info) <= MAX_MATCHES or not searchable:
+            return info
+
+
+def _domain_goal(pack: DomainPack, name: str, rng: random.Random) -> dict[str, Any]:
+    e = pack.entities[name]
+    goal: dict[str, Any] = {"info": _info(pack, name, rng)}
     categorical = [
         s for s in goal["info"] if e.slots[s].type == "categorical" and e.slots[s].values
     ]
@@ -212,6 +242,7 @@ def load_pack_tasks(folder: str | Path, tasks_file: str | Path | None = None) ->
 __all__ = [
     "INFO_COUNTS",
     "KEY_ONLY",
+    "MAX_MATCHES",
     "TASKS_FILE",
     "generate_tasks",
     "load_pack_tasks",
