@@ -13,9 +13,20 @@ nodes N the bench starts a cluster -- a head without CPUs plus N ``ray start`` w
 
 then stops the cluster. Per configuration it prints the whole-process wall time, simulations
 per hour, the floor and achieved / floor, and the driver's peak memory (its ``VmHWM``, read
-until it exits). The floor is the ideal wall time at that concurrency: the larger of the longest
-episode's sequential calls and all episodes' calls divided by the concurrency, each call
-taking the server's nominal latency (whatever the harness adds counts against us).
+until it exits) and CPU time. The floor is the ideal wall time at that concurrency: the larger
+of the longest episode's sequential calls and all episodes' calls divided by the concurrency,
+each call taking the server's nominal latency (whatever the harness adds counts against us).
+The wall time runs from launching the driver to its exit, so the driver's and the Ray
+workers' start-up and the summary at the end count; starting the cluster itself (``ray
+start`` of the head and the nodes, before the driver is launched) does not, as a run on an
+existing cluster does not pay it.
+
+Where the gap to the floor goes, from the records' own start and end times: start-up (driver
+launched to the first episode's start), finish (the last episode's end to the driver's exit),
+and within the episodes' window the share of slots busy (idle slots: ramp-up, the tail, waits
+between episodes), how much longer episodes took than their calls' nominal time (HTTP and
+the harness inside an episode), and the tail (the last stretch with fewer than 95% of the
+slots busy: at most about one episode for a run whose episodes are all alike).
 
 Target (issue 43): achieved / floor >= 0.85 at 4 nodes, whole process.
 Run: python bench/bench_ray_scaling.py [--nodes 1 2 4] [--trials 18]
@@ -55,6 +66,10 @@ class Point:
     finish_s: float  # last episode ended to driver exited
     driver_peak_mb: float
     mean_call_ms: float  # as the client measured it (the server's latency plus HTTP both ways)
+    driver_cpu_s: float  # the driver's own CPU time (user + system), from wait4
+    slots_used: float  # within the window: episode-seconds played / (concurrency x window)
+    stretch: float  # episode-seconds played / the calls' nominal seconds (1.0: no overhead)
+    tail_s: float  # from the last moment 95% of the slots were busy to the last episode's end
     load_before: float
     load_after: float
 
@@ -87,19 +102,37 @@ def _peak_mb(pid: int) -> float | None:
     return None
 
 
-def _driver(command: list[str], env: dict[str, str], log: Path) -> tuple[int, float, float, float]:
+def _driver(
+    command: list[str], env: dict[str, str], log: Path
+) -> tuple[int, float, float, float, float]:
     """Run the driver; its exit code, wall seconds, peak resident memory (MB, read until it
-    exits) and the clock time it was launched at."""
+    exits), the clock time it was launched at and its CPU seconds (user + system, its own
+    threads only: ``wait4`` reaps it with its resource usage)."""
     with log.open("wb") as out:
         launched = time.time()
         t0 = time.perf_counter()
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
         peak = 0.0
-        while process.poll() is None:
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
             peak = max(peak, _peak_mb(process.pid) or 0.0)
             time.sleep(0.2)
         wall = time.perf_counter() - t0
-    return process.returncode, wall, peak, launched
+        process.returncode = os.waitstatus_to_exitcode(status)
+    return process.returncode, wall, peak, launched, usage.ru_utime + usage.ru_stime
+
+
+def _tail(starts: list[float], ends: list[float], concurrency: int) -> float:
+    """Seconds from the last moment at least 95% of the slots were playing to the last end."""
+    events = sorted([(t, 1) for t in starts] + [(t, -1) for t in ends])
+    playing, last_full = 0, min(starts)
+    for t, step in events:
+        playing += step
+        if playing >= 0.95 * concurrency:
+            last_full = t
+    return max(ends) - last_full
 
 
 def run_one(nodes: int, args: argparse.Namespace, base_url: str, tmp: Path) -> Point:
@@ -137,7 +170,9 @@ def run_one(nodes: int, args: argparse.Namespace, base_url: str, tmp: Path) -> P
             "--out",
             str(out),
         ]
-        code, wall, peak, launched = _driver(command, cluster.env(), tmp / f"driver-{nodes}.log")
+        code, wall, peak, launched, cpu = _driver(
+            command, cluster.env(), tmp / f"driver-{nodes}.log"
+        )
     load_after = os.getloadavg()[0]
     if code != 0:
         log = (tmp / f"driver-{nodes}.log").read_text(errors="replace")
@@ -155,6 +190,8 @@ def run_one(nodes: int, args: argparse.Namespace, base_url: str, tmp: Path) -> P
             keys.add((record["task_id"], record["trial"]))
     latency = args.latency_ms / 1000
     floor = max(max(calls) * latency, sum(calls) * latency / concurrency)
+    window = max(ends) - min(starts)
+    played = sum(end - start for start, end in zip(starts, ends, strict=True))
     executor = json.loads((out / "manifest.json").read_text())["sessions"][-1]["executor"]
     print(f"  {executor}", flush=True)
     return Point(
@@ -165,11 +202,15 @@ def run_one(nodes: int, args: argparse.Namespace, base_url: str, tmp: Path) -> P
         calls=sum(calls),
         wall_s=wall,
         floor_s=floor,
-        window_s=max(ends) - min(starts),
+        window_s=window,
         startup_s=min(starts) - launched,
         finish_s=launched + wall - max(ends),
         driver_peak_mb=peak,
         mean_call_ms=1000 * measured / max(sum(calls), 1),
+        driver_cpu_s=cpu,
+        slots_used=played / (concurrency * window),
+        stretch=played / (sum(calls) * latency),
+        tail_s=_tail(starts, ends, concurrency),
         load_before=load_before,
         load_after=load_after,
     )
@@ -288,10 +329,13 @@ def main() -> None:
                 f"  {point.unique} episodes ({point.episodes} lines), {point.calls} calls, "
                 f"concurrency {point.concurrency}: wall {point.wall_s:.1f} s (start-up "
                 f"{point.startup_s:.1f} s, episodes {point.window_s:.1f} s, finish "
-                f"{point.finish_s:.1f} s; mean call {point.mean_call_ms:.0f} ms), floor "
-                f"{point.floor_s:.1f} s -> "
+                f"{point.finish_s:.1f} s; mean call {point.mean_call_ms:.0f} ms; in the "
+                f"episodes' window {point.slots_used:.3f} of the slots busy, episodes "
+                f"{point.stretch:.3f}x their calls' nominal time, tail {point.tail_s:.1f} s), "
+                f"floor {point.floor_s:.1f} s -> "
                 f"{point.per_hour:,.0f} simulations/hour, {point.ratio:.2f} of the floor; "
-                f"driver peak {point.driver_peak_mb:.0f} MB; load {point.load_before:.1f} -> "
+                f"driver peak {point.driver_peak_mb:.0f} MB, CPU {point.driver_cpu_s:.1f} s; "
+                f"load {point.load_before:.1f} -> "
                 f"{point.load_after:.1f}",
                 flush=True,
             )

@@ -17,7 +17,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -213,6 +213,10 @@ async def _run_jobs(
 ) -> None:
     """A pool of ``max_concurrency`` workers pulls jobs; each record is appended when done.
 
+    An executor that queues episodes in its own workers (``executor.queue_depth``) is handed
+    that many more, so its slots never wait for the driver between episodes; it still plays
+    no more than ``max_concurrency`` at once.
+
     The session stops early -- episodes in flight are cancelled, every finished one is kept --
     on SIGINT or SIGTERM, when a model endpoint refuses a call (401/403/404), when an
     endpoint answered none of the calls of the first episodes, or when an episode cannot be
@@ -226,8 +230,22 @@ async def _run_jobs(
             file=sys.stderr,
         )
     pending = iter(jobs)
+    left = len(jobs)  # not handed to the executor yet
     tasks: list[asyncio.Task[None]] = []
     channels = _channels(plan)
+
+    def take(queues: bool) -> EpisodeJob | None:
+        """The next job, or None. A worker that only fills the executor's queues stops once
+        the jobs left would fit the free slots: a job queued behind a busy executor worker
+        could wait a whole episode there while another has a slot free, and the last jobs
+        set the run's end."""
+        nonlocal left
+        if queues and left <= max_concurrency:
+            return None
+        job = next(pending, None)
+        if job is not None:
+            left -= 1
+        return job
 
     def stop(error: TodevalError) -> None:
         if state.stop is None:
@@ -237,8 +255,8 @@ async def _run_jobs(
             if task is not current:
                 task.cancel()
 
-    async def worker() -> None:
-        for job in pending:
+    async def worker(queues: bool) -> None:
+        while (job := take(queues)) is not None:
             if state.stop is not None:
                 return
             started = utc_now()
@@ -292,8 +310,8 @@ async def _run_jobs(
                 continue
             installed.append((signum, previous))
     try:
-        n_workers = max(1, min(max_concurrency, len(jobs)))
-        tasks.extend(asyncio.ensure_future(worker()) for _ in range(n_workers))
+        n_workers = max(1, min(max_concurrency + executor.queue_depth, len(jobs)))
+        tasks.extend(asyncio.ensure_future(worker(i >= max_concurrency)) for i in range(n_workers))
         results = await asyncio.gather(*tasks, return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
@@ -367,16 +385,22 @@ def _check_episodes(store: RunDirectory, plan: RunPlan, wanted: set[tuple[str, i
     return lines
 
 
-def _to_retry(store: RunDirectory, wanted: set[tuple[str, int]]) -> tuple[int, str | None]:
-    """How many of the run's episodes ended in an infrastructure error, and the first cause."""
-    count, first = 0, None
-    for record in store.iter_episodes(light=True):
-        if record.key in wanted and record.outcome is Outcome.INFRASTRUCTURE_ERROR:
-            count += 1
-            if first is None:
-                lines = (record.reason or "").splitlines() or ["no reason recorded"]
-                first = lines[0][:240]
-    return count, first
+@dataclass
+class _Retries:
+    """How many of the run's episodes ended in an infrastructure error, and the first cause
+    (counted while the summary reads the episodes: one pass over the file at the end)."""
+
+    count: int = 0
+    first: str | None = None
+
+    def counted(self, records: Iterable[EpisodeRecord]) -> Iterator[EpisodeRecord]:
+        for record in records:
+            if record.outcome is Outcome.INFRASTRUCTURE_ERROR:
+                self.count += 1
+                if self.first is None:
+                    lines = (record.reason or "").splitlines() or ["no reason recorded"]
+                    self.first = lines[0][:240]
+            yield record
 
 
 def execute_plan(
@@ -505,7 +529,9 @@ def _execute_locked(
     store.write_manifest(manifest)
     if plan.interactive:
         max_concurrency, quiet = 1, True
-    progress = ProgressReporter(len(pending), success_metric=plan.success_metric, quiet=quiet)
+    progress = ProgressReporter(
+        len(pending), success_metric=plan.success_metric, quiet=quiet, limit=max_concurrency
+    )
     state = _SessionState()
     health = RunHealth()
     live = _live_review(plan, manifest, notes) if review else None
@@ -519,8 +545,9 @@ def _execute_locked(
     finally:
         runner.close()
         final: Summary | None = None
+        retries = _Retries()
         try:
-            final = _finish(plan, store, wanted)
+            final = _finish(plan, store, wanted, retries)
             session.ended_at = utc_now()
             session.episodes_run = state.done
             store.write_manifest(manifest)
@@ -537,7 +564,7 @@ def _execute_locked(
         notes.append(f"note: {state.aborted} {noun} aborted; the first, {state.first_abort}")
     if state.stop is not None:
         _raise_stop(state.stop, store, wanted, len(plan.jobs))
-    to_retry, first_cause = _to_retry(store, wanted)
+    to_retry, first_cause = retries.count, retries.first
     assert final is not None  # written, or the error that kept it from being written raised
     return RunResult(
         final,
@@ -564,18 +591,25 @@ def _live_review(plan: RunPlan, manifest: Manifest, notes: list[str]) -> LiveRev
         return None
 
 
-def _finish(plan: RunPlan, store: RunDirectory, wanted: set[tuple[str, int]]) -> Summary:
-    """Summarise the run's episodes and write ``summary.json``."""
+def _finish(
+    plan: RunPlan, store: RunDirectory, wanted: set[tuple[str, int]], retries: _Retries
+) -> Summary:
+    """Summarise the run's episodes and write ``summary.json``; ``retries`` counts the
+    infrastructure errors on the way (the file is read once)."""
     if plan.finalize is not None:
-        summary = plan.finalize(r for r in store.iter_episodes() if r.key in wanted)
+        records = retries.counted(r for r in store.iter_episodes() if r.key in wanted)
+        summary = plan.finalize(records)
     else:
+        records = retries.counted(r for r in store.iter_episodes(light=True) if r.key in wanted)
         summary = summarize(
             plan.benchmark,
-            (r for r in store.iter_episodes(light=True) if r.key in wanted),
+            records,
             seed=plan.seed,
             grouped=plan.grouped,
             success_metric=plan.success_metric,
         )
+    for _ in records:  # a summary that stopped reading early: the rest still counts
+        pass
     _, _, protocol = plan.identity()
     if protocol is not None:
         summary = summary.model_copy(update={"protocol": protocol})

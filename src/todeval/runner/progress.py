@@ -30,8 +30,12 @@ class ProgressReporter:
         live: bool | None = None,
         interval: float = LOG_INTERVAL_S,
         clock: Callable[[], float] = time.monotonic,
+        limit: int | None = None,
     ) -> None:
         self.total = total
+        # the most episodes played at once: an executor holding a few more queued (handed
+        # over, waiting for a free slot) still shows no more than this in flight
+        self.limit = limit
         self.success_metric = success_metric
         self.stream = stream or sys.stderr
         self.quiet = quiet
@@ -75,9 +79,10 @@ class ProgressReporter:
     def line(self, record: EpisodeRecord | None) -> str:
         elapsed = self.clock() - self.t0
         eta = elapsed / self.done * (self.total - self.done) if self.done else 0.0
+        playing = self.in_flight if self.limit is None else min(self.in_flight, self.limit)
         parts = [
             f"[{self.done}/{self.total}]",
-            f"in flight {self.in_flight}",
+            f"in flight {playing}",
             f"failed {self.failed}",
         ]
         if self.scored:
