@@ -24,6 +24,7 @@ import contextlib
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -32,8 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Self
-
-from todeval.testing.server_process import unused_port
 
 STARTED = "Ray runtime started"
 WORKER_PORTS = 40
@@ -85,6 +84,7 @@ class LocalRayCluster:
         self.head: RayNode | None = None
         self._dir: tempfile.TemporaryDirectory[str] | None = None
         self._next_ports = random.Random().randrange(20000, 30000, WORKER_PORTS)
+        self._given: set[int] = set()  # every port handed to a node of this cluster
         self._added = 0
 
     @property
@@ -100,6 +100,27 @@ class LocalRayCluster:
             self._dir = tempfile.TemporaryDirectory(prefix="todeval-ray-")
         return Path(self._dir.name)
 
+    def _unused_ports(self, count: int) -> list[int]:
+        """``count`` ports on 127.0.0.1 that nothing listens on, distinct from each other and
+        from every port given to this cluster before: each is held bound until all are chosen
+        (a port bound and released at once may be handed out again by the next bind: two of a
+        node's agents were once given the same one, and the node did not start)."""
+        held: list[socket.socket] = []
+        ports: list[int] = []
+        try:
+            while len(ports) < count:
+                sock = socket.socket()
+                held.append(sock)
+                sock.bind(("127.0.0.1", 0))
+                port: int = sock.getsockname()[1]
+                if port not in self._given:
+                    ports.append(port)
+                    self._given.add(port)
+        finally:
+            for sock in held:
+                sock.close()
+        return ports
+
     def _worker_ports(self) -> list[str]:
         low = self._next_ports
         self._next_ports += WORKER_PORTS
@@ -109,6 +130,7 @@ class LocalRayCluster:
         temp = self._root() / name
         temp.mkdir()
         log = self._root() / f"{name}.log"
+        listen, grpc, metrics, runtime_env = self._unused_ports(4)
         command = [
             sys.executable,
             "-m",
@@ -119,10 +141,10 @@ class LocalRayCluster:
             "--include-log-monitor=false",
             f"--temp-dir={temp}",
             f"--object-store-memory={self.object_store_mb * 1024 * 1024}",
-            f"--dashboard-agent-listen-port={unused_port()}",
-            f"--dashboard-agent-grpc-port={unused_port()}",
-            f"--metrics-export-port={unused_port()}",
-            f"--runtime-env-agent-port={unused_port()}",
+            f"--dashboard-agent-listen-port={listen}",
+            f"--dashboard-agent-grpc-port={grpc}",
+            f"--metrics-export-port={metrics}",
+            f"--runtime-env-agent-port={runtime_env}",
             *self._worker_ports(),
             *args,
         ]
@@ -148,7 +170,7 @@ class LocalRayCluster:
         raise RuntimeError(f"ray node {node.name} did not start in {self.start_timeout_s:.0f} s")
 
     def start(self) -> Self:
-        self.port = unused_port()
+        (self.port,) = self._unused_ports(1)
         try:
             self.head = self._spawn(
                 "head",
