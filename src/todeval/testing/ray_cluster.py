@@ -21,6 +21,7 @@ with LocalRayCluster(workers=2) as cluster:
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import random
 import signal
@@ -32,11 +33,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Self, TextIO
 
 STARTED = "Ray runtime started"
 WORKER_PORTS = 40
 """Ports each node's worker processes may take (disjoint ranges, one per node)."""
+WORKER_PORT_SLOTS = range(20000, 30000, WORKER_PORTS)
+PORT_CLAIMS = Path(tempfile.gettempdir()) / "todeval-ray-worker-ports"
+"""Lock files by which each cluster on this machine claims its nodes' worker port ranges."""
 
 
 def ray_env() -> dict[str, str]:
@@ -83,7 +87,7 @@ class LocalRayCluster:
         self.nodes: list[RayNode] = []  # worker nodes, in the order they were added
         self.head: RayNode | None = None
         self._dir: tempfile.TemporaryDirectory[str] | None = None
-        self._next_ports = random.Random().randrange(20000, 30000, WORKER_PORTS)
+        self._claims: list[TextIO] = []  # held lock files: this cluster's worker port ranges
         self._given: set[int] = set()  # every port handed to a node of this cluster
         self._added = 0
 
@@ -122,9 +126,23 @@ class LocalRayCluster:
         return ports
 
     def _worker_ports(self) -> list[str]:
-        low = self._next_ports
-        self._next_ports += WORKER_PORTS
-        return ["--min-worker-port", str(low), "--max-worker-port", str(low + WORKER_PORTS - 1)]
+        """A range of ports for one node's workers that no other node of any cluster started
+        by this class on the machine has (clusters of two test processes run at once): each
+        range is claimed by an exclusive lock on a file of its own, held until :meth:`stop`."""
+        PORT_CLAIMS.mkdir(exist_ok=True)
+        first = random.Random().randrange(len(WORKER_PORT_SLOTS))
+        for k in range(len(WORKER_PORT_SLOTS)):
+            low = WORKER_PORT_SLOTS[(first + k) % len(WORKER_PORT_SLOTS)]
+            claim = (PORT_CLAIMS / f"{low}.lock").open("a")
+            try:
+                fcntl.flock(claim, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                claim.close()
+                continue
+            self._claims.append(claim)
+            high = low + WORKER_PORTS - 1
+            return ["--min-worker-port", str(low), "--max-worker-port", str(high)]
+        raise RuntimeError("every worker port range is held by another Ray cluster")
 
     def _spawn(self, name: str, args: list[str]) -> RayNode:
         temp = self._root() / name
@@ -262,6 +280,9 @@ class LocalRayCluster:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
         self.nodes, self.head = [], None
+        for claim in self._claims:
+            claim.close()  # the lock goes with it
+        self._claims = []
         if self._dir is not None:
             self._dir.cleanup()
             self._dir = None
