@@ -51,6 +51,9 @@ INFO_COUNTS = {2: 23, 3: 51, 4: 76}
 MAX_MATCHES = 3
 """The most rows a drawn goal's constraints may leave (MultiWOZ's test goals: a median of 2
 hotels of 33 and 3 restaurants of 110)."""
+_ROW_DRAWS = 100
+"""Rows tried for a goal that singles out at most :data:`MAX_MATCHES` before one is kept as it
+is (an entity whose rows share every searchable value)."""
 
 
 def pack_digest(pack: DomainPack) -> str:
@@ -118,7 +121,8 @@ def _matches(pack: DomainPack, name: str, constraints: dict[str, str]) -> int:
 def _info(pack: DomainPack, name: str, rng: random.Random) -> dict[str, str]:
     """A row's constraints: MultiWOZ's counts, narrowed to at most :data:`MAX_MATCHES` rows."""
     e = pack.entities[name]
-    while True:
+    info: dict[str, str] = {}
+    for _ in range(_ROW_DRAWS):
         row = rng.choice(pack.rows[name])
         if e.slots[e.key].search and rng.random() < KEY_ONLY:
             return {e.key: row[e.key]}
@@ -133,6 +137,7 @@ def _info(pack: DomainPack, name: str, rng: random.Random) -> dict[str, str]:
             info = {s: row[s] for s in searchable if s in info or s == added}
         if _matches(pack, name, info) <= MAX_MATCHES or not searchable:
             return info
+    return info  # no row of this entity is singled out by its slots: the last draw as it is
 
 
 def _domain_goal(pack: DomainPack, name: str, rng: random.Random) -> dict[str, Any]:

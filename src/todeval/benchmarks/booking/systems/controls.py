@@ -345,7 +345,7 @@ def _suite() -> Any:
         },
         notes=(
             "Booking accuracy over the 117 test goals against the agenda user; the car-rental "
-            "group: the example domain pack's 60 tasks.",
+            "group: the example domain pack's 240 tasks.",
         ),
     )
 
