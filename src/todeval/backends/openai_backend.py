@@ -22,6 +22,7 @@ Tools go out natively (``tools=``) or, with ``tool_mode="text"``, through the te
 from __future__ import annotations
 
 import json
+import secrets
 import sys
 import time
 from collections.abc import Mapping
@@ -315,6 +316,41 @@ def split_query(url: str | None) -> tuple[str | None, dict[str, str]]:
     return urlunsplit(parts._replace(query="", fragment="")), query
 
 
+class BodyEncoder:
+    """A request's JSON body, byte for byte what ``json.dumps(payload)`` gives, with the
+    tool definitions serialised once while they stay the same: a system sends the same tools
+    with every call (7 KB of schemas for booking's: about 60 us of CPU a call to re-serialise).
+
+    The tools are written as a marker string (random per encoder, so no message can hold it)
+    that is then replaced by their cached JSON; a cached entry is reused only when the
+    request's tools equal a private copy of what was serialised."""
+
+    KEEP = 8
+    """Distinct tool sets remembered (a system with modules may send several)."""
+
+    def __init__(self) -> None:
+        self._marker = f"todeval-tools-{secrets.token_hex(8)}"
+        self._cached: list[tuple[Any, str]] = []  # (private copy of the tools, their JSON)
+
+    def encode(self, payload: dict[str, Any]) -> bytes:
+        tools = payload.get("tools")
+        if not tools:
+            return json.dumps(payload).encode("ascii")  # \u-escaped: a lone surrogate too
+        text = json.dumps({**payload, "tools": self._marker})
+        return text.replace(f'"{self._marker}"', self._tools_json(tools), 1).encode("ascii")
+
+    def _tools_json(self, tools: Any) -> str:
+        for index, (known, text) in enumerate(self._cached):
+            if known == tools:
+                if index:  # most recent first
+                    self._cached.insert(0, self._cached.pop(index))
+                return text
+        text = json.dumps(tools)
+        self._cached.insert(0, (json.loads(text), text))  # a copy no caller can change
+        del self._cached[self.KEEP :]
+        return text
+
+
 Answer = tuple[int, Mapping[str, str], str]
 """An HTTP answer: its status, its headers (looked up by lower-case name) and its body."""
 
@@ -425,6 +461,7 @@ class OpenAIBackend:
             if base_url is not None and direct(base_url)
             else _SdkTransport(info, base_url, query, api_key)
         )
+        self._body = BodyEncoder()
 
     @property
     def info(self) -> ModelInfo:
@@ -440,7 +477,7 @@ class OpenAIBackend:
         # of a 26-message, 7-tool request (most of our overhead).
         payload = {k: v for k, v in kwargs.items() if k != "extra_body"}
         payload.update(kwargs.get("extra_body", {}))
-        content = json.dumps(payload).encode("ascii")  # \u-escaped: a lone surrogate too
+        content = self._body.encode(payload)
         started = time.perf_counter()
         status, headers, body = await self._transport.post(content)
         if status >= 400:

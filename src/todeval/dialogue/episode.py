@@ -167,8 +167,8 @@ class CallLog(list[CallUsage]):
 
     def append(self, call: CallUsage) -> None:
         super().append(call)
-        if isinstance(call, ModelCall):
-            self._log.add_typed(MODEL_CALL, call.role, "model_call", call.event_data())
+        if isinstance(call, ModelCall):  # a validated ModelCall's data fits the payload as it is
+            self._log.add_checked(MODEL_CALL, call.role, "model_call", call.event_data())
 
     def extend(self, calls: Iterable[CallUsage]) -> None:
         for call in calls:
@@ -207,6 +207,21 @@ class EpisodeLog:
         """Append an event of ``type`` (its ``data`` is checked against the type)."""
         self.events.append(
             Event(
+                t=round(time.monotonic() - self.t0, 6),
+                kind=kind,
+                type=type,
+                actor=actor,
+                turn=self.turn,
+                data=data,
+            )
+        )
+
+    def add_checked(self, kind: str, actor: str, type: EventType, data: dict[str, Any]) -> None:
+        """Append an event of ``type`` whose ``data`` is known to fit it (built from a validated
+        model of the same fields): not checked again. A model call's data holds every message
+        sent, so checking it again cost as much as the rest of recording the call."""
+        self.events.append(
+            Event.model_construct(
                 t=round(time.monotonic() - self.t0, 6),
                 kind=kind,
                 type=type,
