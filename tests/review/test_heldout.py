@@ -1,6 +1,6 @@
 """The booking review checked against episodes it was not written for (issue 42, item 6).
 
-Nine sets (``review_heldout``, ``2`` ... ``9``), each labelled and committed before the review
+Ten sets (``review_heldout``, ``2`` ... ``10``), each labelled and committed before the review
 was run on it; the first holds 100 failed booking episodes of players the rules were not
 written against, each labelled by hand from its transcript. These tests recompute the
 review's per-verdict precision and recall against the labels and check that
@@ -36,6 +36,7 @@ SIXTH = ROOT / "tests" / "fixtures" / "review_heldout6"
 SEVENTH = ROOT / "tests" / "fixtures" / "review_heldout7"
 EIGHTH = ROOT / "tests" / "fixtures" / "review_heldout8"
 NINTH = ROOT / "tests" / "fixtures" / "review_heldout9"
+TENTH = ROOT / "tests" / "fixtures" / "review_heldout10"
 SETS = [FIXTURE, SECOND, THIRD, FOURTH]
 DOC = ROOT / "docs" / "user-simulators.md"
 
@@ -62,8 +63,8 @@ def test_the_documented_table_is_what_the_review_computes(figures: StudyFigures)
 
 @pytest.mark.parametrize(
     "fixture",
-    [SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH],
-    ids=["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"],
+    [SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH],
+    ids=["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"],
 )
 def test_the_documented_later_set_tables_are_what_the_review_computes(fixture: Path) -> None:
     """The second to sixth sets, each made and labelled after a round of fixes
@@ -73,8 +74,16 @@ def test_the_documented_later_set_tables_are_what_the_review_computes(fixture: P
 
 @pytest.mark.parametrize(
     ("fixture", "size"),
-    [(FOURTH, 60), (FIFTH, 40), (SIXTH, 64), (SEVENTH, 58), (EIGHTH, 50), (NINTH, 36)],
-    ids=["fourth", "fifth", "sixth", "seventh", "eighth", "ninth"],
+    [
+        (FOURTH, 60),
+        (FIFTH, 40),
+        (SIXTH, 64),
+        (SEVENTH, 58),
+        (EIGHTH, 50),
+        (NINTH, 36),
+        (TENTH, 68),
+    ],
+    ids=["fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"],
 )
 def test_the_later_sets_are_labelled_failures_of_new_tasks(fixture: Path, size: int) -> None:
     labels = [json.loads(t) for t in (fixture / "labels.jsonl").read_text().splitlines()]
@@ -85,7 +94,7 @@ def test_the_later_sets_are_labelled_failures_of_new_tasks(fixture: Path, size: 
     assert all(label["reason"].strip() for label in labels)
     assert all(e["record"]["outcome"] != "success" for e in episodes)
     assert all("review" not in e["record"] for e in episodes)  # written with --no-review
-    every = [*SETS, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH]
+    every = [*SETS, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH]
     earlier = {
         json.loads(t)["record"]["task_id"]
         for before in every[: every.index(fixture)]
@@ -291,3 +300,20 @@ def test_the_ninth_set_held_out_counts() -> None:
         "both": (10, 0, 0),
         "unclear": (3, 22, 2),
     }
+
+
+def test_the_tenth_set_held_out_counts() -> None:
+    """The rules as they are (2bbcb94) on the tenth set, committed with its labels in 8e3baf5
+    before any review of it: 'simulator' 42/43 and 'both' 14/15. The two wrong calls are left
+    as they are (nothing was changed after this measurement): #64, a table's party credited to
+    a train the user never raised ('both' for 'simulator'), and #24, the partly refusing
+    system's wording read as no refusal ('simulator' for 'both')."""
+    by_verdict = {v.verdict: (v.labelled, v.called, v.hits) for v in study(TENTH).verdicts}
+    assert by_verdict == {
+        "agent": (0, 5, 0),
+        "simulator": (47, 43, 42),
+        "both": (21, 15, 14),
+        "unclear": (0, 5, 0),
+    }
+    assert _review(TENTH, 64).verdict == "both"
+    assert _review(TENTH, 24).verdict == "simulator"
