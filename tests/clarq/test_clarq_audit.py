@@ -149,12 +149,14 @@ def test_rule_on_the_reference_transcript() -> None:
     # (issue 41: at most 8 questions, the list guard over the turn, patience; round 2: a
     # question must be aimed at its node -- 0.9021 / 0.7544 / 0.8044 before it, 0.8935 / 0.7365
     # / 0.7917 when it had to beat every other node by the margin, before the margin became a
-    # tie and joined questions were read clause by clause); lexical: below
-    assert later.accuracy.value == pytest.approx(0.8974, abs=5e-5)
-    assert later.kappa.value == pytest.approx(0.7448, abs=5e-5)
-    assert later.node_agreement.value == pytest.approx(0.7996, abs=5e-5)
-    assert later.both_released == 893
-    assert later.strict_accuracy.value == pytest.approx(0.7572, abs=5e-5)
+    # tie and joined questions were read clause by clause; 0.8974 / 0.7448 / 0.7996 before a
+    # turn confirming the seeker's plan became type 1 and the English share became 0.2); lexical:
+    # below
+    assert later.accuracy.value == pytest.approx(0.9029, abs=5e-5)
+    assert later.kappa.value == pytest.approx(0.7587, abs=5e-5)
+    assert later.node_agreement.value == pytest.approx(0.8038, abs=5e-5)
+    assert later.both_released == 892
+    assert later.strict_accuracy.value == pytest.approx(0.7659, abs=5e-5)
     assert later.baseline_accuracy.value == pytest.approx(969 / 1277)
     assert later.baseline_kappa.value == 0.0
     assert later.baseline_node_agreement.value == pytest.approx(0.7792, abs=5e-5)
@@ -163,15 +165,15 @@ def test_rule_on_the_reference_transcript() -> None:
     assert later.accuracy.ci_low is not None and later.accuracy.ci_low > 0.86
     assert (later.accuracy.ci_low or 0) > (later.baseline_accuracy.ci_high or 1)
     assert later.confusion["release"] == {
-        "gate_pass": 0, "apology": 0, "release": 893, "no_release": 76, "enough": 0
+        "gate_pass": 0, "apology": 0, "release": 892, "no_release": 77, "enough": 0
     }  # fmt: skip
-    assert later.confusion["no_release"]["no_release"] == 202
-    assert later.confusion["enough"]["enough"] == 51
+    assert later.confusion["no_release"]["no_release"] == 211
+    assert later.confusion["enough"]["enough"] == 50
     gate = result.summary.scopes["gate"]
     assert gate.accuracy.value == 1.0 and gate.kappa.value is None  # every gate turn passes
     everything = result.summary.scopes["all"]
     assert everything.turns == 1537
-    assert everything.kappa.value == pytest.approx(0.8474, abs=5e-5)
+    assert everything.kappa.value == pytest.approx(0.8556, abs=5e-5)
     assert everything.baseline_kappa.value == pytest.approx(0.5523, abs=5e-5)
     assert result.summary.errors == 0 and result.summary.usage["calls"] == 0
     assert len(result.turns) == 1537
@@ -179,7 +181,8 @@ def test_rule_on_the_reference_transcript() -> None:
 
 def test_rule_without_meaning_is_the_lexical_provider() -> None:
     """``rule_meaning: false`` (or ``meaning={}``) gives the word-only provider's figures:
-    kappa 0.7267, node ids 0.8073 (0.7106 / 0.8028 with round 2's first margin rule, 0.7376 /
+    kappa 0.7404, node ids 0.8138 (0.7267 / 0.8073 before the plan-confirmation rule and the
+    English share 0.2, 0.7106 / 0.8028 with round 2's first margin rule, 0.7376 /
     0.8067 before round 2's aimed-at rule, 0.7420 /
     0.8177 before issue 41's turn-level rules); the
     word-overlap provider before targeting had 0.7745 / 0.8342 and released to dumps."""
@@ -188,9 +191,9 @@ def test_rule_without_meaning_is_the_lexical_provider() -> None:
         audit_provider(lambda: RuleProvider(meaning={}), source, name="rule", resamples=20)
     )
     later = result.summary.scopes["later"]
-    assert later.kappa.value == pytest.approx(0.7267, abs=5e-5)
-    assert later.node_agreement.value == pytest.approx(0.8073, abs=5e-5)
-    assert later.confusion["release"]["release"] == 882
+    assert later.kappa.value == pytest.approx(0.7404, abs=5e-5)
+    assert later.node_agreement.value == pytest.approx(0.8138, abs=5e-5)
+    assert later.confusion["release"]["release"] == 881
 
 
 class ReplayingProvider:
@@ -255,12 +258,12 @@ def test_audit_command_prints_the_figures_and_writes_json(
     )
     assert code == 0, err
     assert "releases are 0.759 of the 1277 later turns" in text
-    assert "Cohen's kappa" in text and "0.745 [0.702, 0.788]" in text
+    assert "Cohen's kappa" in text and "0.759 [0.716, 0.801]" in text
     assert "always-release accuracy" in text and "0.759 [" in text
     assert "confusion, later turns" in text
     summary = AuditSummary.model_validate_json(out.read_text(encoding="utf-8"))
     assert summary.provider == "rule" and summary.language == "en"
-    assert summary.scopes["later"].kappa.value == pytest.approx(0.7448, abs=5e-5)
+    assert summary.scopes["later"].kappa.value == pytest.approx(0.7587, abs=5e-5)
     lines = turns.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 1537
     first = json.loads(lines[1])
