@@ -342,6 +342,9 @@ def test_like_search_without_fts5(root: Path) -> None:
     hits = index.query(EpisodeQuery(q="Volcano"))
     assert hits["total"] > 0 and hits["terms"] == ["Volcano"]
     assert index.query(EpisodeQuery(q="100%"))["total"] == 0  # % is literal, not a wildcard
+    # the hidden words of the FTS5 index are not in the text a LIKE search reads
+    hidden = facet_word("o", "success")[1:]
+    assert index.query(EpisodeQuery(q=hidden))["total"] == 0
     # the same file opened with FTS5 wanted is rebuilt with it
     again = EpisodeIndex(root / "idx.sqlite", root, fts=True)
     assert again.fts and again.counts() == {}

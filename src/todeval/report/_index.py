@@ -650,14 +650,17 @@ class EpisodeIndex:
                         value,
                     )
                 )
-                words = [
-                    facet_word("r", str(run_id)),
-                    facet_word("o", line.outcome.value),
-                    facet_word("g", line.group),
-                    facet_word("f", fail),
-                    *(facet_word("l", f"{k}\0{v}") for k, v in line.labels.items()),
-                ]
-                texts.append((ep_id, search_text(line, raw) + "\n" + " ".join(words)))
+                text = search_text(line, raw)
+                if fts:  # (a LIKE search would find its typed text inside the hashes)
+                    words = [
+                        facet_word("r", str(run_id)),
+                        facet_word("o", line.outcome.value),
+                        facet_word("g", line.group),
+                        facet_word("f", fail),
+                        *(facet_word("l", f"{k}\0{v}") for k, v in line.labels.items()),
+                    ]
+                    text += "\n" + " ".join(words)
+                texts.append((ep_id, text))
                 labels += [(ep_id, k, v) for k, v in line.labels.items()]
                 if len(rows) >= _BATCH:
                     flush()
