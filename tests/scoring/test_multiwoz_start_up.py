@@ -1,17 +1,27 @@
 """The start-up and loading cuts of ``todeval score multiwoz`` give the same results as before:
 the column-wise venue tables, the interval's quantile without ``numpy.quantile``, the paused
-collector, and the benchmark entry point's help line read without the email parser."""
+collector, the benchmark entry point's help line read without the email parser, and the text
+metrics' child forked from the raw JSON before validation."""
 
 from __future__ import annotations
 
 import gc
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
 from todeval.core.gcpause import collector_paused
+from todeval.errors import BadInputError
 from todeval.registry import _summary
+from todeval.scoring.multiwoz import PredictedTurn, evaluate
+from todeval.scoring.multiwoz._background import BackgroundCall
 from todeval.scoring.multiwoz._bootstrap import linear_quantile
 from todeval.scoring.multiwoz._corpus import CorpusData
 from todeval.scoring.multiwoz._database import (
@@ -157,3 +167,71 @@ def test_benchmark_help_line_from_the_metadata_headers() -> None:
     body_only = "Name: x\n\nSummary: in the description\n"
     assert _summary(_EntryPoint(_Dist({"METADATA": body_only}))) == ""  # type: ignore[arg-type]
     assert _summary(_EntryPoint(None)) == ""  # type: ignore[arg-type]
+
+
+def _fixture(name: str, n: int) -> dict[str, Any]:
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "multiwoz_predictions"
+    data: dict[str, Any] = json.loads(gzip.decompress((path / f"{name}.json.gz").read_bytes()))
+    return dict(list(data.items())[:n])
+
+
+def test_child_from_the_raw_json_and_in_process_from_validated_turns_agree() -> None:
+    corpus, database = CorpusData(), VenueDatabase()
+    data = _fixture("augpt", 60)
+    kw: dict[str, Any] = {"corpus": corpus, "database": database}
+    serial = evaluate(data, parallel=False, **kw).model_dump()
+    assert evaluate(data, parallel=True, **kw).model_dump() == serial
+    # Turns given as models: the child (which reads raw JSON-like turns) fails, and the
+    # in-process computation from the validated turns gives the same figures.
+    models = {d: [PredictedTurn.model_validate(t) for t in turns] for d, turns in data.items()}
+    assert evaluate(models, parallel=True, **kw).model_dump() == serial
+
+
+def test_invalid_predictions_stop_the_child_and_fail_as_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _fixture("augpt", 5)
+    first = next(iter(data))
+    data[first][0]["response"] = 7  # not a string
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    children: list[int] = []
+    real_fork = os.fork
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid:
+            children.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
+    with pytest.raises(BadInputError, match="turn 0: field response"):
+        evaluate(path, parallel=True)
+    assert len(children) == 1
+    with pytest.raises(ChildProcessError):  # the child was stopped and reaped
+        os.waitpid(children[0], os.WNOHANG)
+
+
+def test_background_call_uses_the_in_process_function_without_a_child() -> None:
+    job = BackgroundCall(lambda: "child", parallel=False, in_process=lambda: "here")
+    assert job.result() == "here"
+
+
+def test_the_child_is_forked_before_pydantic_is_imported(tmp_path: Path) -> None:
+    path, out = tmp_path / "p.json", tmp_path / "o.json"
+    path.write_text(json.dumps(_fixture("augpt", 3)), encoding="utf-8")
+    script = (
+        "import os, sys\n"
+        "real = os.fork\n"
+        "def fork():\n"
+        "    print('pydantic' in sys.modules, file=sys.stderr)\n"
+        "    return real()\n"
+        "os.fork = fork\n"
+        "from todeval.cli import main\n"
+        f"sys.exit(main(['score', 'multiwoz', {str(path)!r}, '-o', {str(out)!r}]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[0] == "False"

@@ -34,10 +34,21 @@ def _enlarge_pipe(fd: int) -> None:
 
 
 class BackgroundCall(Generic[T]):
-    """``function()``, computed by a forked child when possible (see the module docstring)."""
+    """``function()``, computed by a forked child when possible (see the module docstring).
 
-    def __init__(self, function: Callable[[], T], *, parallel: bool) -> None:
+    ``in_process`` (default: ``function``) is what is called instead when there is no child or
+    it failed: the caller may know more by then (e.g. validated input) and must make it give
+    the same result as ``function`` wherever ``function`` succeeds."""
+
+    def __init__(
+        self,
+        function: Callable[[], T],
+        *,
+        parallel: bool,
+        in_process: Callable[[], T] | None = None,
+    ) -> None:
         self._function = function
+        self._in_process = in_process if in_process is not None else function
         self._pid: int | None = None
         self._read_fd: int | None = None
         if parallel and hasattr(os, "fork"):
@@ -88,7 +99,7 @@ class BackgroundCall(Generic[T]):
         ok, value = self._receive()
         if ok:
             return value  # type: ignore[return-value]
-        return self._function()
+        return self._in_process()
 
     def close(self) -> None:
         """Stop and reap the child if it is still running (safe to call twice)."""

@@ -16,7 +16,7 @@ from todeval.core.files import write_output
 from todeval.core.gcpause import collector_paused
 from todeval.errors import UsageError
 from todeval.scoring.multiwoz._domains import ACTIVE_DOMAIN_MODES
-from todeval.scoring.multiwoz._models import METRICS
+from todeval.scoring.multiwoz._names import METRICS
 
 if TYPE_CHECKING:
     from todeval.scoring.multiwoz._models import MultiwozResult

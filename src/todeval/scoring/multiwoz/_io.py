@@ -11,16 +11,18 @@ import json
 import zlib
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any
-
-from pydantic import TypeAdapter, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from todeval.core import safejson
 from todeval.core.userfiles import read_user_bytes
 from todeval.errors import BadInputError
-from todeval.scoring.multiwoz._models import PredictedTurn
 
-Predictions = dict[str, list[PredictedTurn]]
+if TYPE_CHECKING:  # pydantic is imported when predictions are validated, not before
+    from pydantic import TypeAdapter
+
+    from todeval.scoring.multiwoz._models import PredictedTurn
+
+    Predictions = dict[str, list[PredictedTurn]]
 _MAX_LISTED = 5
 
 
@@ -51,7 +53,11 @@ def read_prediction_file(path: str | Path) -> Any:
 
 
 def _adapter() -> TypeAdapter[Predictions]:
-    return TypeAdapter(Predictions)
+    from pydantic import TypeAdapter
+
+    from todeval.scoring.multiwoz._models import PredictedTurn
+
+    return TypeAdapter(dict[str, list[PredictedTurn]])
 
 
 def _where(loc: tuple[int | str, ...]) -> str:
@@ -85,6 +91,8 @@ def validate_predictions(
     if not raw:
         raise BadInputError(f"{source}: contains no dialogues")
     _check_ids(raw.keys(), source, known_turns.keys())
+    from pydantic import ValidationError
+
     try:
         predictions = _adapter().validate_python(raw)
     except ValidationError as exc:

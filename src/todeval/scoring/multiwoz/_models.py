@@ -6,11 +6,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
+from todeval.scoring.multiwoz._names import METRICS as METRICS
+from todeval.scoring.multiwoz._names import Metric as Metric
+
 SCHEME = "standard MultiWOZ evaluator (Nekvinda & Dusek 2021)"
 """The scoring scheme's name, recorded in every result (other MultiWOZ schemes exist)."""
-
-Metric = Literal["inform", "success", "bleu", "richness", "dst"]
-METRICS: tuple[Metric, ...] = ("inform", "success", "bleu", "richness", "dst")
 
 
 class PredictedTurn(BaseModel):
