@@ -1,7 +1,8 @@
 """The keep-alive HTTP clients a run uses to reach endpoints it does not own (a system under
 test behind HTTP, an agent's chat endpoint): one ``httpx.AsyncClient`` per event loop, made on
 first use and closed with the run, so a recorded latency is a request's round trip, not a
-client's set-up."""
+client's set-up. ``httpx`` is imported when a client is first made (a run that reaches no such
+endpoint never needs it: about a fifth of a second of start-up)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ import asyncio
 import contextlib
 import time
 import weakref
-
-import httpx
+from typing import TYPE_CHECKING
 
 from todeval.core.health import current_health
 from todeval.core.redact import add_url_secrets, redact
 from todeval.errors import InfrastructureError
+
+if TYPE_CHECKING:
+    import httpx
 
 
 class HttpClients:
@@ -26,6 +29,8 @@ class HttpClients:
         self._clients = weakref.WeakKeyDictionary()
 
     def client(self) -> httpx.AsyncClient:
+        import httpx  # only once a run reaches such an endpoint
+
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None or client.is_closed:
@@ -42,6 +47,8 @@ class HttpClients:
         client = self._clients.pop(asyncio.get_running_loop(), None)
         self._clients.clear()
         if client is not None:
+            import httpx  # imported already: the client exists
+
             with contextlib.suppress(httpx.HTTPError, OSError):  # a connection already gone
                 await client.aclose()
 
@@ -67,6 +74,8 @@ async def post_json(
     :class:`~todeval.errors.InfrastructureError` instead: the episode is not scored (it
     is re-run by the same command), and the runner stops after the first episodes with one line
     naming the URL and the cause -- a server that is not running is not a system's failure."""
+    import httpx  # imported already by the client
+
     add_url_secrets(url)  # user:password@ or ?key=: never written, nor what a server echoes
     shown = redact(url)
     client = clients.client()
