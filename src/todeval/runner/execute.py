@@ -231,21 +231,33 @@ async def _run_jobs(
         )
     pending = iter(jobs)
     left = len(jobs)  # not handed to the executor yet
+    held = 0  # handed to the executor and not back yet
+    freed = asyncio.Event()  # set whenever the executor gives one back
     tasks: list[asyncio.Task[None]] = []
     channels = _channels(plan)
 
-    def take(queues: bool) -> EpisodeJob | None:
-        """The next job, or None. A worker that only fills the executor's queues stops once
-        the jobs left would fit the free slots: a job queued behind a busy executor worker
-        could wait a whole episode there while another has a slot free, and the last jobs
-        set the run's end."""
-        nonlocal left
-        if queues and left <= max_concurrency:
-            return None
+    async def take(queues: bool) -> EpisodeJob | None:
+        """The next job, or None. While more jobs are left than the run plays at once, the
+        executor is handed up to its queue depth more; the last ``max_concurrency`` go only
+        to free slots (a job queued behind a busy executor worker could wait a whole episode
+        there while another has a slot free, and the last jobs set the run's end): the
+        workers that only filled queues stop, the others wait for room."""
+        nonlocal left, held
+        while left <= max_concurrency and (queues or held >= max_concurrency):
+            if queues:
+                return None
+            freed.clear()
+            await freed.wait()
         job = next(pending, None)
         if job is not None:
             left -= 1
+            held += 1
         return job
+
+    def give_back() -> None:
+        nonlocal held
+        held -= 1
+        freed.set()
 
     def stop(error: TodevalError) -> None:
         if state.stop is None:
@@ -256,7 +268,7 @@ async def _run_jobs(
                 task.cancel()
 
     async def worker(queues: bool) -> None:
-        while (job := take(queues)) is not None:
+        while (job := await take(queues)) is not None:
             if state.stop is not None:
                 return
             started = utc_now()
@@ -268,6 +280,8 @@ async def _run_jobs(
                 return
             except Exception as exc:
                 record = _error_record(plan, job, exc, started)
+            finally:
+                give_back()
             if health.refusal is not None:  # this episode may have met it: not kept
                 stop(health.refusal)
                 return
