@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
-import math
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
@@ -131,16 +130,6 @@ def shares(total: int, workers: int) -> list[int]:
     return [max(1, base + (1 if i < extra else 0)) for i in range(workers)]
 
 
-def queued_ahead(share: int) -> int:
-    """Episodes handed to a worker playing ``share`` at once beyond its share, waiting in its
-    queue: an eighth of the share, at least one. A worker finishes about ``share / episode
-    length`` episodes a second; with a few in its queue, a finished episode's slot takes the
-    next at once instead of idling for the round trip to the driver and back (milliseconds on
-    an idle machine, a few hundred on a busy one, every episode), and at the end of a run a
-    queued episode waits no longer than the worker's next slot to free up."""
-    return max(1, math.ceil(share / 8))
-
-
 def _why_lost(exc: BaseException) -> str:
     """Why a Ray actor is gone, in a few words: its creation failed (the error's last line),
     or its node died or cannot be reached."""
@@ -156,11 +145,12 @@ class RayExecutor:
     One actor per CPU of the cluster's nodes (no more than the episodes in flight), placed on
     the nodes in turn; a node without CPUs (a head started with ``--num-cpus 0``) gets none.
     The run's concurrency is split over the actors (:func:`shares`: each plays at most its
-    share at once, together the run's concurrency), and each also holds a few episodes queued
-    (:func:`queued_ahead`), so that no slot waits for the driver between episodes. Each
-    episode goes to the actor with the most room. An actor that dies (its node was lost)
-    leaves the pool and its episodes are played again on the others; once none is left the
-    session stops with :class:`WorkersLostError`.
+    share at once, together the run's concurrency). Nothing is queued in the actors
+    (``queue_depth`` 0): measured on episodes of equal length, a few queued in each actor
+    saved the round trip between episodes but cost a whole round of episodes at the end of
+    the run (docs/scale.md). Each episode goes to the actor with the most room. An actor that
+    dies (its node was lost) leaves the pool and its episodes are played again on the others;
+    once none is left the session stops with :class:`WorkersLostError`.
     """
 
     def __init__(
@@ -201,7 +191,7 @@ class RayExecutor:
         workers = num_workers or max(1, min(cpus, max_concurrency))
         placed = spread(nodes, workers)
         self._shares = shares(max_concurrency, workers)
-        self.queue_depth = sum(queued_ahead(share) for share in self._shares)
+        self.queue_depth = 0
         actor_cls = ray.remote(num_cpus=0)(_EpisodeWorker)
         runtime = worker_runtime(plan)
         self._actors: list[Any] = []
