@@ -66,9 +66,9 @@ def run() -> None:
     try:
         from todeval.cli import main
     finally:
+        collect_less()  # still under the start-up handlers: a signal now ends quietly too
         signal.signal(signal.SIGINT, previous)
         signal.signal(signal.SIGTERM, signal.default_int_handler)
-        collect_less()
     try:
         code = main()
     except KeyboardInterrupt:  # a second interrupt while the first was being reported
