@@ -319,7 +319,8 @@ def split_query(url: str | None) -> tuple[str | None, dict[str, str]]:
 class BodyEncoder:
     """A request's JSON body, byte for byte what ``json.dumps(payload)`` gives, with the
     tool definitions serialised once while they stay the same: a system sends the same tools
-    with every call (7 KB of schemas for booking's: about 60 us of CPU a call to re-serialise).
+    with every call (7 KB of schemas for a tool-using system: about 60 us of CPU a call to
+    re-serialise).
 
     The tools are written as a marker string (random per encoder, so no message can hold it)
     that is then replaced by their cached JSON; a cached entry is reused only when the
