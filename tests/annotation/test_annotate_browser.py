@@ -82,7 +82,8 @@ def test_label_reload_finish_and_agree(driver: Any, served: Served, tmp_path: Pa
     _at(driver, 16, total)
     _keys(driver, Keys.BACKSPACE)
     _at(driver, 15, total)
-    assert len(css(driver, "#choices .choice.on")) == 2
+    # the item shows at once; its saved answer is marked when it arrives
+    wait(driver, lambda d: len(css(d, "#choices .choice.on")) == 2)
     # reload: every answer kept, resumed at the first unanswered item
     driver.refresh()
     wait(driver, lambda d: d.execute_script("return document.body.dataset.ready"))

@@ -190,8 +190,15 @@ def test_episode_page_in_the_view(driver: Any, runs: dict[str, Path], tmp_path: 
         _check_episode_page(driver, "mono", tmp_path, "view-episode-page", None, stored)
         # a benchmark without an explainer: the generic view, its metrics and details
         driver.execute_script("location.hash = '#run=toy'")
-        wait(driver, lambda d: css(d, ".ep-row"))
-        key = css(driver, ".ep-row")[0].get_attribute("data-ep")
+        # the list is redrawn for the new hash: read a toy row's key in one script, so a row
+        # of the list being replaced is never held across the redraw
+        key = wait(
+            driver,
+            lambda d: d.execute_script(
+                "const r = document.querySelector('.ep-row[data-ep^=\"toy/\"]');"
+                " return r && r.getAttribute('data-ep');"
+            ),
+        )
         _open_page(driver, url, key)
         score = css(driver, "#ep-score")[0].text
         assert "registers no score explanation" in score and "toy." in score
