@@ -19,6 +19,7 @@ import pytest
 from tests.report.helpers import ROOT
 from todeval.cli import main
 from todeval.report import ViewState, make_server
+from todeval.report._index import EpisodeQuery
 
 
 def _get(port: int, path: str, host: str | None = None) -> tuple[int, dict[str, str], bytes]:
@@ -145,3 +146,29 @@ def test_view_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         port = busy.getsockname()[1]
         assert main(["view", str(tmp_path), "--port", str(port)]) == 2
     assert "cannot listen" in capsys.readouterr().err
+
+
+def test_a_restart_over_a_kept_page_prepares_the_first_transcript(
+    tmp_path: Path, runs: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A restart over unchanged runs serves the kept page without reading the runs, so nothing
+    has loaded the profiles and explainers a transcript needs: ``prepare_transcripts`` (run by
+    ``todeval view`` in the background once it listens) loads them, and the first transcript
+    then discovers nothing."""
+    root = tmp_path / "runs"
+    root.mkdir()
+    shutil.copytree(runs["rule"], root / "first")
+    ViewState(root).sync()  # the index is built and the complete page kept
+    restarted = ViewState(root)
+    restarted.sync()
+    assert restarted.complete and restarted.profiles is None  # the kept page: nothing read
+    restarted.prepare_transcripts()
+    assert restarted.profiles is not None and "booking" in restarted._explainers
+
+    def no_discovery() -> None:
+        raise AssertionError("the first transcript discovered the plug-ins")
+
+    monkeypatch.setattr("todeval.report._server.discover", no_discovery)
+    rows = restarted.index.query(EpisodeQuery(limit=1))["rows"]
+    body = restarted.episode(rows[0]["run"], rows[0]["id"])
+    assert body is not None and json.loads(body)["id"] == rows[0]["id"]

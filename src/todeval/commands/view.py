@@ -147,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
+    threading.Thread(target=state.prepare_transcripts, name="prepare", daemon=True).start()
     serve_until_interrupted(server)
     return 0
 

@@ -956,6 +956,12 @@ class EpisodeIndex:
             ],
         }
 
+    def benchmarks(self) -> list[str]:
+        """The benchmarks of the indexed runs (sorted)."""
+        with self._db() as db:
+            rows = db.execute("SELECT DISTINCT benchmark FROM runs WHERE benchmark != ''")
+            return sorted(str(row[0]) for row in rows)
+
     def record(self, run: str, episode_id: str) -> EpisodeRecord | None:
         """The full record of one episode, read from its run's file (None: not indexed, or
         the file changed under the index -- update and ask again)."""
