@@ -18,7 +18,8 @@ Then `todeval view` runs as a child process (its own memory), and this script me
 * a transcript (`/api/episode`), median and slowest of several runs (budget 0.1 s);
 * searches (`/api/episodes?q=...`), each term's time for the total and the first page,
   alone and with the list's other filters (run, outcome, failure class, group, label, a page
-  past the failures) (budget 0.5 s);
+  past the failures, by offset and, as the page's "show more" asks, after the previous page's
+  last row) (budget 0.5 s);
 * the server's peak memory over all that (VmHWM of the child; budget 300 MB);
 * beside each time, the server's CPU time for it (user + system, from /proc; the machine is
   shared, so wall times alone say little);
@@ -63,6 +64,7 @@ FILTERED = (
     ("restaurant", "label=failure_class%3Aturn_cap"),
     ("restaurant", "offset=300000"),
 )
+DEEP = ("restaurant", 300_000)  # also paged to by cursor, as the page's "show more" does
 
 
 _TEMPLATE_SUFFIX = re.compile(rb'"syn/(\d{4})-[^"#]*')
@@ -259,6 +261,14 @@ def measure(root: Path, index: Path, opens: int, warm_only: bool = False) -> Non
             t, body = server.timed(url)
             label = repr(term) + (f" {extra}" if extra else "")
             search_s[label] = (t, server.last_cpu_s, json.loads(body)["total"])
+        # the same depth as the page reaches it: continuing after the previous page's last row
+        term, depth = DEEP
+        _, body = server.timed(f"/api/episodes?q={term}&offset={depth - 200}&limit=200")
+        previous = json.loads(body)
+        url = f"/api/episodes?q={term}&offset={depth}&limit=200&after={previous['next']}"
+        t, body = server.timed(url)
+        label = f"{term!r} offset={depth} after the previous page (as the page appends)"
+        search_s[label] = (t, server.last_cpu_s, json.loads(body)["total"])
         warm_peak = server.peak_mb()
     finally:
         server.stop()

@@ -481,3 +481,42 @@ def _api(port: int, path: str) -> Any:
     body = conn.getresponse().read()
     conn.close()
     return json.loads(body)
+
+
+def test_view_shows_more_of_a_search_by_cursor_in_chromium(driver: Any, tmp_path: Path) -> None:
+    """ "show more" under a search continues after the last row shown (the server's `next`):
+    the list the page builds in two steps is the server's whole list, in order, once each."""
+    root = tmp_path / "runs"
+    root.mkdir()
+    run_cli("run", "toy", "--guesser", "random", "--trials", "20", "--out", str(root / "toy"))
+    proc, url = start_view(root, "--poll", "5")
+    try:
+        port = int(url.rstrip("/").rsplit(":", 1)[1])
+        whole = _api(port, "/api/episodes?q=found&limit=2000")
+        every = _api(port, "/api/facets")["total"]
+        assert every > whole["total"] > 200 and whole["next"]  # a strict subset, > 1 page
+        want = [f"{r['run']}/{r['id']}" for r in whole["rows"]]
+        _open(driver, url)
+        _css(driver, "#f-q")[0].send_keys("found")
+        rows_js = "return Array.from(document.querySelectorAll('.ep-row'), e => e.dataset.ep)"
+        _wait(  # the search's first page (each key typed redraws the list)
+            driver,
+            lambda d: (
+                _count(d).startswith(f"{whole['total']} of") and _js(d, rows_js) == want[:200]
+            ),
+        )
+        _js(  # the page's requests from now on
+            driver,
+            "window.__asked = []; var f = window.fetch; window.fetch = function (u, o) "
+            "{ window.__asked.push(String(u)); return f.call(this, u, o); };",
+        )
+        _js(driver, "document.querySelector('.ep-more button').click()")
+        _wait(driver, lambda d: len(_js(d, rows_js)) == min(whole["total"], 400))
+        assert _js(driver, rows_js) == want[:400]
+        asked = [u for u in _js(driver, "return window.__asked") if "api/episodes" in u]
+        assert len(asked) == 1 and "after=" in asked[0] and "offset=200" in asked[0], asked
+        assert not _severe_logs(driver)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    assert proc.returncode == 0

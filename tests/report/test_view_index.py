@@ -240,6 +240,19 @@ def test_lists_put_failures_first_across_runs_and_page_through_them(
         while len(paged) < whole["total"]:
             paged += index.query(EpisodeQuery(limit=7, offset=len(paged), **query))["rows"]
         assert paged == rows, query
+        # as the page appends: each page continues after the previous one's `next`
+        cursor: str | None = ""
+        by_cursor: list[dict[str, Any]] = []
+        while len(by_cursor) < whole["total"]:
+            page = index.query(
+                EpisodeQuery(limit=7, offset=len(by_cursor), after=cursor or "", **query)
+            )
+            assert page["rows"], query
+            by_cursor += page["rows"]
+            cursor = page["next"]
+            if "q" not in query and "label" not in query:
+                assert cursor is None  # pages by the runs' counts need none
+        assert by_cursor == rows, query
     everything = index.query(EpisodeQuery(limit=2000))["rows"]
     assert {r["run"] for r in everything[:5]} == {"corpus"} and everything[-1][
         "outcome"
@@ -515,6 +528,16 @@ def test_a_search_with_filters_is_counted_and_paged_as_each_filter_says(root: Pa
             got = index.query(EpisodeQuery(q="hotel", offset=offset, limit=limit, **filters))
             assert got["total"] == len(want), filters
             assert got["rows"] == want[offset : offset + limit], (filters, offset)
+        # pages of 2 by cursor: the same rows
+        rows: list[dict[str, Any]] = []
+        cursor = ""
+        while len(rows) < len(want):
+            page = index.query(
+                EpisodeQuery(q="hotel", offset=len(rows), limit=2, after=cursor, **filters)
+            )
+            rows += page["rows"]
+            cursor = page["next"]
+        assert rows == want, filters
     # the hidden words match no search typed: their letters without the private-use mark
     # are another word (the mark itself is no word to a search)
     hidden = facet_word("o", "success")

@@ -117,6 +117,13 @@ class EpisodeQuery(BaseModel):
     q: str = Field("", description="search text")
     offset: int = Field(0, ge=0)
     limit: int = Field(200, ge=1, le=2000)
+    after: str = Field(
+        "",
+        pattern=r"^([fs]:\d{1,18}:\d{1,18})?$",
+        description="the `next` of the previous page of the same filters: continue after its "
+        "last row instead of counting `offset` rows from the start (a search's pages then "
+        "cost the same at any depth); `offset` still says how many rows came before",
+    )
 
 
 class _Line(BaseModel):
@@ -299,6 +306,7 @@ CREATE TABLE pages (key TEXT PRIMARY KEY, page BLOB NOT NULL, facets BLOB NOT NU
 """
 
 _LIST_COLUMNS = "r.key, e.episode_id, e.outcome, e.grp, e.labels, e.turns"
+_CURSOR_COLUMNS = ", r.pos, e.offset"  # where a row is in the list's order (a page's `next`)
 _SUCCESS = Outcome.SUCCESS.value  # listed after every other outcome
 _PREFIX_WORDS = 16  # a prefix starting at most this many words is searched as their OR
 _FEW_MATCHES = 20_000  # a search matching at most this many: its matches are sorted
@@ -799,9 +807,11 @@ class EpisodeIndex:
         return where, args, terms
 
     def query(self, q: EpisodeQuery) -> dict[str, Any]:
-        """``{total, offset, terms, rows}``: one page of list rows matching the filters,
+        """``{total, offset, terms, rows, next}``: one page of list rows matching the filters,
         failures first (every episode that did not succeed, across the runs), then
-        successes; each in the runs' order and each run's file order.
+        successes; each in the runs' order and each run's file order. ``next`` (searches and
+        label filters; else null) is the cursor to pass as ``after`` for the page that
+        follows.
 
         Filters on run, outcome, failure class and group are counted from the runs' stored
         counts and paged run by run (each run's rows come from its own index range); a search
@@ -824,22 +834,35 @@ class EpisodeIndex:
             else:
                 total = db.execute(f"SELECT count(*) {base}", args).fetchone()[0]
             rows: list[tuple[Any, ...]] = []
+            cursor = q.after.split(":") if q.after else None
             if total > q.offset:
                 # many matches: walk the runs in order, stopping once the page is full
                 walk = "FROM runs r CROSS JOIN episodes e ON e.run = r.id" + where
                 source = walk if total > _FEW_MATCHES else base
                 joiner = " AND " if where else " WHERE "
-                page = f"SELECT {_LIST_COLUMNS} {source}{joiner}e.outcome {{}} ? "
-                page += "ORDER BY r.pos, e.offset LIMIT ? OFFSET ?"
+                page = f"SELECT {_LIST_COLUMNS}{_CURSOR_COLUMNS} {source}{joiner}e.outcome {{}} ? "
+                page += "{}ORDER BY r.pos, e.offset LIMIT ? OFFSET ?"
+
+                def after(phase: str) -> tuple[str, list[int]]:
+                    """Past the cursor's row, in its phase: earlier runs are skipped whole."""
+                    if cursor is None or cursor[0] != phase:
+                        return "", []
+                    pos, offset = int(cursor[1]), int(cursor[2])
+                    return "AND r.pos >= ? AND (r.pos > ? OR e.offset > ?) ", [pos, pos, offset]
+
                 # an outcome filter lists one phase only: its rows are all failures, or all
                 # successes (the other phase's walk would read every match for nothing)
-                if q.outcome != _SUCCESS:
+                if q.outcome != _SUCCESS and (cursor is None or cursor[0] == "f"):
+                    clause, bounds = after("f")
+                    skip = 0 if cursor else q.offset
                     rows = db.execute(
-                        page.format("!="), [*args, _SUCCESS, q.limit, q.offset]
+                        page.format("!=", clause), [*args, _SUCCESS, *bounds, q.limit, skip]
                     ).fetchall()
                 # past the failures: how many there are, then successes
                 if len(rows) < q.limit and q.outcome in ("", _SUCCESS):
-                    if q.outcome == _SUCCESS:
+                    if cursor is not None:
+                        failed = q.offset  # a cursor says where: nothing to skip
+                    elif q.outcome == _SUCCESS:
                         failed = 0
                     elif rows or q.offset == 0:
                         failed = q.offset + len(rows)
@@ -852,11 +875,16 @@ class EpisodeIndex:
                         failed = db.execute(
                             f"SELECT count(*) {base}{joiner}e.outcome != ?", [*args, _SUCCESS]
                         ).fetchone()[0]
+                    clause, bounds = after("s")
                     rows += db.execute(
-                        page.format("="),
-                        [*args, _SUCCESS, q.limit - len(rows), max(0, q.offset - failed)],
+                        page.format("=", clause),
+                        [*args, _SUCCESS, *bounds, q.limit - len(rows), max(0, q.offset - failed)],
                     ).fetchall()
-        return self._rows(total, q.offset, terms, rows)
+        found = self._rows(total, q.offset, terms, [row[:-2] for row in rows])
+        if rows:
+            last = rows[-1]
+            found["next"] = f"{'s' if last[2] == _SUCCESS else 'f'}:{last[-2]}:{last[-1]}"
+        return found
 
     def _page_by_runs(self, db: sqlite3.Connection, q: EpisodeQuery) -> dict[str, Any]:
         """A page under filters the runs' stored counts can count (run, outcome, failure
@@ -942,6 +970,7 @@ class EpisodeIndex:
         return {
             "total": total,
             "offset": offset,
+            "next": None,
             "terms": terms,
             "rows": [
                 {

@@ -7,8 +7,9 @@ Routes:
 * ``/version.json`` -- a hash of the run files' sizes and modification times; the page polls
   it and reloads when it changes;
 * ``/api/facets`` -- episode counts per run, outcome, failure class and group;
-* ``/api/episodes?run=&outcome=&fc=&group=&label=&q=&offset=&limit=`` -- one page of list
-  rows (run, id, outcome, group, labels, turns) matching the filters, and the total;
+* ``/api/episodes?run=&outcome=&fc=&group=&label=&q=&offset=&limit=&after=`` -- one page of list
+  rows (run, id, outcome, group, labels, turns) matching the filters, the total, and ``next``
+  (passed as ``after``, the page that follows costs the same at any depth);
 * ``/api/episode?run=&id=`` -- one full episode, read from its run's ``episodes.jsonl``;
 * ``/api/neighbours?at_run=&at_id=&run=&outcome=&fc=&group=&label=&q=`` -- the failures
   before and after that episode in the list's order under the filters (the episode page's

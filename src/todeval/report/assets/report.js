@@ -284,9 +284,10 @@
     }
     return {
       facets: function () { return get("api/facets"); },
-      list: function (s, offset, limit) {
+      // `after`: the previous page's `next` (the server continues after its last row)
+      list: function (s, offset, limit, after) {
         return get("api/episodes", { run: s.run, outcome: s.outcome, fc: s.fc, group: s.group,
-          label: s.label, q: s.q, offset: offset, limit: limit });
+          label: s.label, q: s.q, offset: offset, limit: limit, after: after || "" });
       },
       episode: function (key) {
         if (cache.has(key)) return Promise.resolve(cache.get(key));
@@ -317,7 +318,7 @@
   if (!listEl) { ready(); return; }
   var state = { run: "", outcome: "", fc: "", group: "", label: "", q: "", sel: "", ep: "" };
   var FACETS = { total: 0, run: {}, outcome: {}, fc: {}, group: {} };
-  var lastFilter = null, shownRows = 0, listSeq = 0, detailSeq = 0;
+  var lastFilter = null, shownRows = 0, listNext = "", listSeq = 0, detailSeq = 0;
 
   function fillSelect(sel, allLabel, entries) {
     sel.replaceChildren(h("option", { value: "" }, allLabel));
@@ -403,8 +404,9 @@
     var seq = ++listSeq;
     var offset = append ? shownRows : 0;
     var s = Object.assign({}, state);
-    return source.list(s, offset, PAGE).then(function (res) {
+    return source.list(s, offset, PAGE, append ? listNext : "").then(function (res) {
       if (seq !== listSeq || !res) return;
+      listNext = res.next || "";
       if (!append) { listEl.replaceChildren(); listEl.scrollTop = 0; }
       var more = listEl.querySelector(".ep-more");
       if (more) more.remove();
