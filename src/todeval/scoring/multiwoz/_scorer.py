@@ -222,6 +222,7 @@ class Scorer:
             inform = _percent(sum(bool(s.inform_total) for s in dialogues), n)
             success = _percent(sum(bool(s.success_total) for s in dialogues), n)
             by_domain = self._domain_rates()
+        _, missing_dialogues, missing_turns = self._missing()
         chosen = set(self.chosen)
         if {"inform", "success", "bleu"} <= chosen and None not in (inform, success, bleu):
             combined = 0.5 * ((inform or 0.0) + (success or 0.0)) + (bleu or 0.0)
@@ -235,8 +236,8 @@ class Scorer:
             ),
             n_dialogues=n,
             n_turns=sum(s.turns for s in dialogues),
-            missing_dialogues=self._missing()[1],
-            missing_turns=self._missing()[2],
+            missing_dialogues=missing_dialogues,
+            missing_turns=missing_turns,
             inform=inform if "inform" in chosen else None,
             success=success if "success" in chosen else None,
             bleu=bleu,
