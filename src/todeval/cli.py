@@ -116,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C (or SIGTERM) before a run started or after it ended
         print(INTERRUPTED_LINE, file=sys.stderr)
         return EXIT_INTERRUPTED
-    except RuntimeError as exc:
+    except Exception as exc:  # e.g. RuntimeError or SchemaError: see _interrupted
         if not _interrupted(exc):
             raise
         print(INTERRUPTED_LINE, file=sys.stderr)
@@ -124,12 +124,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _interrupted(exc: BaseException) -> bool:
-    """Whether ``exc`` wraps a Ctrl-C: one that lands while a class is being made during an
-    import reaches us as ``RuntimeError: Error calling __set_name__`` caused by it."""
+    """Whether ``exc`` wraps a Ctrl-C that landed during an import: while a class is being
+    made it reaches us as ``RuntimeError: Error calling __set_name__`` caused by it; while
+    pydantic builds a model's validator (in Rust) as a ``pydantic_core.SchemaError`` that keeps
+    only its text ("KeyboardInterrupt: ")."""
     seen: set[int] = set()
     cause: BaseException | None = exc
     while cause is not None and id(cause) not in seen:
         if isinstance(cause, KeyboardInterrupt):
+            return True
+        kind = type(cause)
+        if (
+            kind.__name__ == "SchemaError"
+            and kind.__module__.startswith("pydantic_core")
+            and "KeyboardInterrupt" in str(cause)
+        ):
             return True
         seen.add(id(cause))
         cause = cause.__cause__ or cause.__context__

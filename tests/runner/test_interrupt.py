@@ -208,3 +208,31 @@ def test_a_ctrl_c_inside_a_class_being_made_is_an_interruption(
     monkeypatch.setattr(cli, "_main", lambda argv: (_ for _ in ()).throw(RuntimeError("bug")))
     with pytest.raises(RuntimeError, match="bug"):
         cli.main(["run", "toy"])
+
+
+def test_a_ctrl_c_while_pydantic_builds_a_validator_is_an_interruption(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pydantic builds a model's validator in Rust: a Ctrl-C (or SIGTERM) landing there during
+    an import comes out as a SchemaError naming the KeyboardInterrupt in its text only (seen in
+    CI: a SIGTERM 0.2 s into a run exited 1 with a traceback). Still exit 130, no traceback;
+    any other SchemaError stays an error."""
+    from pydantic_core import SchemaError
+
+    import todeval.cli as cli
+
+    def interrupted_build(argv: list[str]) -> int:
+        raise SchemaError(
+            'Error building "model" validator:\n  SchemaError: Field "x":\n  KeyboardInterrupt: '
+        )
+
+    monkeypatch.setattr(cli, "_main", interrupted_build)
+    assert cli.main(["run", "toy"]) == 130
+    assert capsys.readouterr().err.strip() == cli.INTERRUPTED_LINE
+
+    def broken_build(argv: list[str]) -> int:
+        raise SchemaError('Error building "model" validator: unknown type')
+
+    monkeypatch.setattr(cli, "_main", broken_build)
+    with pytest.raises(SchemaError, match="unknown type"):
+        cli.main(["run", "toy"])
