@@ -95,7 +95,14 @@
     paint();
     if (picked.length) { save(item.id, picked.slice()); }
   }
+  // Saves go one after another: sent at once, two quick answers (keys 1 then 2) could reach
+  // the threaded server in the other order and the older one would be kept.
+  var saving = Promise.resolve();
   function save(itemId, choice) {
+    saving = saving.then(function () { return send(itemId, choice); });
+    return saving;
+  }
+  function send(itemId, choice) {
     status("saving…");
     return fetch("api/answer", {
       method: "POST",
