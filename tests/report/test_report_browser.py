@@ -496,6 +496,8 @@ def test_view_shows_more_of_a_search_by_cursor_in_chromium(driver: Any, tmp_path
         every = _api(port, "/api/facets")["total"]
         assert every > whole["total"] > 200 and whole["next"]  # a strict subset, > 1 page
         want = [f"{r['run']}/{r['id']}" for r in whole["rows"]]
+        driver.get("about:blank")
+        driver.get_log("browser")  # what earlier tests' pages left (a stopped server polled)
         _open(driver, url)
         _css(driver, "#f-q")[0].send_keys("found")
         rows_js = "return Array.from(document.querySelectorAll('.ep-row'), e => e.dataset.ep)"
